@@ -1,0 +1,62 @@
+"""layerconf: resolve a training job's configuration per role, with the origin of every value."""
+
+from layerconf._explain import explain
+from layerconf._merge import Policy
+from layerconf._namespace import Namespace, Provenance, notices, provenance_of
+from layerconf._records import Layer, Origin, Reason, Setting
+from layerconf._rules import (
+    Convert,
+    Decision,
+    Drop,
+    FunctionRule,
+    Rule,
+    RuleContext,
+    RuleSet,
+    SetValue,
+    Stage,
+    rule,
+)
+from layerconf._stack import LayerStack, resolve_stacks
+from layerconf.exceptions import (
+    ConfigError,
+    LayerconfError,
+    LayerconfWarning,
+    NoProvenanceError,
+    Problem,
+    RuleError,
+    UnknownKeyError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "Convert",
+    "Decision",
+    "Drop",
+    "FunctionRule",
+    "Layer",
+    "LayerStack",
+    "LayerconfError",
+    "LayerconfWarning",
+    "Namespace",
+    "NoProvenanceError",
+    "Origin",
+    "Policy",
+    "Problem",
+    "Provenance",
+    "Reason",
+    "Rule",
+    "RuleContext",
+    "RuleError",
+    "RuleSet",
+    "SetValue",
+    "Setting",
+    "Stage",
+    "UnknownKeyError",
+    "explain",
+    "notices",
+    "provenance_of",
+    "resolve_stacks",
+    "rule",
+]

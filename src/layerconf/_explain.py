@@ -1,0 +1,125 @@
+"""`explain(args, key)`: the answer to "why is the critic's lr 1e-05?"."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from layerconf._merge import trace
+from layerconf._namespace import Provenance, provenance_of
+from layerconf._records import Origin, Path, Reason, Setting, join_path, split_key
+from layerconf._suggest import suggestion
+from layerconf._values import copy_value
+from layerconf.exceptions import NoProvenanceError, UnknownKeyError
+
+__all__ = ["explain", "setting_for"]
+
+_RUNTIME = Origin("runtime", "runtime")
+
+
+def explain(args: argparse.Namespace, key: str) -> Setting:
+    """Where the value of `key` in `args` came from, and every value it shadowed.
+
+    `key` is an attribute name, or a dotted path into a nested mapping (``"opt.beta2"``).
+    Raises `UnknownKeyError` (a `KeyError`) with a did-you-mean for a key `args` does not hold.
+    """
+    provenance = provenance_of(args)
+    if provenance is None:
+        raise NoProvenanceError(
+            f"this {type(args).__name__} carries no provenance: it did not come from layerconf. "
+            "Get one from layerconf.parse_args(parser), layerconf.resolve_roles(parser) or "
+            "LayerStack([...]).resolve(), then explain its values"
+        )
+    return setting_for(vars(args), provenance, key)
+
+
+def setting_for(values: Mapping[str, Any], provenance: Provenance, key: str) -> Setting:
+    """The `Setting` of `key` in `values`, resolved with `provenance`."""
+    path = _path_of(values, key)
+    current = _lookup(values, path)
+    layers = provenance.layers
+    # (order, rank, setting): rank keeps a converted raw value before its layer's value,
+    # and an ignored value after it.
+    entries: list[tuple[int, int, Setting]] = []
+    for contribution in trace(layers, provenance.policies, path).contributions:
+        origin = layers[contribution.index].origin_at(path)
+        setting = Setting(key, copy_value(contribution.value), origin, reason=contribution.reason)
+        entries.append((contribution.index, 1, setting))
+    for event in provenance.events.get(path, ()):
+        if event.action == "set":
+            entries.append((event.order, 1, Setting(key, copy_value(event.value), event.origin)))
+        else:
+            reason = Reason.CONVERTED if event.action == "converted" else Reason.IGNORED
+            rank = 0 if reason is Reason.CONVERTED else 2
+            setting = Setting(
+                key, copy_value(event.value), event.origin, reason=reason, by=event.rule
+            )
+            entries.append((event.order, rank, setting))
+    entries.sort(key=lambda entry: (entry[0], entry[1]))
+    ordered = [entry[2] for entry in entries]
+
+    live = [index for index, setting in enumerate(ordered) if setting.reason is None]
+    # Every live value but the last lost to the value a rule set after it.
+    for position, index in enumerate(live[:-1]):
+        forcing = ordered[live[position + 1]]
+        ordered[index] = attrs.evolve(ordered[index], reason=Reason.FORCED, by=forcing.origin.rule)
+    merged = any(setting.reason is Reason.MERGED for setting in ordered)
+    if live and (merged or _same(ordered[live[-1]].value, current)):
+        final = ordered.pop(live[-1])
+    else:
+        # Assigned after resolution (or never seen by any layer): say so rather than guess.
+        if live:
+            ordered[live[-1]] = attrs.evolve(ordered[live[-1]], reason=Reason.OVERRIDDEN)
+        final = Setting(key, None, _RUNTIME)
+    return Setting(
+        key,
+        copy_value(current),
+        final.origin,
+        history=tuple(reversed(ordered)),
+        role=provenance.role,
+    )
+
+
+def _same(recorded: Any, current: Any) -> bool:
+    if recorded is current:
+        return True
+    try:
+        return bool(recorded == current) and type(recorded) is type(current)
+    except Exception:  # an object whose == is not a truth value (an array, say)
+        return True
+
+
+def _lookup(values: Mapping[str, Any], path: Path) -> Any:
+    node: Any = values
+    for part in path:
+        node = node[part]
+    return node
+
+
+def _path_of(values: Mapping[str, Any], key: str) -> Path:
+    if not isinstance(key, str):
+        raise TypeError(f"explain() takes a key as a str (got {key!r})")
+    if key in values:
+        return (key,)
+    path = split_key(key)
+    node: Any = values
+    for part in path:
+        if type(node) is not dict or part not in node:
+            raise UnknownKeyError(
+                f"{key!r} is not a key of this namespace{suggestion(key, _all_keys(values))}"
+            )
+        node = node[part]
+    return path
+
+
+def _all_keys(values: Mapping[str, Any], prefix: Path = ()) -> list[str]:
+    keys: list[str] = []
+    for name, value in values.items():
+        path = (*prefix, str(name))
+        keys.append(join_path(path))
+        if type(value) is dict:
+            keys.extend(_all_keys(value, path))
+    return keys

@@ -1,0 +1,264 @@
+"""The records of the model: where a value came from (`Origin`), a layer of values (`Layer`),
+and one resolved value with everything it shadowed (`Setting`).
+
+All are frozen attrs classes: changing one means `attrs.evolve`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from layerconf._values import is_atomic, private_copy
+
+__all__ = ["Layer", "Origin", "Reason", "Setting", "join_path", "split_key"]
+
+Path = tuple[str, ...]
+
+
+def split_key(key: str) -> Path:
+    """``"opt.beta2"`` -> ``("opt", "beta2")``."""
+    return tuple(key.split("."))
+
+
+def join_path(path: Path) -> str:
+    """``("opt", "beta2")`` -> ``"opt.beta2"``."""
+    return ".".join(str(part) for part in path)
+
+
+@attrs.frozen
+class Origin:
+    """Where one value came from: the layer, and where inside it.
+
+    `kind` says what the layer is: ``default`` (parser defaults), ``argv`` (a command line),
+    ``file`` (a file such as a role YAML), ``mapping`` (a plain mapping), ``rule`` (a value a
+    rule set; `rule` names it) or ``runtime`` (an assignment after resolution).
+    Positions are 1-based; `argv_index` is the index into the argument list that was parsed.
+    `label` is a free annotation, such as the ``name`` of a role-file entry.
+    """
+
+    layer: str
+    kind: str = "mapping"
+    source: str | None = None
+    line: int | None = None
+    column: int | None = None
+    argv_index: int | None = None
+    token: str | None = None
+    rule: str | None = None
+    label: str | None = None
+
+    @property
+    def where(self) -> str:
+        """A short human form: ``role-config critic.yaml:9:11``, ``cli argv[7] '--lr'``."""
+        text = self.layer
+        if self.source is not None:
+            text += " " + self.source
+            if self.line is not None:
+                text += f":{self.line}"
+                if self.column is not None:
+                    text += f":{self.column}"
+        if self.argv_index is not None:
+            text += f" argv[{self.argv_index}]"
+            if self.token is not None:
+                text += f" {self.token!r}"
+        return text
+
+
+class Reason(str, enum.Enum):
+    """Why a value in a setting's history did not become the final value."""
+
+    OVERRIDDEN = "overridden"  # a later layer set another value
+    MERGED = "merged"  # it survives inside the final value (lists appended)
+    FORCED = "forced"  # a rule set another value
+    IGNORED = "ignored"  # a rule dropped it from its layer
+    CONVERTED = "converted"  # a rule converted it; the converted value went on
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _check_top_keys(_: object, __: attrs.Attribute[Any], values: Mapping[str, Any]) -> None:
+    for key in values:
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"layer keys must be non-empty strings (got {key!r})")
+
+
+def _origins_dict(origins: Mapping[Path, Origin]) -> dict[Path, Origin]:
+    return dict(origins)
+
+
+@attrs.frozen
+class Layer:
+    """One layer of values, with the origin of every leaf.
+
+    `values` is the layer's own private copy (nested mappings allowed); treat it as read-only.
+    A leaf without an entry in `origins` (keyed by path tuples) has the layer's `origin`.
+    Build one with `Layer.from_mapping`; the constructor copies what it is given too.
+    """
+
+    name: str = attrs.field(validator=attrs.validators.min_len(1))
+    kind: str
+    values: dict[str, Any] = attrs.field(converter=private_copy, validator=_check_top_keys)
+    origin: Origin = attrs.field()
+    origins: Mapping[Path, Origin] = attrs.field(factory=dict, converter=_origins_dict)
+    # Top-level keys whose values are not atomic: the only ones a merge has to copy or recurse.
+    mutable_keys: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
+
+    @origin.default
+    def _origin_default(self) -> Origin:
+        return Origin(self.name, self.kind)
+
+    @mutable_keys.default
+    def _mutable_keys(self) -> frozenset[str]:
+        return frozenset(k for k, v in self.values.items() if not is_atomic(v))
+
+    @classmethod
+    def from_mapping(
+        cls,
+        name: str,
+        mapping: Mapping[str, Any],
+        *,
+        source: str | None = None,
+        kind: str | None = None,
+        origins: Mapping[Path, Origin] | None = None,
+    ) -> Layer:
+        """A layer holding a copy of `mapping`; `source` names the file it came from.
+
+        `kind` defaults to ``file`` when a source is given, else ``mapping``.
+        """
+        if kind is None:
+            kind = "file" if source is not None else "mapping"
+        return cls(
+            name,
+            kind,
+            mapping,  # the converter copies it into a dict
+            Origin(name, kind, source=source),
+            origins or {},
+        )
+
+    @property
+    def source(self) -> str | None:
+        return self.origin.source
+
+    def origin_at(self, path: Path) -> Origin:
+        """The origin of the value at `path` in this layer."""
+        return self.origins.get(path, self.origin)
+
+    def lookup(self, path: Path) -> tuple[bool, Any]:
+        """``(True, value)`` when this layer holds `path`, else ``(False, None)``."""
+        node: Any = self.values
+        for part in path:
+            if type(node) is not dict or part not in node:
+                return False, None
+            node = node[part]
+        return True, node
+
+    def without(self, path: Path) -> Layer:
+        """This layer with the value at `path` removed (nothing else changes)."""
+        values = dict(self.values)
+        if len(path) == 1:
+            values.pop(path[0], None)
+        else:
+            parent = values
+            for part in path[:-1]:
+                parent[part] = dict(parent[part])
+                parent = parent[part]
+            parent.pop(path[-1], None)
+        return attrs.evolve(self, values=values)
+
+    def replacing(self, path: Path, value: Any) -> Layer:
+        """This layer with the value at `path` replaced by `value`, keeping its origin."""
+        values = dict(self.values)
+        parent = values
+        for part in path[:-1]:
+            parent[part] = dict(parent[part])
+            parent = parent[part]
+        parent[path[-1]] = value
+        return attrs.evolve(self, values=values)
+
+
+@attrs.frozen
+class Setting:
+    """One resolved value: its key, value and origin, and the values it shadowed.
+
+    `history` lists the shadowed values newest first; each is a `Setting` whose `reason`
+    says why it lost and whose `by` names the rule that decided it, if a rule did.
+    """
+
+    key: str
+    value: Any
+    origin: Origin
+    history: tuple[Setting, ...] = ()
+    reason: Reason | None = None
+    by: str | None = None
+    role: str | None = None
+
+    @property
+    def layer(self) -> str:
+        return self.origin.layer
+
+    @property
+    def kind(self) -> str:
+        return self.origin.kind
+
+    @property
+    def source(self) -> str | None:
+        return self.origin.source
+
+    @property
+    def line(self) -> int | None:
+        return self.origin.line
+
+    @property
+    def column(self) -> int | None:
+        return self.origin.column
+
+    @property
+    def argv_index(self) -> int | None:
+        return self.origin.argv_index
+
+    @property
+    def token(self) -> str | None:
+        return self.origin.token
+
+    @property
+    def rule(self) -> str | None:
+        return self.origin.rule
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-shaped dict: the flat fields, and `history` as a list of the same dicts."""
+        data: dict[str, Any] = {
+            "key": self.key,
+            "value": self.value,
+            "layer": self.layer,
+            "source": self.source,
+            "line": self.line,
+            "column": self.column,
+            "argv_index": self.argv_index,
+            "token": self.token,
+            "rule": self.rule,
+        }
+        if self.reason is not None:
+            data["reason"] = self.reason.value
+            data["by"] = self.by
+        else:
+            data["role"] = self.role
+            data["history"] = [entry.to_dict() for entry in self.history]
+        return data
+
+    def _shadowed(self) -> str:
+        text = f"{self.value!r} from {self.origin.where}"
+        if self.reason in (Reason.IGNORED, Reason.CONVERTED, Reason.MERGED):
+            text += f" ({self.reason.value}" + (f" by rule {self.by})" if self.by else ")")
+        return text
+
+    def __str__(self) -> str:
+        text = f"{self.key} = {self.value!r}  from {self.origin.where}"
+        if self.role is not None:
+            text += f" (role {self.role})"
+        if self.history:
+            text += "; shadows " + ", ".join(entry._shadowed() for entry in self.history)
+        return text

@@ -1,0 +1,271 @@
+"""Rules: small plug-ins that check, drop, convert or set values while a stack resolves.
+
+A rule is any object with a `name`, a `stage` and a `__call__(context)` that returns decisions
+(or None). It receives one frozen `RuleContext`, so adding a field to the context never breaks a
+rule. Rules are checked when they are registered (in a `RuleSet`), not when they run.
+
+Stages run in this order, and the rules of one stage in the order of their `RuleSet`:
+
+- ``layers``: before merging; sees the layers; may return `Problem`, `Drop`, `Convert`.
+- ``resolved``: after merging one role; sees its values; may return `Problem`, `SetValue`.
+- ``roles``: once every role is resolved; sees them all in `context.roles`; may return
+  `Problem` and `SetValue` (naming its role).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Literal, Protocol, Union, runtime_checkable
+
+import attrs
+
+from layerconf._records import Layer, Setting
+from layerconf.exceptions import Problem, RuleError
+
+__all__ = [
+    "STAGES",
+    "Convert",
+    "Decision",
+    "Drop",
+    "FunctionRule",
+    "Rule",
+    "RuleContext",
+    "RuleSet",
+    "SetValue",
+    "Stage",
+    "rule",
+]
+
+Stage = Literal["layers", "resolved", "roles"]
+STAGES: tuple[Stage, ...] = ("layers", "resolved", "roles")
+
+
+@attrs.frozen
+class Drop:
+    """Remove `key` (a dotted path) from the layer named `layer`; history records it as ignored."""
+
+    layer: str
+    key: str
+
+
+@attrs.frozen
+class Convert:
+    """Replace the value at `key` in the layer named `layer` by `value`, keeping its origin."""
+
+    layer: str
+    key: str
+    value: Any
+
+
+@attrs.frozen
+class SetValue:
+    """Set `key` to `value`; the origin is ``rule:<name>``. `role` is required in ``roles``.
+
+    `note` is a short reason shown with the value (``"slime runs the critic without KL"``).
+    """
+
+    key: str
+    value: Any
+    role: str | None = None
+    note: str | None = None
+
+
+Decision = Union[Problem, Drop, Convert, SetValue]
+
+_ALLOWED: dict[Stage, tuple[type, ...]] = {
+    "layers": (Problem, Drop, Convert),
+    "resolved": (Problem, SetValue),
+    "roles": (Problem, SetValue),
+}
+
+
+@attrs.frozen
+class RuleContext:
+    """What a rule sees: one frozen record.
+
+    `values` is the result so far (empty in the ``layers`` stage), read-only. `roles` maps each
+    role to its resolved namespace in the ``roles`` stage, and is empty before.
+    """
+
+    stage: Stage
+    role: str | None
+    layers: tuple[Layer, ...]
+    values: Mapping[str, Any] = attrs.field(factory=dict)
+    roles: Mapping[str, argparse.Namespace] = attrs.field(factory=dict)
+    explainer: Callable[[str, str | None], Setting] | None = attrs.field(
+        default=None, repr=False, eq=False
+    )
+
+    def layer(self, name: str) -> Layer | None:
+        """The layer named `name`, or None."""
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        return None
+
+    def explain(self, key: str, role: str | None = None) -> Setting:
+        """Where `key` of `role` (default: the role being resolved) comes from, so far."""
+        if self.explainer is None:
+            raise RuleError(f"explain() is not available in the {self.stage!r} stage")
+        return self.explainer(key, role)
+
+
+@runtime_checkable
+class Rule(Protocol):
+    """The shape of a rule. Any object with these three members is one."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def stage(self) -> Stage: ...
+
+    def __call__(self, context: RuleContext) -> Iterable[Decision] | None: ...
+
+
+@attrs.frozen
+class FunctionRule:
+    """A rule made of a plain function; see `rule`."""
+
+    name: str
+    stage: Stage
+    function: Callable[[RuleContext], Iterable[Decision] | None]
+
+    def __call__(self, context: RuleContext) -> Iterable[Decision] | None:
+        return self.function(context)
+
+
+def rule(
+    stage: Stage, name: str | None = None
+) -> Callable[[Callable[[RuleContext], Iterable[Decision] | None]], FunctionRule]:
+    """Make a function a rule: ``@rule("resolved")`` above ``def my_check(context): ...``."""
+
+    def wrap(function: Callable[[RuleContext], Iterable[Decision] | None]) -> FunctionRule:
+        made = FunctionRule(name or function.__name__.replace("_", "-"), stage, function)
+        check_rule(made)
+        return made
+
+    return wrap
+
+
+def check_rule(candidate: object) -> None:
+    """Raise `RuleError` saying exactly what makes `candidate` unusable as a rule."""
+    name = getattr(candidate, "name", None)
+    if not isinstance(name, str) or not name:
+        raise RuleError(
+            f"{candidate!r} is not a rule: it needs a 'name' attribute, a non-empty str "
+            f"(got {name!r})"
+        )
+    stage = getattr(candidate, "stage", None)
+    if stage not in STAGES:
+        raise RuleError(
+            f"rule {name!r} has stage {stage!r}; a rule's stage is one of "
+            + ", ".join(repr(s) for s in STAGES)
+        )
+    if not callable(candidate):
+        raise RuleError(
+            f"rule {name!r} is not callable; define __call__(self, context) returning decisions"
+        )
+
+
+def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
+    """Run one rule and yield its decisions, checking each is allowed in this stage."""
+    returned = candidate(context)
+    if returned is None:
+        return
+    try:
+        items = iter(returned)
+    except TypeError:
+        raise RuleError(
+            f"rule {candidate.name!r} returned {returned!r}; return an iterable of decisions "
+            "or None"
+        ) from None
+    allowed = _ALLOWED[context.stage]
+    for item in items:
+        if not isinstance(item, allowed):
+            names = ", ".join(kind.__name__ for kind in allowed)
+            raise RuleError(
+                f"rule {candidate.name!r} returned {item!r} in the {context.stage!r} stage, "
+                f"which takes {names}"
+            )
+        if isinstance(item, SetValue) and context.stage == "roles" and item.role is None:
+            raise RuleError(
+                f"rule {candidate.name!r} returned {item!r} in the 'roles' stage; "
+                "name the role: SetValue(key, value, role=...)"
+            )
+        yield item
+
+
+def _to_tuple(rules: Iterable[Rule]) -> tuple[Rule, ...]:
+    return tuple(rules)
+
+
+def _check_rules(_: object, __: attrs.Attribute[Any], rules: tuple[Rule, ...]) -> None:
+    seen: set[str] = set()
+    for candidate in rules:
+        check_rule(candidate)
+        if candidate.name in seen:
+            raise RuleError(
+                f"two rules are named {candidate.name!r}; names must be unique "
+                "(use RuleSet.replace to swap one for another)"
+            )
+        seen.add(candidate.name)
+
+
+@attrs.frozen
+class RuleSet:
+    """An ordered, immutable collection of rules with unique names, checked on creation."""
+
+    rules: tuple[Rule, ...] = attrs.field(default=(), converter=_to_tuple, validator=_check_rules)
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __contains__(self, name: object) -> bool:
+        return any(candidate.name == name for candidate in self.rules)
+
+    def __getitem__(self, name: str) -> Rule:
+        return self.rules[self._index(name)]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(candidate.name for candidate in self.rules)
+
+    def for_stage(self, stage: Stage) -> tuple[Rule, ...]:
+        return tuple(candidate for candidate in self.rules if candidate.stage == stage)
+
+    def add(self, new: Rule, *, before: str | None = None, after: str | None = None) -> RuleSet:
+        """A new set with `new` at the end, or just before / after the rule named so."""
+        if before is not None and after is not None:
+            raise ValueError("give before= or after=, not both")
+        rules = list(self.rules)
+        if before is not None:
+            rules.insert(self._index(before), new)
+        elif after is not None:
+            rules.insert(self._index(after) + 1, new)
+        else:
+            rules.append(new)
+        return RuleSet(rules)
+
+    def replace(self, name: str, new: Rule) -> RuleSet:
+        """A new set with the rule named `name` replaced by `new`, in the same place."""
+        rules = list(self.rules)
+        rules[self._index(name)] = new
+        return RuleSet(rules)
+
+    def without(self, name: str) -> RuleSet:
+        """A new set without the rule named `name`."""
+        rules = list(self.rules)
+        del rules[self._index(name)]
+        return RuleSet(rules)
+
+    def _index(self, name: str) -> int:
+        for index, candidate in enumerate(self.rules):
+            if candidate.name == name:
+                return index
+        known = ", ".join(repr(n) for n in self.names) or "none"
+        raise KeyError(f"no rule named {name!r} (rules: {known})")

@@ -1,0 +1,275 @@
+"""The layer stack and its resolution: layers -> rules -> merge -> rules -> namespace.
+
+One role resolves in three steps: the ``layers`` rules (drop, convert, check), the merge,
+the ``resolved`` rules (set, check). `resolve_stacks` does that for every role and then runs
+the ``roles`` rules across them. Every problem of every step is collected; a resolution that
+found any error raises one `ConfigError` holding them all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+
+from layerconf._explain import setting_for
+from layerconf._merge import POLICIES, Policy, merge_layers
+from layerconf._namespace import Event, Namespace, Provenance
+from layerconf._records import Layer, Origin, Path, Setting, split_key
+from layerconf._rules import (
+    Convert,
+    Drop,
+    Rule,
+    RuleContext,
+    RuleSet,
+    SetValue,
+    Stage,
+    decisions_of,
+)
+from layerconf._values import copy_value
+from layerconf.exceptions import ConfigError, LayerconfWarning, Problem, RuleError
+
+__all__ = ["LayerStack", "resolve_stacks"]
+
+
+def _to_layers(layers: Iterable[Layer]) -> tuple[Layer, ...]:
+    layers = tuple(layers)
+    names: set[str] = set()
+    for layer in layers:
+        if not isinstance(layer, Layer):
+            raise TypeError(f"a LayerStack holds Layer objects (got {layer!r})")
+        if layer.name in names:
+            raise ValueError(f"two layers are named {layer.name!r}; layer names must be unique")
+        names.add(layer.name)
+    return layers
+
+
+def _to_rules(rules: RuleSet | Iterable[Rule]) -> RuleSet:
+    return rules if isinstance(rules, RuleSet) else RuleSet(rules)
+
+
+def _to_policies(policies: Mapping[str, Policy] | Mapping[Path, Policy]) -> Mapping[Path, Policy]:
+    converted: dict[Path, Policy] = {}
+    for key, policy in policies.items():
+        if policy not in POLICIES:
+            raise ValueError(
+                f"policy for {key!r} is {policy!r}; use one of "
+                + ", ".join(repr(p) for p in POLICIES)
+            )
+        converted[split_key(key) if isinstance(key, str) else tuple(key)] = policy
+    return converted
+
+
+@attrs.frozen
+class LayerStack:
+    """Layers in precedence order (later wins), the rules to apply, and per-key merge policies.
+
+    `policies` maps a dotted key to ``merge`` (the default: mappings merge key by key, other
+    values are replaced), ``replace`` or ``append`` (lists are concatenated).
+    """
+
+    layers: tuple[Layer, ...] = attrs.field(converter=_to_layers)
+    rules: RuleSet = attrs.field(default=RuleSet(), converter=_to_rules)
+    policies: Mapping[Path, Policy] = attrs.field(factory=dict, converter=_to_policies)
+
+    def resolve(self, role: str | None = None) -> Namespace:
+        """Resolve into a namespace with provenance; raise `ConfigError` listing every error.
+
+        Rules of the ``roles`` stage need several roles and run only in `resolve_stacks`.
+        """
+        resolution = _Resolution(self, role)
+        resolution.run_layer_rules()
+        resolution.merge()
+        resolution.run_resolved_rules()
+        return _finish({role: resolution}, [])[role]
+
+
+def resolve_stacks(stacks: Mapping[str, LayerStack]) -> dict[str, Namespace]:
+    """Resolve one stack per role, then run the ``roles`` rules across the results.
+
+    The ``roles`` rules are those of every stack, each run once, in the order the stacks list
+    them. Raises one `ConfigError` with the problems of every role.
+    """
+    resolutions = {role: _Resolution(stack, role) for role, stack in stacks.items()}
+    for resolution in resolutions.values():
+        resolution.run_layer_rules()
+        resolution.merge()
+        resolution.run_resolved_rules()
+    shared: list[Problem] = []
+    cross_rules: dict[str, Rule] = {}
+    for stack in stacks.values():
+        for candidate in stack.rules.for_stage("roles"):
+            cross_rules.setdefault(candidate.name, candidate)
+    for candidate in cross_rules.values():
+        roles = {role: resolution.namespace() for role, resolution in resolutions.items()}
+        context = RuleContext(
+            "roles",
+            None,
+            (),
+            roles=MappingProxyType(roles),
+            explainer=lambda key, role: _explain_role(resolutions, key, role),
+        )
+        for decision in decisions_of(candidate, context):
+            if isinstance(decision, Problem):
+                shared.append(_tagged(decision, candidate))
+            else:
+                assert isinstance(decision, SetValue)
+                assert decision.role is not None
+                if decision.role not in resolutions:
+                    raise RuleError(
+                        f"rule {candidate.name!r} set {decision.key!r} for role "
+                        f"{decision.role!r}, which is not one of {sorted(resolutions)}"
+                    )
+                resolutions[decision.role].set_value(candidate, decision)
+    return _finish(resolutions, shared)
+
+
+def _explain_role(resolutions: Mapping[str, _Resolution], key: str, role: str | None) -> Setting:
+    if role is None or role not in resolutions:
+        raise KeyError(f"no role {role!r}; roles: {sorted(resolutions)}")
+    return resolutions[role].explain(key)
+
+
+def _tagged(problem: Problem, candidate: Rule) -> Problem:
+    return problem if problem.rule else attrs.evolve(problem, rule=candidate.name)
+
+
+class _Resolution:
+    """The working state of one role while it resolves (private and mutable until finished)."""
+
+    def __init__(self, stack: LayerStack, role: str | None) -> None:
+        self.stack = stack
+        self.role = role
+        self.layers: list[Layer] = list(stack.layers)
+        self.values: dict[str, Any] = {}
+        self.events: dict[Path, list[Event]] = {}
+        self.problems: list[Problem] = []
+        self._sets = 0
+
+    def _context(self, stage: Stage) -> RuleContext:
+        return RuleContext(
+            stage,
+            self.role,
+            tuple(self.layers),
+            MappingProxyType(self.values),
+            explainer=lambda key, role: self.explain(key),
+        )
+
+    def run_layer_rules(self) -> None:
+        for candidate in self.stack.rules.for_stage("layers"):
+            for decision in decisions_of(candidate, self._context("layers")):
+                if isinstance(decision, Problem):
+                    self.problems.append(_tagged(decision, candidate))
+                else:
+                    assert isinstance(decision, (Drop, Convert))
+                    self._change_layer(candidate, decision)
+
+    def _change_layer(self, candidate: Rule, decision: Drop | Convert) -> None:
+        index = self._layer_index(candidate, decision.layer)
+        layer = self.layers[index]
+        path = split_key(decision.key)
+        held, value = layer.lookup(path)
+        if not held:
+            raise RuleError(
+                f"rule {candidate.name!r} returned {decision!r}, but layer {layer.name!r} "
+                f"holds no {decision.key!r}"
+            )
+        if isinstance(decision, Drop):
+            self._record(
+                path, Event("ignored", index, value, layer.origin_at(path), candidate.name)
+            )
+            self.layers[index] = layer.without(path)
+        else:
+            self._record(
+                path, Event("converted", index, value, layer.origin_at(path), candidate.name)
+            )
+            self.layers[index] = layer.replacing(path, copy_value(decision.value))
+
+    def _layer_index(self, candidate: Rule, name: str) -> int:
+        for index, layer in enumerate(self.layers):
+            if layer.name == name:
+                return index
+        names = ", ".join(repr(layer.name) for layer in self.layers)
+        raise RuleError(f"rule {candidate.name!r} names layer {name!r}; the layers are {names}")
+
+    def merge(self) -> None:
+        self.values = merge_layers(self.layers, self.stack.policies)
+
+    def run_resolved_rules(self) -> None:
+        for candidate in self.stack.rules.for_stage("resolved"):
+            for decision in decisions_of(candidate, self._context("resolved")):
+                if isinstance(decision, Problem):
+                    self.problems.append(_tagged(decision, candidate))
+                else:
+                    assert isinstance(decision, SetValue)
+                    self.set_value(candidate, decision)
+
+    def set_value(self, candidate: Rule, decision: SetValue) -> None:
+        path = split_key(decision.key)
+        parent = self.values
+        for part in path[:-1]:
+            child = parent.get(part)
+            if type(child) is not dict:
+                child = parent[part] = {}
+            parent = child
+        parent[path[-1]] = copy_value(decision.value)
+        origin = Origin(f"rule:{candidate.name}", "rule", rule=candidate.name, label=decision.note)
+        self._sets += 1
+        self._record(
+            path,
+            Event("set", len(self.layers) + self._sets, decision.value, origin, candidate.name),
+        )
+
+    def _record(self, path: Path, event: Event) -> None:
+        self.events.setdefault(path, []).append(event)
+
+    def provenance(self, notices: Sequence[Problem] = ()) -> Provenance:
+        return Provenance(
+            self.role,
+            tuple(self.layers),
+            self.stack.policies,
+            {path: tuple(events) for path, events in self.events.items()},
+            tuple(notices),
+        )
+
+    def explain(self, key: str) -> Setting:
+        return setting_for(self.values, self.provenance(), key)
+
+    def namespace(self, notices: Sequence[Problem] = ()) -> Namespace:
+        return Namespace._from_values(self.values, self.provenance(notices))
+
+
+def _finish(
+    resolutions: Mapping[Any, _Resolution], shared: Sequence[Problem]
+) -> dict[Any, Namespace]:
+    """Raise every error at once, or warn the warnings and return the namespaces."""
+    everything = list(
+        dict.fromkeys([p for r in resolutions.values() for p in r.problems] + list(shared))
+    )
+    if any(problem.severity == "error" for problem in everything):
+        raise ConfigError(everything)
+    for problem in everything:
+        if problem.severity == "warning":
+            warnings.warn(LayerconfWarning(str(problem)), stacklevel=_caller_level())
+    return {
+        role: resolution.namespace([*resolution.problems, *shared])
+        for role, resolution in resolutions.items()
+    }
+
+
+_PACKAGE_DIR = os.path.dirname(__file__)
+
+
+def _caller_level() -> int:
+    """The `stacklevel` that points a warning at the first frame outside layerconf."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level

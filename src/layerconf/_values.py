@@ -1,0 +1,50 @@
+"""Copying configuration values without sharing anything mutable.
+
+Most configuration values are atomic (numbers, strings, booleans, None, enum members), and
+those are shared as they are; only containers and unknown objects are copied. This is what lets
+a resolution be cheap and still never share a mutable value with its inputs.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+_ATOMIC_TYPES = frozenset({int, float, bool, str, bytes, complex, type(None)})
+
+
+def is_atomic(value: Any) -> bool:
+    """True when `value` can be shared safely: it is immutable all the way down."""
+    kind = type(value)
+    if kind in _ATOMIC_TYPES:
+        return True
+    if kind is tuple or kind is frozenset:
+        return all(is_atomic(item) for item in value)
+    # Enum members are singletons by contract; copying one returns the member itself.
+    return isinstance(value, enum.Enum)
+
+
+def copy_value(value: Any) -> Any:
+    """A copy of `value` sharing nothing mutable with it; every mapping becomes a plain dict."""
+    kind = type(value)
+    if kind in _ATOMIC_TYPES:
+        return value
+    if kind is dict or isinstance(value, Mapping):
+        return {key: copy_value(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_value(item) for item in value]
+    if is_atomic(value):
+        return value
+    return copy.deepcopy(value)
+
+
+def private_copy(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain-dict copy of `mapping` that shares nothing mutable with it."""
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"a layer's values must be a mapping (got {type(mapping).__name__})")
+    atomic = _ATOMIC_TYPES
+    return {
+        key: value if type(value) in atomic else copy_value(value) for key, value in mapping.items()
+    }

@@ -1,0 +1,145 @@
+"""Everything layerconf raises or warns, and the `Problem` record each of them carries.
+
+Every problem knows where it happened (key, layer, file:line:column or argv index) as
+attributes, not only in its text, so tools can annotate the exact spot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+if TYPE_CHECKING:
+    from layerconf._records import Origin
+
+__all__ = [
+    "ConfigError",
+    "LayerconfError",
+    "LayerconfWarning",
+    "NoProvenanceError",
+    "Problem",
+    "RuleError",
+    "Severity",
+    "UnknownKeyError",
+]
+
+Severity = Literal["error", "warning", "info"]
+_SEVERITIES = ("error", "warning", "info")
+
+
+@attrs.frozen
+class Problem:
+    """One thing wrong (or worth saying) about a configuration, with where it is.
+
+    `str(problem)` is one compiler-style line: ``critic.yaml:9:11: error: message (hint)``;
+    a command-line problem reads ``argv[7]: error: ...``.
+    """
+
+    message: str
+    key: str | None = None
+    layer: str | None = None
+    source: str | None = None
+    line: int | None = None
+    column: int | None = None
+    argv_index: int | None = None
+    hint: str | None = None
+    severity: Severity = attrs.field(default="error", validator=attrs.validators.in_(_SEVERITIES))
+    rule: str | None = None
+
+    @classmethod
+    def at(
+        cls,
+        origin: Origin | None,
+        message: str,
+        *,
+        key: str | None = None,
+        hint: str | None = None,
+        severity: Severity = "error",
+        rule: str | None = None,
+    ) -> Problem:
+        """A problem located where `origin` points (a file position, an argv token, a layer)."""
+        if origin is None:
+            return cls(message, key=key, hint=hint, severity=severity, rule=rule)
+        return cls(
+            message,
+            key=key,
+            layer=origin.layer,
+            source=origin.source,
+            line=origin.line,
+            column=origin.column,
+            argv_index=origin.argv_index,
+            hint=hint,
+            severity=severity,
+            rule=rule,
+        )
+
+    @property
+    def location(self) -> str:
+        """``file:line:col``, ``file:line``, ``file``, ``argv[N]``, the layer's name, or ``""``."""
+        if self.source is not None:
+            parts = [self.source]
+            if self.line is not None:
+                parts.append(str(self.line))
+                if self.column is not None:
+                    parts.append(str(self.column))
+            return ":".join(parts)
+        if self.argv_index is not None:
+            return f"argv[{self.argv_index}]"
+        return self.layer or ""
+
+    def __str__(self) -> str:
+        where = self.location
+        text = f"{self.severity}: {self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return f"{where}: {text}" if where else text
+
+
+class LayerconfError(Exception):
+    """The base of every exception layerconf raises on purpose."""
+
+
+class ConfigError(LayerconfError, ValueError):
+    """A configuration cannot be resolved; `.problems` holds every problem found, in order.
+
+    Warnings found in the same resolution are kept in `.problems` too (with
+    ``severity == "warning"``), so one report shows everything at once.
+    """
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        if not self.problems:
+            raise ValueError("ConfigError needs at least one problem")
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        """Only the problems of severity ``error``."""
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    def __reduce__(self) -> tuple[type[ConfigError], tuple[tuple[Problem, ...]]]:
+        return (type(self), (self.problems,))
+
+
+class RuleError(LayerconfError, TypeError):
+    """A rule is not usable: it was rejected when registered, or it returned something invalid."""
+
+
+class UnknownKeyError(LayerconfError, KeyError):
+    """A key that the namespace does not hold; the message suggests the closest one."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class NoProvenanceError(LayerconfError, TypeError):
+    """`explain` was given a namespace that carries no provenance."""
+
+
+class LayerconfWarning(UserWarning):
+    """A configuration warning (an ignored key, an unused role, ...).
+
+    Turn these into errors with ``warnings.simplefilter("error", LayerconfWarning)``.
+    """
