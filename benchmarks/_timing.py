@@ -1,0 +1,79 @@
+"""Timing helpers shared by the benchmarks: medians of many repetitions, reported as ratios.
+
+The machines are shared and noisy, so every benchmark measures its baseline in the same run
+and reports ratios; absolute times are printed for context only.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+QUICK = "--quick" in sys.argv
+
+
+def measure(function: Callable[[], object], *, repeat: int = 31, number: int = 0) -> float:
+    """Median seconds per call of `function` over `repeat` rounds of `number` calls each.
+
+    `number` 0 picks a count that makes one round last about 20 ms. In quick mode (``--quick``,
+    used by CI to prove the benchmark still runs) it does three short rounds.
+    """
+    function()  # warm-up
+    if number <= 0:
+        number = 1
+        while True:
+            start = time.perf_counter()
+            for _ in range(number):
+                function()
+            if time.perf_counter() - start > (0.002 if QUICK else 0.02) or number >= 1 << 20:
+                break
+            number *= 2
+    rounds = 3 if QUICK else repeat
+    samples = []
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for _ in range(number):
+                function()
+            samples.append((time.perf_counter() - start) / number)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return statistics.median(samples)
+
+
+def report(title: str, rows: Sequence[tuple[str, float]], baseline: str) -> list[dict[str, Any]]:
+    """Print one aligned table (name, median, ratio to `baseline`) and return it as records."""
+    base = dict(rows)[baseline]
+    width = max(len(name) for name, _ in rows)
+    print(f"\n{title}")
+    print(f"{'approach':<{width}}  {'median':>12}  {'ratio':>8}")
+    records = []
+    for name, seconds in rows:
+        ratio = seconds / base
+        print(f"{name:<{width}}  {_human(seconds):>12}  {ratio:>7.2f}x")
+        records.append({"approach": name, "median_s": seconds, "ratio": ratio})
+    print(f"(ratio: time / time of {baseline!r}; lower is faster)")
+    return records
+
+
+def save(name: str, data: object) -> Path:
+    """Write `data` as JSON to benchmarks/results/<name>.json and return the path."""
+    out = Path(__file__).parent / "results" / f"{name}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    return out
+
+
+def _human(seconds: float) -> str:
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.1f} µs"

@@ -1,0 +1,34 @@
+"""Shared test fixtures: the real Megatron-LM + slime data copied from the project's fixtures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def slime_argv() -> list[str]:
+    """The real 109-token slime PPO command line."""
+    return (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
+
+
+@pytest.fixture(scope="session")
+def slime_expected() -> dict[str, Any]:
+    """What the real Megatron + slime parser produced from `slime_argv`."""
+    return json.loads((FIXTURES / "slime_ppo_expected.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def megatron_args_spec() -> dict[str, Any]:
+    """The dumped argparse spec of Megatron-LM + slime (1,038 actions)."""
+    return json.loads((FIXTURES / "megatron_slime_args.json").read_text())
