@@ -1,0 +1,172 @@
+"""explain(): where a value came from, what it shadowed, and clear errors otherwise."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from layerconf import (
+    Layer,
+    LayerStack,
+    NoProvenanceError,
+    Origin,
+    Reason,
+    UnknownKeyError,
+    explain,
+)
+
+
+def issue_example() -> argparse.Namespace:
+    return LayerStack(
+        [
+            Layer.from_mapping("default", {"lr": 1e-6, "opt": {"beta1": 0.9, "beta2": 0.95}}),
+            Layer.from_mapping("cli", {"lr": 2e-6}),
+            Layer.from_mapping("role-config", {"opt": {"beta2": 0.98}}, source="critic.yaml"),
+        ]
+    ).resolve()
+
+
+def located_stack() -> argparse.Namespace:
+    """The shape of a real resolution: defaults, a command line, a role file."""
+    return LayerStack(
+        [
+            Layer.from_mapping("default", {"lr": 1e-6, "seed": 1234}, kind="default"),
+            Layer(
+                "cli",
+                "argv",
+                {"lr": 2e-6},
+                origins={("lr",): Origin("cli", "argv", argv_index=7, token="--lr")},
+            ),
+            Layer(
+                "role-config",
+                "file",
+                {"lr": 1e-5},
+                Origin("role-config", "file", source="critic.yaml"),
+                {("lr",): Origin("role-config", "file", source="critic.yaml", line=9, column=11)},
+            ),
+        ]
+    ).resolve(role="critic")
+
+
+class TestTheIssueExample:
+    """The minimal public use works as written."""
+
+    def test_lr_from_cli(self) -> None:
+        """lr comes from cli and shadows the default."""
+        setting = explain(issue_example(), "lr")
+        assert (setting.value, setting.layer) == (2e-6, "cli")
+        assert [(h.value, h.layer) for h in setting.history] == [(1e-6, "default")]
+
+    def test_nested_path(self) -> None:
+        """A dotted path addresses a nested leaf."""
+        setting = explain(issue_example(), "opt.beta2")
+        assert (setting.value, setting.layer, setting.source) == (
+            0.98,
+            "role-config",
+            "critic.yaml",
+        )
+        assert [(h.value, h.layer) for h in setting.history] == [(0.95, "default")]
+
+    def test_untouched_nested_leaf(self) -> None:
+        """A leaf only one layer set has no history."""
+        setting = explain(issue_example(), "opt.beta1")
+        assert (setting.value, setting.layer, setting.history) == (0.9, "default", ())
+
+    def test_whole_mapping(self) -> None:
+        """Explaining a mapping names its newest contributor; earlier ones are merged into it."""
+        setting = explain(issue_example(), "opt")
+        assert setting.value == {"beta1": 0.9, "beta2": 0.98}
+        assert setting.layer == "role-config"
+        assert [h.reason for h in setting.history] == [Reason.MERGED]
+
+
+class TestTheRecord:
+    """The record carries every field, and one short human answer."""
+
+    def test_fields(self) -> None:
+        """key, value, layer, source, line, column, argv_index, rule, history."""
+        setting = explain(located_stack(), "lr")
+        assert (setting.key, setting.value, setting.layer) == ("lr", 1e-5, "role-config")
+        assert (setting.source, setting.line, setting.column) == ("critic.yaml", 9, 11)
+        assert (setting.argv_index, setting.rule, setting.role) == (None, None, "critic")
+        cli = setting.history[0]
+        assert (cli.value, cli.layer, cli.argv_index, cli.token) == (2e-6, "cli", 7, "--lr")
+        assert cli.reason is Reason.OVERRIDDEN
+
+    def test_str_is_one_short_answer(self) -> None:
+        """The str() form the README shows."""
+        assert str(explain(located_stack(), "lr")) == (
+            "lr = 1e-05  from role-config critic.yaml:9:11 (role critic); "
+            "shadows 2e-06 from cli argv[7] '--lr', 1e-06 from default"
+        )
+
+    def test_to_dict(self) -> None:
+        """to_dict gives JSON-shaped data with the history in the same shape."""
+        data = explain(located_stack(), "lr").to_dict()
+        assert data["line"] == 9
+        assert data["history"][0]["argv_index"] == 7
+        assert data["history"][0]["reason"] == "overridden"
+
+    def test_record_is_frozen(self) -> None:
+        """A Setting cannot be changed in place."""
+        setting = explain(located_stack(), "lr")
+        with pytest.raises(AttributeError):
+            setting.value = 0  # type: ignore[misc]
+
+    def test_explained_values_are_copies(self) -> None:
+        """Mutating an explained value changes neither the namespace nor a later answer."""
+        args = issue_example()
+        explain(args, "opt").value["beta1"] = 0
+        explain(args, "opt").history[0].value["beta1"] = 0
+        assert args.opt["beta1"] == 0.9
+        assert explain(args, "opt").history[0].value == {"beta1": 0.9, "beta2": 0.95}
+
+
+class TestAssignedAfterResolution:
+    """A value assigned after resolution is not passed off as a layer's."""
+
+    def test_reassigned_value(self) -> None:
+        """The final origin says runtime; the layer value is in the history."""
+        args = issue_example()
+        args.lr = 5e-6
+        setting = explain(args, "lr")
+        assert (setting.value, setting.layer) == (5e-6, "runtime")
+        assert [h.layer for h in setting.history] == ["cli", "default"]
+
+    def test_new_key(self) -> None:
+        """A key no layer held is explained as set at runtime."""
+        args = issue_example()
+        args.extra = 1
+        assert explain(args, "extra").layer == "runtime"
+
+
+class TestErrors:
+    """Unknown keys and namespaces without provenance get errors that say what to do."""
+
+    def test_unknown_key_suggests(self) -> None:
+        """A KeyError with a did-you-mean."""
+        with pytest.raises(KeyError, match=r"did you mean 'opt\.beta2'") as caught:
+            explain(issue_example(), "opt.beta3")
+        assert isinstance(caught.value, UnknownKeyError)
+
+    def test_unknown_key_without_a_close_one(self) -> None:
+        """No suggestion when nothing is close."""
+        with pytest.raises(UnknownKeyError) as caught:
+            explain(issue_example(), "zzzzzz")
+        assert str(caught.value) == "'zzzzzz' is not a key of this namespace"
+
+    def test_path_through_a_plain_value(self) -> None:
+        """A dotted path below a non-mapping is unknown."""
+        with pytest.raises(UnknownKeyError):
+            explain(issue_example(), "lr.x")
+
+    def test_plain_namespace(self) -> None:
+        """A namespace from argparse itself says how to get provenance."""
+        with pytest.raises(NoProvenanceError, match=r"layerconf\.parse_args\(parser\)"):
+            explain(argparse.Namespace(lr=1), "lr")
+
+    def test_key_must_be_str(self) -> None:
+        """A non-str key is a TypeError."""
+        with pytest.raises(TypeError, match="as a str"):
+            explain(issue_example(), 1)  # type: ignore[arg-type]

@@ -1,0 +1,135 @@
+"""The records: origins, layers, problems and the errors that carry them."""
+
+from __future__ import annotations
+
+import pickle
+
+import attrs
+import pytest
+
+from layerconf import ConfigError, Layer, LayerconfError, Origin, Problem
+
+
+class TestOrigin:
+    """An origin's short human form names the layer and the place inside it."""
+
+    @pytest.mark.parametrize(
+        ("origin", "where"),
+        [
+            (Origin("default", "default"), "default"),
+            (
+                Origin("role-config", "file", source="c.yaml", line=9, column=11),
+                "role-config c.yaml:9:11",
+            ),
+            (Origin("role-config", "file", source="c.yaml", line=9), "role-config c.yaml:9"),
+            (Origin("cli", "argv", argv_index=7, token="--lr"), "cli argv[7] '--lr'"),
+            (
+                Origin("cli", "argv", source="args.txt", line=3, argv_index=2, token="@args.txt"),
+                "cli args.txt:3 argv[2] '@args.txt'",
+            ),
+            (Origin("rule:x", "rule", rule="x"), "rule:x"),
+        ],
+    )
+    def test_where(self, origin: Origin, where: str) -> None:
+        """Each kind of origin prints its place."""
+        assert origin.where == where
+
+
+class TestLayer:
+    """A layer holds a private copy of its values and an origin for every leaf."""
+
+    def test_from_mapping_kinds(self) -> None:
+        """A source makes a file layer; otherwise a mapping layer; kind can be given."""
+        assert Layer.from_mapping("a", {}).kind == "mapping"
+        assert Layer.from_mapping("a", {}, source="x.yaml").kind == "file"
+        assert Layer.from_mapping("a", {}, kind="default").origin == Origin("a", "default")
+
+    def test_origin_at(self) -> None:
+        """A leaf without its own origin has the layer's."""
+        leaf = Origin("a", "file", source="x.yaml", line=2, column=3)
+        layer = Layer.from_mapping("a", {"x": 1, "y": 2}, source="x.yaml", origins={("x",): leaf})
+        assert layer.origin_at(("x",)) == leaf
+        assert layer.origin_at(("y",)) == Origin("a", "file", source="x.yaml")
+
+    def test_frozen(self) -> None:
+        """Changing a layer means attrs.evolve."""
+        layer = Layer.from_mapping("a", {"x": 1})
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            layer.name = "b"  # type: ignore[misc]
+        assert attrs.evolve(layer, values={"x": 2}).values == {"x": 2}
+
+    def test_nested_mappings_become_dicts(self) -> None:
+        """Any nested Mapping is stored as a plain dict."""
+        from types import MappingProxyType
+
+        layer = Layer.from_mapping("a", MappingProxyType({"o": MappingProxyType({"b": 1})}))
+        assert type(layer.values["o"]) is dict
+
+    @pytest.mark.parametrize("bad", [{1: 2}, {"": 1}])
+    def test_top_level_keys_are_names(self, bad: dict[object, int]) -> None:
+        """Top-level keys are non-empty strings (they become attributes)."""
+        with pytest.raises(TypeError, match="non-empty strings"):
+            Layer.from_mapping("a", bad)  # type: ignore[arg-type]
+
+    def test_values_must_be_a_mapping(self) -> None:
+        """A list is not a layer."""
+        with pytest.raises(TypeError, match="must be a mapping"):
+            Layer.from_mapping("a", [("x", 1)])  # type: ignore[arg-type]
+
+    def test_without_and_replacing_copy(self) -> None:
+        """Removing or replacing a nested value leaves the original layer alone."""
+        layer = Layer.from_mapping("a", {"o": {"b": 1, "c": 2}})
+        assert layer.without(("o", "b")).values == {"o": {"c": 2}}
+        assert layer.replacing(("o", "b"), 5).values == {"o": {"b": 5, "c": 2}}
+        assert layer.values == {"o": {"b": 1, "c": 2}}
+
+
+class TestProblems:
+    """Problems print as compiler-style lines and travel inside ConfigError."""
+
+    @pytest.mark.parametrize(
+        ("problem", "text"),
+        [
+            (
+                Problem("bad", source="c.yaml", line=9, column=11, hint="fix it"),
+                "c.yaml:9:11: error: bad (fix it)",
+            ),
+            (Problem("bad", argv_index=4, severity="warning"), "argv[4]: warning: bad"),
+            (Problem("bad", layer="cli"), "cli: error: bad"),
+            (Problem("bad"), "error: bad"),
+        ],
+    )
+    def test_str(self, problem: Problem, text: str) -> None:
+        """FILE:LINE:COL: severity: message (hint)."""
+        assert str(problem) == text
+
+    def test_at_takes_the_origin(self) -> None:
+        """Problem.at copies the origin's place."""
+        origin = Origin("role-config", "file", source="c.yaml", line=9, column=11)
+        problem = Problem.at(origin, "bad", key="lr", hint="h")
+        assert (problem.layer, problem.source, problem.line, problem.column, problem.key) == (
+            "role-config",
+            "c.yaml",
+            9,
+            11,
+            "lr",
+        )
+
+    def test_bad_severity(self) -> None:
+        """Severity is error, warning or info."""
+        with pytest.raises(ValueError, match="severity"):
+            Problem("x", severity="fatal")  # type: ignore[arg-type]
+
+    def test_config_error(self) -> None:
+        """ConfigError is a ValueError listing every problem, and pickles."""
+        error = ConfigError([Problem("a", line=1, source="f"), Problem("b", severity="warning")])
+        assert isinstance(error, LayerconfError)
+        assert isinstance(error, ValueError)
+        assert str(error) == "f:1: error: a\nwarning: b"
+        assert error.errors == (error.problems[0],)
+        assert pickle.loads(pickle.dumps(error)).problems == error.problems
+
+    def test_config_error_needs_a_problem(self) -> None:
+        """An empty ConfigError is a programming error."""
+        with pytest.raises(ValueError, match="at least one problem"):
+            ConfigError([])

@@ -1,0 +1,337 @@
+"""Rules: registration checks, the three stages, and what each decision records."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+import pytest
+
+from layerconf import (
+    ConfigError,
+    Convert,
+    Decision,
+    Drop,
+    Layer,
+    LayerconfWarning,
+    LayerStack,
+    Origin,
+    Problem,
+    Reason,
+    RuleContext,
+    RuleError,
+    RuleSet,
+    SetValue,
+    explain,
+    notices,
+    resolve_stacks,
+    rule,
+)
+
+
+def role_layer(values: dict[str, Any]) -> Layer:
+    origins = {
+        (key,): Origin("role-config", "file", source="r.yaml", line=line, column=5)
+        for line, key in enumerate(values, start=3)
+    }
+    return Layer(
+        "role-config", "file", values, Origin("role-config", "file", source="r.yaml"), origins
+    )
+
+
+def stack(rules: Iterable[Any], role_values: dict[str, Any] | None = None) -> LayerStack:
+    return LayerStack(
+        [
+            Layer.from_mapping("default", {"lr": 1e-6, "num_nodes": 1, "kl_coef": 0.1}),
+            Layer.from_mapping("cli", {"lr": 2e-6}),
+            role_layer(role_values or {}),
+        ],
+        rules=rules,
+    )
+
+
+@rule("layers")
+def drop_num_nodes(context: RuleContext) -> Iterable[Decision]:
+    layer = context.layer("role-config")
+    if layer is not None and "num_nodes" in layer.values:
+        yield Drop("role-config", "num_nodes")
+        yield Problem.at(
+            layer.origin_at(("num_nodes",)),
+            "'num_nodes' is ignored in a role file",
+            key="num_nodes",
+            hint="resources come from the command line",
+            severity="warning",
+        )
+
+
+@rule("layers")
+def floats(context: RuleContext) -> Iterable[Decision]:
+    layer = context.layer("role-config")
+    for key, value in (layer.values if layer else {}).items():
+        if isinstance(value, str):
+            try:
+                yield Convert("role-config", key, float(value))
+            except ValueError:
+                yield Problem.at(
+                    layer.origin_at((key,)), f"{key!r} must be a float (got {value!r})", key=key
+                )  # type: ignore[union-attr]
+
+
+@rule("resolved", name="critic-defaults")
+def no_kl(context: RuleContext) -> Iterable[Decision]:
+    yield SetValue("kl_coef", 0.0, note="the critic runs without KL")
+
+
+class TestRegistration:
+    """Rules are checked when they are registered, with a message saying what is wrong."""
+
+    def test_function_rule(self) -> None:
+        """@rule names a function rule after the function."""
+        assert (drop_num_nodes.name, drop_num_nodes.stage) == ("drop-num-nodes", "layers")
+
+    def test_missing_name(self) -> None:
+        """An object without a name is refused."""
+
+        class Nameless:
+            stage = "layers"
+
+            def __call__(self, context: RuleContext) -> None:
+                return None
+
+        with pytest.raises(RuleError, match="needs a 'name' attribute"):
+            RuleSet([Nameless()])  # type: ignore[list-item]
+
+    def test_bad_stage(self) -> None:
+        """A stage outside the three is refused, listing them."""
+        with pytest.raises(RuleError, match="'layers', 'resolved', 'roles'"):
+            rule("merge")(lambda context: None)  # type: ignore[arg-type]
+
+    def test_not_callable(self) -> None:
+        """A rule must be callable."""
+
+        @attrs.frozen
+        class Inert:
+            name: str = "inert"
+            stage: str = "layers"
+
+        with pytest.raises(RuleError, match="not callable"):
+            LayerStack([], rules=[Inert()])  # type: ignore[list-item]
+
+    def test_duplicate_names(self) -> None:
+        """Two rules with one name are refused."""
+        with pytest.raises(RuleError, match="two rules are named 'floats'"):
+            RuleSet([floats, floats])
+
+
+class TestRuleSet:
+    """A RuleSet is ordered and immutable; add, replace and without return new sets."""
+
+    def test_order_and_lookup(self) -> None:
+        """Rules keep the order given and are found by name."""
+        rules = RuleSet([floats, no_kl])
+        assert rules.names == ("floats", "critic-defaults")
+        assert rules["floats"] is floats
+        assert "floats" in rules
+
+    def test_add_before_and_after(self) -> None:
+        """add() places a rule at the end, or before / after a named one."""
+        rules = RuleSet([floats])
+        assert rules.add(no_kl).names == ("floats", "critic-defaults")
+        assert rules.add(no_kl, before="floats").names == ("critic-defaults", "floats")
+        assert rules.add(no_kl, after="floats").names == ("floats", "critic-defaults")
+
+    def test_replace_and_without(self) -> None:
+        """replace() keeps the place; without() removes."""
+        rules = RuleSet([floats, no_kl])
+        other = rule("layers", name="other")(lambda context: None)
+        assert rules.replace("floats", other).names == ("other", "critic-defaults")
+        assert rules.without("floats").names == ("critic-defaults",)
+        assert rules.names == ("floats", "critic-defaults")
+
+    def test_unknown_name(self) -> None:
+        """A missing rule name lists the rules there are."""
+        with pytest.raises(KeyError, match="rules: 'floats'"):
+            RuleSet([floats]).without("nope")
+
+
+class TestDecisions:
+    """Each decision changes the result and is recorded where explain can show it."""
+
+    def test_drop_records_an_ignored_value(self) -> None:
+        """A dropped key keeps the earlier layer's value; history says it was ignored."""
+        with pytest.warns(LayerconfWarning, match="r.yaml:3:5: warning: 'num_nodes' is ignored"):
+            args = stack([drop_num_nodes], {"num_nodes": 4}).resolve()
+        setting = explain(args, "num_nodes")
+        assert (setting.value, setting.layer) == (1, "default")
+        ignored = setting.history[0]
+        assert (ignored.value, ignored.reason, ignored.by, ignored.line) == (
+            4,
+            Reason.IGNORED,
+            "drop-num-nodes",
+            3,
+        )
+        assert "4 from role-config r.yaml:3:5 (ignored by rule drop-num-nodes)" in str(setting)
+
+    def test_warnings_are_kept_on_the_result(self) -> None:
+        """notices() returns the warnings of the resolution."""
+        with pytest.warns(LayerconfWarning):
+            args = stack([drop_num_nodes], {"num_nodes": 4}).resolve()
+        (notice,) = notices(args)
+        assert (notice.severity, notice.key, notice.rule) == (
+            "warning",
+            "num_nodes",
+            "drop-num-nodes",
+        )
+
+    def test_warnings_can_become_errors(self) -> None:
+        """A caller can turn layerconf warnings into errors."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", LayerconfWarning)
+            with pytest.raises(LayerconfWarning):
+                stack([drop_num_nodes], {"num_nodes": 4}).resolve()
+
+    def test_convert_keeps_the_origin(self) -> None:
+        """A converted value keeps its file position; the raw value is in the history."""
+        args = stack([floats], {"lr": "1e-5"}).resolve()
+        setting = explain(args, "lr")
+        assert (setting.value, setting.layer, setting.line) == (1e-5, "role-config", 3)
+        raw = setting.history[0]
+        assert (raw.value, raw.reason, raw.by) == ("1e-5", Reason.CONVERTED, "floats")
+        assert [h.layer for h in setting.history] == ["role-config", "cli", "default"]
+
+    def test_set_value_has_a_rule_origin(self) -> None:
+        """A value a rule set has the layer rule:<name>, even where a layer said otherwise."""
+        args = stack([no_kl], {"kl_coef": 0.5}).resolve()
+        setting = explain(args, "kl_coef")
+        assert (setting.value, setting.layer, setting.rule) == (
+            0.0,
+            "rule:critic-defaults",
+            "critic-defaults",
+        )
+        assert setting.origin.label == "the critic runs without KL"
+        assert [(h.value, h.reason, h.by) for h in setting.history] == [
+            (0.5, Reason.FORCED, "critic-defaults"),
+            (0.1, Reason.OVERRIDDEN, None),
+        ]
+
+    def test_set_value_of_a_new_key(self) -> None:
+        """A rule may set a key no layer has."""
+        made = rule("resolved", name="maker")(lambda context: [SetValue("use_opd", False)])
+        args = stack([made]).resolve()
+        assert explain(args, "use_opd").layer == "rule:maker"
+
+    def test_every_problem_is_reported(self) -> None:
+        """One ConfigError holds every problem of the resolution, warnings included."""
+        with pytest.raises(ConfigError) as caught:
+            stack(
+                [drop_num_nodes, floats], {"num_nodes": 4, "lr": "fast", "seed": "slow"}
+            ).resolve()
+        assert [str(p) for p in caught.value.problems] == [
+            "r.yaml:3:5: warning: 'num_nodes' is ignored in a role file"
+            " (resources come from the command line)",
+            "r.yaml:4:5: error: 'lr' must be a float (got 'fast')",
+            "r.yaml:5:5: error: 'seed' must be a float (got 'slow')",
+        ]
+        assert len(caught.value.errors) == 2
+        assert isinstance(caught.value, ValueError)
+
+    def test_rules_see_the_result_so_far(self) -> None:
+        """A resolved-stage rule sees values set by the rules before it, read-only."""
+        seen: list[Any] = []
+
+        @rule("resolved")
+        def look(context: RuleContext) -> None:
+            seen.append(context.values["kl_coef"])
+            with pytest.raises(TypeError):
+                context.values["kl_coef"] = 1  # type: ignore[index]
+            seen.append(context.explain("kl_coef").layer)
+
+        stack([no_kl, look]).resolve()
+        assert seen == [0.0, "rule:critic-defaults"]
+
+
+class TestBadDecisions:
+    """A rule that returns something it may not is a RuleError naming it."""
+
+    @pytest.mark.parametrize(
+        ("stage", "decision", "message"),
+        [
+            (
+                "layers",
+                SetValue("lr", 1),
+                "in the 'layers' stage, which takes Problem, Drop, Convert",
+            ),
+            (
+                "resolved",
+                Drop("cli", "lr"),
+                "in the 'resolved' stage, which takes Problem, SetValue",
+            ),
+            (
+                "layers",
+                Drop("nope", "lr"),
+                "names layer 'nope'; the layers are 'default', 'cli', 'role-config'",
+            ),
+            ("layers", Drop("cli", "seed"), "layer 'cli' holds no 'seed'"),
+            ("layers", "text", "returned 'text'"),
+        ],
+    )
+    def test_refused(self, stage: Any, decision: Any, message: str) -> None:
+        """The message says which rule, what it returned and what is allowed."""
+        bad = rule(stage, name="bad")(lambda context: [decision])
+        with pytest.raises(RuleError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            stack([bad]).resolve()
+
+    def test_not_iterable(self) -> None:
+        """A rule must return decisions or None."""
+        bad = rule("layers", name="bad")(lambda context: 5)  # type: ignore[arg-type,return-value]
+        with pytest.raises(RuleError, match="return an iterable of decisions or None"):
+            stack([bad]).resolve()
+
+
+class TestRolesStage:
+    """Rules of the roles stage compare the resolved roles."""
+
+    @staticmethod
+    def stacks(critic_tp: int) -> dict[str, LayerStack]:
+        @rule("roles", name="same-tp")
+        def same_tp(context: RuleContext) -> Iterable[Decision]:
+            values = {role: args.tp for role, args in context.roles.items()}
+            if len(set(values.values())) > 1:
+                origin = context.explain("tp", "critic").origin
+                yield Problem.at(origin, f"tp differs between roles: {values}", key="tp")
+
+        base = [Layer.from_mapping("default", {"tp": 1}), Layer.from_mapping("cli", {"tp": 2})]
+        return {
+            "actor": LayerStack(base, rules=[same_tp]),
+            "critic": LayerStack([*base, role_layer({"tp": critic_tp})], rules=[same_tp]),
+        }
+
+    def test_agreeing_roles(self) -> None:
+        """Roles that agree resolve, each knowing its role."""
+        roles = resolve_stacks(self.stacks(2))
+        assert explain(roles["critic"], "tp").role == "critic"
+        assert explain(roles["actor"], "tp").layer == "cli"
+
+    def test_mismatch_is_one_error(self) -> None:
+        """A cross-role rule runs once, not once per role, and points at the file."""
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks(4))
+        (problem,) = caught.value.problems
+        assert (problem.source, problem.line, problem.rule) == ("r.yaml", 3, "same-tp")
+
+    def test_set_value_needs_a_role(self) -> None:
+        """In the roles stage a SetValue must name its role."""
+        bad = rule("roles", name="bad")(lambda context: [SetValue("tp", 1)])
+        with pytest.raises(RuleError, match="name the role"):
+            resolve_stacks({"a": LayerStack([], rules=[bad])})
+
+    def test_set_value_for_a_role(self) -> None:
+        """A roles-stage rule may set one role's value."""
+        setter = rule("roles", name="setter")(lambda context: [SetValue("x", 1, role="b")])
+        roles = resolve_stacks(
+            {"a": LayerStack([], rules=[setter]), "b": LayerStack([], rules=[setter])}
+        )
+        assert vars(roles["a"]) == {}
+        assert explain(roles["b"], "x").layer == "rule:setter"

@@ -1,0 +1,241 @@
+"""The layer stack: merge semantics and the laws every resolution obeys."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from layerconf import Layer, LayerStack, Reason, explain
+from layerconf._merge import merge_layers, trace
+from layerconf._records import join_path
+
+from .strategies import containers, layer_lists, leaf_paths, mappings, policies
+
+
+def resolve(layers: list[Layer], policy: dict[str, Any] | None = None) -> Any:
+    return LayerStack(layers, policies=policy or {}).resolve()
+
+
+def lookup(tree: dict[str, Any], path: tuple[str, ...]) -> Any:
+    for part in path:
+        tree = tree[part]
+    return tree
+
+
+def kind_conflicts(trees: list[dict[str, Any]]) -> bool:
+    """True when some path holds a mapping (or a list) in one tree and something else in another."""
+    kinds: dict[tuple[str, ...], type] = {}
+
+    def walk(tree: dict[str, Any], prefix: tuple[str, ...]) -> bool:
+        for key, value in tree.items():
+            path = (*prefix, key)
+            kind = type(value) if type(value) in (dict, list) else object
+            if kinds.setdefault(path, kind) is not kind:
+                return True
+            if kind is dict and walk(value, path):
+                return True
+        return False
+
+    return any(walk(tree, ()) for tree in trees)
+
+
+class TestMergeSemantics:
+    """Plain values and lists replace, mappings merge key by key, policies change that per key."""
+
+    def test_later_layer_wins(self) -> None:
+        """A later layer's plain value replaces an earlier one."""
+        args = resolve([Layer.from_mapping("a", {"lr": 1}), Layer.from_mapping("b", {"lr": 2})])
+        assert args.lr == 2
+
+    def test_mappings_merge_key_by_key(self) -> None:
+        """A nested mapping resolves to a plain dict merged leaf by leaf."""
+        args = resolve(
+            [
+                Layer.from_mapping("default", {"opt": {"beta1": 0.9, "beta2": 0.95}}),
+                Layer.from_mapping("role", {"opt": {"beta2": 0.98}}),
+            ]
+        )
+        assert args.opt == {"beta1": 0.9, "beta2": 0.98}
+        assert type(args.opt) is dict
+
+    def test_lists_replace_by_default(self) -> None:
+        """A list is a plain value: the later one replaces the earlier one."""
+        args = resolve(
+            [Layer.from_mapping("a", {"x": [1, 2]}), Layer.from_mapping("b", {"x": [3]})]
+        )
+        assert args.x == [3]
+
+    def test_append_policy_concatenates(self) -> None:
+        """Under ``append`` lists are concatenated, earlier first."""
+        layers = [Layer.from_mapping("a", {"x": [1, 2]}), Layer.from_mapping("b", {"x": [3]})]
+        assert resolve(layers, {"x": "append"}).x == [1, 2, 3]
+
+    def test_replace_policy_replaces_mappings(self) -> None:
+        """Under ``replace`` a later mapping replaces the earlier one whole."""
+        layers = [
+            Layer.from_mapping("a", {"opt": {"b1": 1, "b2": 2}}),
+            Layer.from_mapping("b", {"opt": {"b2": 3}}),
+        ]
+        assert resolve(layers, {"opt": "replace"}).opt == {"b2": 3}
+
+    def test_nested_policy(self) -> None:
+        """A policy can address a nested path."""
+        layers = [
+            Layer.from_mapping("a", {"opt": {"hooks": ["x"], "b": 1}}),
+            Layer.from_mapping("b", {"opt": {"hooks": ["y"]}}),
+        ]
+        assert resolve(layers, {"opt.hooks": "append"}).opt == {"hooks": ["x", "y"], "b": 1}
+
+    def test_type_conflict_replaces(self) -> None:
+        """A mapping meeting a plain value is replaced, in either direction."""
+        first = resolve(
+            [Layer.from_mapping("a", {"o": {"x": 1}}), Layer.from_mapping("b", {"o": 5})]
+        )
+        second = resolve(
+            [Layer.from_mapping("a", {"o": 5}), Layer.from_mapping("b", {"o": {"x": 1}})]
+        )
+        assert (first.o, second.o) == (5, {"x": 1})
+
+    def test_bad_policy_is_refused(self) -> None:
+        """An unknown policy name is a ValueError that lists the valid ones."""
+        with pytest.raises(ValueError, match="'merge', 'replace', 'append'"):
+            LayerStack([], policies={"x": "concat"})  # type: ignore[dict-item]
+
+    def test_duplicate_layer_names_are_refused(self) -> None:
+        """Layer names identify layers, so they must be unique."""
+        with pytest.raises(ValueError, match="two layers are named 'a'"):
+            LayerStack([Layer.from_mapping("a", {}), Layer.from_mapping("a", {})])
+
+    def test_non_layer_is_refused(self) -> None:
+        """A stack holds Layer objects only."""
+        with pytest.raises(TypeError, match="holds Layer objects"):
+            LayerStack([{"lr": 1}])  # type: ignore[list-item]
+
+    def test_empty_stack(self) -> None:
+        """No layers resolve to an empty namespace."""
+        assert vars(LayerStack([]).resolve()) == {}
+
+
+class TestMergeLaws:
+    """Property tests of the laws every resolution obeys."""
+
+    @given(layer_lists(), policies)
+    def test_never_mutates_an_input(self, layers: list[Layer], policy: dict[str, Any]) -> None:
+        """Resolving leaves every layer exactly as it was."""
+        before = [copy.deepcopy(layer.values) for layer in layers]
+        resolve(layers, policy)
+        assert [layer.values for layer in layers] == before
+
+    @given(mappings)
+    def test_layer_copies_its_mapping(self, mapping: dict[str, Any]) -> None:
+        """A layer shares no container with the mapping it was built from."""
+        layer = Layer.from_mapping("a", mapping)
+        assert layer.values == mapping
+        assert not {id(c) for c in containers(layer.values)} & {id(c) for c in containers(mapping)}
+
+    @given(layer_lists(), policies)
+    def test_result_shares_nothing_mutable(
+        self, layers: list[Layer], policy: dict[str, Any]
+    ) -> None:
+        """No dict or list of a result is also in a layer or in another result."""
+        first, second = resolve(layers, policy), resolve(layers, policy)
+        inputs = {id(c) for layer in layers for c in containers(layer.values)}
+        mine = {id(c) for c in containers(vars(first))} - {id(vars(first))}
+        theirs = {id(c) for c in containers(vars(second))}
+        assert not mine & inputs
+        assert not mine & theirs
+
+    @given(layer_lists())
+    def test_last_layer_wins_for_plain_values(self, layers: list[Layer]) -> None:
+        """A key's value is the last layer's whenever that value is not a mapping."""
+        args = vars(resolve(layers))
+        for key in args:
+            holders = [layer for layer in layers if key in layer.values]
+            last = holders[-1].values[key]
+            if type(last) is not dict:
+                assert args[key] == last
+
+    @given(layer_lists(), st.integers(0, 5), policies)
+    def test_empty_layer_changes_nothing(
+        self, layers: list[Layer], where: int, policy: dict[str, Any]
+    ) -> None:
+        """Inserting an empty layer anywhere changes no value and no explanation."""
+        plain = resolve(layers, policy)
+        padded_layers = list(layers)
+        padded_layers.insert(min(where, len(layers)), Layer.from_mapping("empty", {}))
+        padded = resolve(padded_layers, policy)
+        assert padded == plain
+        for path in leaf_paths(vars(plain)):
+            key = join_path(path)
+            assert str(explain(padded, key)) == str(explain(plain, key))
+
+    @given(layer_lists(), policies)
+    def test_every_leaf_has_one_origin_in_a_layer_holding_it(
+        self, layers: list[Layer], policy: dict[str, Any]
+    ) -> None:
+        """Each resolved leaf's origin names a layer that holds that leaf."""
+        args = resolve(layers, policy)
+        by_name = {layer.name: layer for layer in layers}
+        for path in leaf_paths(vars(args)):
+            setting = explain(args, join_path(path))
+            held, _ = by_name[setting.layer].lookup(path)
+            assert held
+
+    @given(layer_lists(), policies)
+    def test_history_is_ordered_and_complete(
+        self, layers: list[Layer], policy: dict[str, Any]
+    ) -> None:
+        """Final value plus history name every layer that holds the path, newest first."""
+        args = resolve(layers, policy)
+        position = {layer.name: index for index, layer in enumerate(layers)}
+        for path in leaf_paths(vars(args)):
+            setting = explain(args, join_path(path))
+            named = [setting.layer] + [entry.layer for entry in setting.history]
+            indices = [position[name] for name in named]
+            assert indices == sorted(indices, reverse=True)
+            holders = [layer.name for layer in layers if layer.lookup(path)[0]]
+            assert named == holders[::-1]
+            assert all(
+                entry.reason in (Reason.OVERRIDDEN, Reason.MERGED) for entry in setting.history
+            )
+
+    @given(layer_lists(), policies)
+    def test_trace_agrees_with_merge(self, layers: list[Layer], policy: dict[str, Any]) -> None:
+        """For every path, the traced winner holds the merged value (unless merged from several)."""
+        stack = LayerStack(layers, policies=policy)
+        merged = merge_layers(stack.layers, stack.policies)
+        for path in leaf_paths(merged):
+            traced = trace(stack.layers, stack.policies, path)
+            assert traced.present
+            final = traced.contributions[-1]
+            assert final.reason is None
+            if not any(c.reason is Reason.MERGED for c in traced.contributions):
+                assert final.value == lookup(merged, path)
+
+    @given(
+        st.lists(mappings, min_size=3, max_size=3), st.sampled_from(["merge", "append", "replace"])
+    )
+    def test_merge_is_associative(self, contents: list[dict[str, Any]], mode: str) -> None:
+        """(a + b) + c == a + (b + c) when no path holds a mapping in one layer and not another.
+
+        A mapping meeting a plain value is replaced, which is not associative (``{x}``, then
+        ``None``, then ``{}``; lists likewise under ``append``): the law holds for well-typed
+        stacks, and always under ``replace``.
+        """
+        if mode != "replace":
+            assume(not kind_conflicts(contents))
+        a, b, c = (Layer.from_mapping(name, m) for name, m in zip("abc", contents, strict=True))
+        policy = dict.fromkeys(("lr", "opt", "save", "seed", "betas", "tp"), mode)
+
+        def fold(*layers: Layer) -> Layer:
+            return Layer.from_mapping(
+                "+".join(layer.name for layer in layers), vars(resolve(list(layers), policy))
+            )
+
+        left = resolve([fold(a, b), c], policy)
+        right = resolve([a, fold(b, c)], policy)
+        assert left == right == resolve([a, b, c], policy)
