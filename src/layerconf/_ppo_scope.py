@@ -1,0 +1,54 @@
+"""PPO scope: role overrides for a critic that will not run are a mistake worth a warning.
+
+slime's contract: "PPO only. Flows without a critic (GRPO, REINFORCE++ ...) are not the
+intended use." A critic is in use when ``--use-critic`` is given or ``--advantage-estimator``
+is ``ppo`` (slime derives one from the other). The actor's overrides still apply, and the
+critic is still resolved and returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Literal
+
+import attrs
+
+from layerconf._rules import Decision, RuleContext
+from layerconf.exceptions import Problem
+
+__all__ = ["PpoScope"]
+
+
+@attrs.frozen
+class PpoScope:
+    """Warn when `role` has overrides in the role layer but no critic runs."""
+
+    role: str = "critic"
+    layer: str = "role-config"
+    use_critic_dest: str = "use_critic"
+    estimator_dest: str = "advantage_estimator"
+    critic_estimators: frozenset[str] = frozenset({"ppo"})
+    name: str = "ppo-scope"
+    stage: Literal["resolved"] = "resolved"
+
+    def __call__(self, context: RuleContext) -> Iterator[Decision]:
+        if context.role != self.role:
+            return
+        layer = context.layer(self.layer)
+        if layer is None or not layer.values:
+            return
+        values = context.values
+        if (
+            values.get(self.use_critic_dest)
+            or values.get(self.estimator_dest) in self.critic_estimators
+        ):
+            return
+        estimator = values.get(self.estimator_dest)
+        yield Problem.at(
+            layer.origin,
+            f"the {self.role}'s overrides are unused: no critic runs "
+            f"(--{self.estimator_dest.replace('_', '-')} is {estimator!r} and "
+            f"--{self.use_critic_dest.replace('_', '-')} is not given)",
+            hint=f"add --use-critic or --advantage-estimator ppo, or remove the {self.role} entry",
+            severity="warning",
+        )

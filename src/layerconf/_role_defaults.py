@@ -1,0 +1,63 @@
+"""Role defaults: values a trainer always forces on one role, as a rule with its own origin.
+
+slime always runs the critic with ``kl_coef=0``, ``use_opd=False``,
+``custom_advantage_function_path=None``, ``untie_embeddings_and_output_weights=True`` and
+``disable_param_buffers_cpu_backup=False`` (the last unless the critic's overrides set it),
+whenever a role file is given. Modelled as a rule, `explain(critic, "kl_coef")` says why it is
+0 even when the role file said otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from layerconf._rules import Decision, RuleContext, SetValue
+
+__all__ = ["SLIME_CRITIC_DEFAULTS", "RoleDefaults"]
+
+SLIME_CRITIC_DEFAULTS: Mapping[str, Any] = {
+    "kl_coef": 0,
+    "use_opd": False,
+    "custom_advantage_function_path": None,
+    "untie_embeddings_and_output_weights": True,
+    "disable_param_buffers_cpu_backup": False,
+}
+
+
+def _to_frozenset(keys: Any) -> frozenset[str]:
+    return frozenset(keys)
+
+
+@attrs.frozen
+class RoleDefaults:
+    """Set `values` on `role`, except keys in `unless_overridden` that its role layer sets.
+
+    With `only_with_layer` (the default) it applies only when the stack has that role layer
+    (a role file was given), as slime does. Keys are set even where the parser has no such dest.
+    """
+
+    role: str = "critic"
+    values: Mapping[str, Any] = attrs.field(factory=lambda: dict(SLIME_CRITIC_DEFAULTS))
+    unless_overridden: frozenset[str] = attrs.field(
+        default=frozenset({"disable_param_buffers_cpu_backup"}), converter=_to_frozenset
+    )
+    layer: str = "role-config"
+    only_with_layer: bool = True
+    note: str = "slime always runs the critic with this value"
+    name: str = "critic-defaults"
+    stage: Literal["resolved"] = "resolved"
+
+    def __call__(self, context: RuleContext) -> Iterator[Decision]:
+        if context.role != self.role:
+            return
+        layer = context.layer(self.layer)
+        if layer is None and self.only_with_layer:
+            return
+        overridden = layer.values if layer is not None else {}
+        for key, value in self.values.items():
+            if key in self.unless_overridden and key in overridden:
+                continue
+            yield SetValue(key, value, note=self.note)

@@ -1,0 +1,86 @@
+"""The topology guard: actor and critic must share the Megatron parallel topology.
+
+slime's contract: TP, PP, CP, EP, ETP and sequence parallel "must not differ between them.
+Different topologies are unsupported and may break initialisation or training."
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Literal
+
+import attrs
+
+from layerconf._records import Origin
+from layerconf._rules import Decision, RuleContext
+from layerconf.exceptions import Problem
+
+__all__ = ["TOPOLOGY_KEYS", "TopologyGuard"]
+
+TOPOLOGY_KEYS: tuple[str, ...] = (
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "context_parallel_size",
+    "expert_model_parallel_size",
+    "expert_tensor_parallel_size",
+    "sequence_parallel",
+)
+
+
+def _short(origin: Origin) -> str:
+    """``megatron_ppo.yaml:9:35``, ``cli argv[5]``, ``default``, ``rule:x``."""
+    if origin.source is not None:
+        place = origin.source
+        if origin.line is not None:
+            place += f":{origin.line}"
+            if origin.column is not None:
+                place += f":{origin.column}"
+        return place
+    if origin.argv_index is not None:
+        return f"{origin.layer} argv[{origin.argv_index}]"
+    return origin.layer
+
+
+@attrs.frozen
+class TopologyGuard:
+    """After every role is resolved, `keys` must be equal across roles.
+
+    ``error`` (default) refuses a mismatch, ``warn`` only says so, ``off`` checks nothing.
+    The problem points at the value that differs from the command line's, in its role file.
+    """
+
+    keys: tuple[str, ...] = attrs.field(default=TOPOLOGY_KEYS, converter=tuple)
+    action: Literal["error", "warn", "off"] = attrs.field(
+        default="error", validator=attrs.validators.in_(("error", "warn", "off"))
+    )
+    name: str = "topology-guard"
+    stage: Literal["roles"] = "roles"
+
+    def __call__(self, context: RuleContext) -> Iterator[Decision]:
+        if self.action == "off" or len(context.roles) < 2:
+            return
+        for key in self.keys:
+            present = {role: args for role, args in context.roles.items() if hasattr(args, key)}
+            if len({repr(getattr(args, key)) for args in present.values()}) <= 1:
+                continue
+            settings = {role: context.explain(key, role) for role in present}
+            # Point at a role file when one is to blame: that is what the user edits.
+            blamed = next(
+                (s for s in settings.values() if s.origin.kind == "file"),
+                list(settings.values())[-1],
+            )
+            parts = [
+                f"{role} {key}={setting.value!r} from {_short(setting.origin)}"
+                if setting is blamed
+                else f"{role} {setting.value!r} from {_short(setting.origin)}"
+                for role, setting in sorted(
+                    settings.items(), key=lambda item: item[1] is not blamed
+                )
+            ]
+            yield Problem.at(
+                blamed.origin,
+                "roles must share the parallel topology: " + "; ".join(parts),
+                key=key,
+                hint=f"set {key} once, on the command line, and remove it from the role file",
+                severity="error" if self.action == "error" else "warning",
+            )

@@ -1,0 +1,95 @@
+"""The unknown-keys rule: a role file's keys are argparse dest names, and known ones.
+
+A typo in a role file must be caught before a 512-GPU job starts, not an hour into it. A
+flag-style key (``tensor-model-parallel-size``, ``--lr``) is an error naming the dest to write,
+also where the dest differs from the flag (``disable-bias-linear`` -> ``add_bias_linear``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator, Mapping
+from typing import Literal
+
+import attrs
+
+from layerconf._rules import Decision, RuleContext
+from layerconf._suggest import did_you_mean
+from layerconf.exceptions import Problem
+
+__all__ = ["UnknownKeys", "parser_dests"]
+
+
+def parser_dests(parser: argparse.ArgumentParser) -> tuple[frozenset[str], dict[str, str]]:
+    """The dests of `parser` (help excluded) and a map from each option string to its dest."""
+    dests: set[str] = set()
+    flags: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction) or action.dest == argparse.SUPPRESS:
+            continue
+        dests.add(action.dest)
+        for option in action.option_strings:
+            flags[option] = action.dest
+    return frozenset(dests), flags
+
+
+@attrs.frozen
+class UnknownKeys:
+    """Refuse (``error``, default) or warn about and keep (``warn``, slime's way) unknown keys.
+
+    The parser's dests are read once, when the rule is made; `also_known` adds keys that are
+    meaningful though the parser has no such dest.
+    """
+
+    parser: argparse.ArgumentParser = attrs.field(eq=False, repr=False)
+    action: Literal["error", "warn"] = attrs.field(
+        default="error", validator=attrs.validators.in_(("error", "warn"))
+    )
+    layer: str = "role-config"
+    also_known: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    name: str = "unknown-keys"
+    stage: Literal["layers"] = "layers"
+    _dests: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
+    _flags: Mapping[str, str] = attrs.field(init=False, eq=False, repr=False)
+
+    @_dests.default
+    def _read_dests(self) -> frozenset[str]:
+        return parser_dests(self.parser)[0] | self.also_known
+
+    @_flags.default
+    def _read_flags(self) -> Mapping[str, str]:
+        return parser_dests(self.parser)[1]
+
+    def __call__(self, context: RuleContext) -> Iterator[Decision]:
+        layer = context.layer(self.layer)
+        if layer is None:
+            return
+        for key in layer.values:
+            if key in self._dests:
+                continue
+            dest = self._dest_of_flag(key)
+            if dest is not None:
+                message = f"{key!r} is a command-line flag; role files use argparse dest names"
+                hint = f"write {dest}"
+            else:
+                message = f"{key!r} is not an argument of this parser"
+                guess = did_you_mean(key, self._dests)
+                hint = f"did you mean {guess!r}?" if guess else "check the spelling in --help"
+            if self.action == "warn":
+                message += "; it is set anyway"
+            yield Problem.at(
+                layer.origin_at((key,)),
+                message,
+                key=key,
+                hint=hint,
+                severity="warning" if self.action == "warn" else "error",
+            )
+
+    def _dest_of_flag(self, key: str) -> str | None:
+        for option in (key, "--" + key, "-" + key):
+            if option in self._flags:
+                return self._flags[option]
+        normal = key.lstrip("-").replace("-", "_")
+        if normal != key and normal in self._dests:
+            return normal
+        return None
