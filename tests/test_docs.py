@@ -1,4 +1,4 @@
-"""Every ```python block of the README and docs/ runs as written (a doc example that fails is a bug)."""
+"""Every ```python block of the README and docs/ runs as written: a failing example is a bug."""
 
 from __future__ import annotations
 

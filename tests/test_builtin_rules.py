@@ -1,0 +1,268 @@
+"""The built-in rules of the slime contract, each on hand-built layers."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import pytest
+
+from layerconf import (
+    ConfigError,
+    Layer,
+    LayerconfWarning,
+    LayerStack,
+    Origin,
+    Reason,
+    explain,
+    notices,
+    resolve_stacks,
+)
+from layerconf._ignored_keys import IgnoredKeys
+from layerconf._ppo_scope import PpoScope
+from layerconf._role_defaults import RoleDefaults
+from layerconf._topology import TopologyGuard
+from layerconf._unknown_keys import UnknownKeys
+
+
+def parser() -> argparse.ArgumentParser:
+    made = argparse.ArgumentParser()
+    made.add_argument("--lr", type=float, default=1e-6)
+    made.add_argument("--tensor-model-parallel-size", type=int, default=1)
+    made.add_argument("--disable-bias-linear", dest="add_bias_linear", action="store_false")
+    made.add_argument("--actor-num-nodes", type=int, default=1)
+    made.add_argument("--kl-coef", type=float, default=0.0)
+    made.add_argument("--advantage-estimator", default="grpo", choices=["grpo", "ppo"])
+    made.add_argument("--use-critic", action="store_true")
+    return made
+
+
+def role_layer(values: dict[str, Any], source: str = "ppo.yaml") -> Layer:
+    origins = {
+        (key,): Origin("role-config", "file", source=source, line=line, column=7)
+        for line, key in enumerate(values, start=4)
+    }
+    origin = Origin("role-config", "file", source=source, line=2, column=5, label="default")
+    return Layer("role-config", "file", values, origin, origins)
+
+
+def base(**cli: Any) -> list[Layer]:
+    defaults = vars(parser().parse_args([]))
+    cli_origins = {(key,): Origin("cli", "argv", argv_index=3, token="--x") for key in cli}
+    return [
+        Layer.from_mapping("default", defaults, kind="default"),
+        Layer("cli", "argv", cli, origins=cli_origins),
+    ]
+
+
+class TestIgnoredKeys:
+    """Resource keys in a role file are dropped with a warning; the command line's value stays."""
+
+    def test_warn(self) -> None:
+        """The value stays the command line's; history shows the ignored value."""
+        stack = LayerStack(
+            [*base(actor_num_nodes=2), role_layer({"actor_num_nodes": 4, "num_nodes": 8})],
+            rules=[IgnoredKeys()],
+        )
+        with pytest.warns(LayerconfWarning) as caught:
+            args = stack.resolve()
+        assert [str(w.message) for w in caught] == [
+            "ppo.yaml:4:7: warning: 'actor_num_nodes' is ignored: resources come from the command line"
+            " (remove it; set --actor-num-nodes on the command line)",
+            "ppo.yaml:5:7: warning: 'num_nodes' is ignored: resources come from the command line"
+            " (remove it; set --actor-num-nodes / --critic-num-nodes on the command line)",
+        ]
+        assert args.actor_num_nodes == 2
+        assert not hasattr(args, "num_nodes")
+        setting = explain(args, "actor_num_nodes")
+        assert setting.layer == "cli"
+        assert (setting.history[0].value, setting.history[0].reason) == (4, Reason.IGNORED)
+
+    def test_error(self) -> None:
+        """Under ``error`` the file is refused."""
+        stack = LayerStack(
+            [*base(), role_layer({"num_gpus_per_node": 4})], rules=[IgnoredKeys(action="error")]
+        )
+        with pytest.raises(ConfigError, match="'num_gpus_per_node' is not allowed in a role file"):
+            stack.resolve()
+
+    def test_allow(self) -> None:
+        """Under ``allow`` the key is an ordinary override."""
+        stack = LayerStack(
+            [*base(), role_layer({"actor_num_nodes": 4})], rules=[IgnoredKeys(action="allow")]
+        )
+        assert stack.resolve().actor_num_nodes == 4
+
+    def test_bad_action(self) -> None:
+        """The policy is checked when the rule is made."""
+        with pytest.raises(ValueError, match="'action' must be in"):
+            IgnoredKeys(action="ignore")  # type: ignore[arg-type]
+
+
+class TestUnknownKeys:
+    """Role-file keys are dest names; anything else is caught with what to write instead."""
+
+    @pytest.mark.parametrize(
+        ("key", "message"),
+        [
+            (
+                "tensor-model-parallel-size",
+                "'tensor-model-parallel-size' is a command-line flag; role files use argparse dest names (write tensor_model_parallel_size)",
+            ),
+            (
+                "--lr",
+                "'--lr' is a command-line flag; role files use argparse dest names (write lr)",
+            ),
+            (
+                "disable-bias-linear",
+                "'disable-bias-linear' is a command-line flag; role files use argparse dest names (write add_bias_linear)",
+            ),
+            (
+                "tensor_model_paralel_size",
+                "'tensor_model_paralel_size' is not an argument of this parser (did you mean 'tensor_model_parallel_size'?)",
+            ),
+            ("zzz", "'zzz' is not an argument of this parser (check the spelling in --help)"),
+        ],
+    )
+    def test_error(self, key: str, message: str) -> None:
+        """Each unknown key is an error at its position, saying what to write."""
+        stack = LayerStack(
+            [*base(), role_layer({"lr": 1e-5, key: 1})], rules=[UnknownKeys(parser())]
+        )
+        with pytest.raises(ConfigError) as caught:
+            stack.resolve()
+        (problem,) = caught.value.problems
+        assert str(problem) == f"ppo.yaml:5:7: error: {message}"
+        assert problem.key == key
+
+    def test_all_at_once(self) -> None:
+        """Every unknown key of a file is reported."""
+        stack = LayerStack(
+            [*base(), role_layer({"a_b": 1, "c_d": 2})], rules=[UnknownKeys(parser())]
+        )
+        with pytest.raises(ConfigError) as caught:
+            stack.resolve()
+        assert [p.key for p in caught.value.problems] == ["a_b", "c_d"]
+
+    def test_warn_and_set(self) -> None:
+        """Under ``warn`` the key is set anyway, as slime does."""
+        stack = LayerStack(
+            [*base(), role_layer({"my_flag": 1})], rules=[UnknownKeys(parser(), action="warn")]
+        )
+        with pytest.warns(LayerconfWarning, match="set anyway"):
+            assert stack.resolve().my_flag == 1
+
+    def test_also_known(self) -> None:
+        """Keys meaningful without a dest can be declared known."""
+        rule = UnknownKeys(parser(), also_known={"disable_param_buffers_cpu_backup"})
+        stack = LayerStack(
+            [*base(), role_layer({"disable_param_buffers_cpu_backup": True})], rules=[rule]
+        )
+        assert stack.resolve().disable_param_buffers_cpu_backup is True
+
+
+class TestTopologyGuard:
+    """Actor and critic must share the parallel topology."""
+
+    @staticmethod
+    def stacks(critic: dict[str, Any], guard: TopologyGuard | None = None) -> dict[str, LayerStack]:
+        rules = [guard or TopologyGuard()]
+        layers = base(tensor_model_parallel_size=2)
+        return {
+            "actor": LayerStack([*layers, role_layer({})], rules=rules),
+            "critic": LayerStack([*layers, role_layer(critic, "megatron_ppo.yaml")], rules=rules),
+        }
+
+    def test_mismatch_names_both_roles_and_origins(self) -> None:
+        """The error points at the role file and names each role's value and origin."""
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks({"tensor_model_parallel_size": 4}))
+        (problem,) = caught.value.problems
+        assert str(problem) == (
+            "megatron_ppo.yaml:4:7: error: roles must share the parallel topology: "
+            "critic tensor_model_parallel_size=4 from megatron_ppo.yaml:4:7; actor 2 from cli argv[3] "
+            "(set tensor_model_parallel_size once, on the command line, and remove it from the role file)"
+        )
+        assert (problem.key, problem.rule) == ("tensor_model_parallel_size", "topology-guard")
+
+    def test_same_value_in_the_file_is_fine(self) -> None:
+        """Repeating the command line's value is no mismatch."""
+        roles = resolve_stacks(self.stacks({"tensor_model_parallel_size": 2}))
+        assert roles["critic"].tensor_model_parallel_size == 2
+
+    def test_warn(self) -> None:
+        """Under ``warn`` the roles resolve and the warning is kept on both."""
+        with pytest.warns(LayerconfWarning, match="parallel topology"):
+            roles = resolve_stacks(
+                self.stacks({"tensor_model_parallel_size": 4}, TopologyGuard(action="warn"))
+            )
+        assert len(notices(roles["actor"])) == len(notices(roles["critic"])) == 1
+
+    def test_off_and_other_keys(self) -> None:
+        """``off`` checks nothing; the keys are configurable."""
+        roles = resolve_stacks(
+            self.stacks({"tensor_model_parallel_size": 4}, TopologyGuard(action="off"))
+        )
+        assert roles["critic"].tensor_model_parallel_size == 4
+        with pytest.raises(ConfigError, match="lr"):
+            resolve_stacks(self.stacks({"lr": 1e-5}, TopologyGuard(keys=("lr",))))
+
+
+class TestRoleDefaults:
+    """The critic's runtime defaults are a rule with its own origin."""
+
+    def test_forced_even_over_the_file(self) -> None:
+        """kl_coef is 0 for the critic, and explain says which rule made it so."""
+        stack = LayerStack([*base(), role_layer({"kl_coef": 0.5})], rules=[RoleDefaults()])
+        args = stack.resolve(role="critic")
+        setting = explain(args, "kl_coef")
+        assert (setting.value, setting.layer, setting.rule) == (
+            0,
+            "rule:critic-defaults",
+            "critic-defaults",
+        )
+        assert (setting.history[0].value, setting.history[0].reason) == (0.5, Reason.FORCED)
+        assert args.use_opd is False
+        assert args.untie_embeddings_and_output_weights is True
+        assert args.custom_advantage_function_path is None
+
+    def test_unless_overridden(self) -> None:
+        """disable_param_buffers_cpu_backup follows the critic's overrides when they set it."""
+        stack = LayerStack(
+            [*base(), role_layer({"disable_param_buffers_cpu_backup": True})],
+            rules=[RoleDefaults()],
+        )
+        assert stack.resolve(role="critic").disable_param_buffers_cpu_backup is True
+        plain = LayerStack([*base(), role_layer({})], rules=[RoleDefaults()]).resolve(role="critic")
+        assert plain.disable_param_buffers_cpu_backup is False
+
+    def test_only_the_role_and_only_with_a_role_file(self) -> None:
+        """The actor is untouched; without a role layer nothing is set."""
+        actor = LayerStack([*base(), role_layer({})], rules=[RoleDefaults()]).resolve(role="actor")
+        assert not hasattr(actor, "use_opd")
+        critic = LayerStack(base(), rules=[RoleDefaults()]).resolve(role="critic")
+        assert not hasattr(critic, "use_opd")
+
+
+class TestPpoScope:
+    """Critic overrides without a critic earn a warning, and still resolve."""
+
+    def test_no_critic(self) -> None:
+        """GRPO with critic overrides warns at the critic entry."""
+        stack = LayerStack([*base(), role_layer({"lr": 1e-5})], rules=[PpoScope()])
+        with pytest.warns(
+            LayerconfWarning, match=r"ppo.yaml:2:5: warning: the critic's overrides are unused"
+        ):
+            args = stack.resolve(role="critic")
+        assert args.lr == 1e-5
+
+    @pytest.mark.parametrize("cli", [{"use_critic": True}, {"advantage_estimator": "ppo"}])
+    def test_critic_in_use(self, cli: dict[str, Any]) -> None:
+        """--use-critic or --advantage-estimator ppo means a critic runs."""
+        stack = LayerStack([*base(**cli), role_layer({"lr": 1e-5})], rules=[PpoScope()])
+        assert notices(stack.resolve(role="critic")) == ()
+
+    def test_actor_is_not_checked(self) -> None:
+        """Only the critic's overrides are about the critic."""
+        stack = LayerStack([*base(), role_layer({"lr": 1e-5})], rules=[PpoScope()])
+        assert notices(stack.resolve(role="actor")) == ()
