@@ -3,6 +3,7 @@
 from layerconf._explain import explain
 from layerconf._merge import Policy
 from layerconf._namespace import Namespace, Provenance, notices, provenance_of
+from layerconf._profile import available_profiles, load_profile
 from layerconf._records import Layer, Origin, Reason, Setting
 from layerconf._rules import (
     Convert,
@@ -25,6 +26,7 @@ from layerconf.exceptions import (
     Problem,
     RuleError,
     UnknownKeyError,
+    UnknownProfileError,
 )
 
 __version__ = "0.1.0"
@@ -54,7 +56,10 @@ __all__ = [
     "Setting",
     "Stage",
     "UnknownKeyError",
+    "UnknownProfileError",
+    "available_profiles",
     "explain",
+    "load_profile",
     "notices",
     "provenance_of",
     "resolve_stacks",

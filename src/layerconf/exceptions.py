@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from layerconf._suggest import suggestion
+
 if TYPE_CHECKING:
     from layerconf._records import Origin
 
@@ -23,6 +25,7 @@ __all__ = [
     "RuleError",
     "Severity",
     "UnknownKeyError",
+    "UnknownProfileError",
 ]
 
 Severity = Literal["error", "warning", "info"]
@@ -132,6 +135,24 @@ class UnknownKeyError(LayerconfError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class UnknownProfileError(LayerconfError, LookupError):
+    """`load_profile` was asked for a profile that is not bundled.
+
+    `.name` is the name asked for; `.available` lists the bundled profiles.
+    """
+
+    def __init__(self, name: str, available: tuple[str, ...]) -> None:
+        self.name = name
+        self.available = available
+        listed = ", ".join(repr(profile) for profile in available)
+        super().__init__(
+            f"unknown profile {name!r} (available: {listed}){suggestion(name, available)}"
+        )
+
+    def __reduce__(self) -> tuple[type[UnknownProfileError], tuple[str, tuple[str, ...]]]:
+        return (type(self), (self.name, self.available))
 
 
 class NoProvenanceError(LayerconfError, TypeError):
