@@ -18,6 +18,15 @@ from layerconf._rules import (
     rule,
 )
 from layerconf._stack import LayerStack, resolve_stacks
+from layerconf._yaml import (
+    RoleFile,
+    YamlDocument,
+    check_role_file,
+    check_yaml,
+    load_yaml,
+    parse_yaml,
+    read_role_file,
+)
 from layerconf.exceptions import (
     ConfigError,
     LayerconfError,
@@ -48,6 +57,7 @@ __all__ = [
     "Problem",
     "Provenance",
     "Reason",
+    "RoleFile",
     "Rule",
     "RuleContext",
     "RuleError",
@@ -57,11 +67,17 @@ __all__ = [
     "Stage",
     "UnknownKeyError",
     "UnknownProfileError",
+    "YamlDocument",
     "available_profiles",
+    "check_role_file",
+    "check_yaml",
     "explain",
     "load_profile",
+    "load_yaml",
     "notices",
+    "parse_yaml",
     "provenance_of",
+    "read_role_file",
     "resolve_stacks",
     "rule",
 ]

@@ -1,0 +1,787 @@
+"""Tests of the YAML source: positions, refusals, file errors, and the role-file contract."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import layerconf._yaml as yaml_source
+from layerconf import ConfigError, Layer, Origin
+from layerconf._yaml import (
+    MAX_DEPTH,
+    Position,
+    RoleFile,
+    YamlPath,
+    check_role_file,
+    check_yaml,
+    load_yaml,
+    parse_yaml,
+    read_role_file,
+)
+
+HERE = Path(__file__).parent
+BAD = HERE / "bad_role_files"
+FIXTURE = HERE / "fixtures" / "slime_ppo_megatron.yaml"
+EXPECTED: dict[str, list[str]] = {
+    name: value
+    for name, value in json.loads((BAD / "expected.json").read_text()).items()
+    if not name.startswith("_")
+}
+LOADERS = {"libyaml": yaml.CSafeLoader, "pure-python": yaml.SafeLoader}
+if not yaml.__with_libyaml__:  # pragma: no cover - PyYAML built without libyaml
+    del LOADERS["libyaml"]
+
+
+@pytest.fixture(params=sorted(LOADERS))
+def loader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once with each YAML loader the reader may use."""
+    monkeypatch.setattr(yaml_source, "_LOADER", LOADERS[request.param])
+    return str(request.param)
+
+
+def write(directory: Path, text: str, name: str = "role.yaml") -> Path:
+    path = directory / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def located(problem: Any) -> str:
+    """``line:col: severity: message`` with ``-`` for an unknown position."""
+    line = "-" if problem.line is None else problem.line
+    column = "-" if problem.column is None else problem.column
+    return f"{line}:{column}: {problem.severity}: {problem.message}"
+
+
+def all_paths(value: Any, path: YamlPath = ()) -> Iterator[YamlPath]:
+    """Every path of `value`: the root, mapping entries and list items."""
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from all_paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from all_paths(item, (*path, index))
+
+
+def entry_paths(value: Any, path: YamlPath = ()) -> Iterator[YamlPath]:
+    """The paths of the mapping entries of `value` (those that have a key)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*path, key)
+            yield from entry_paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from entry_paths(item, (*path, index))
+
+
+class TestPositions:
+    """The reader records the 1-based line and column of every key and every value."""
+
+    def test_block_mapping(self) -> None:
+        """Keys point at their first character, values at the start of their token."""
+        document = parse_yaml("a: 1\nb:\n  c: 'x'\n  d: [1, 2]\n")
+        assert document.key_positions == {
+            ("a",): (1, 1),
+            ("b",): (2, 1),
+            ("b", "c"): (3, 3),
+            ("b", "d"): (4, 3),
+        }
+        assert document.positions == {
+            (): (1, 1),
+            ("a",): (1, 4),
+            ("b",): (3, 3),  # a block mapping starts at its first key
+            ("b", "c"): (3, 6),  # the opening quote
+            ("b", "d"): (4, 6),
+            ("b", "d", 0): (4, 7),
+            ("b", "d", 1): (4, 10),
+        }
+
+    def test_positions_are_named(self) -> None:
+        """A position is a (line, column) named tuple."""
+        position = parse_yaml("a: 1\n").positions[("a",)]
+        assert isinstance(position, Position)
+        assert (position.line, position.column) == (1, 4)
+
+    def test_columns_count_characters(self) -> None:
+        """Columns count characters, not bytes, so non-ASCII text does not shift them."""
+        document = parse_yaml("name: café\nlr: 1\n")
+        assert document.positions[("lr",)] == (2, 5)
+        assert parse_yaml("é: 1\n").positions[("é",)] == (1, 4)
+
+    def test_crlf_line_ends(self) -> None:
+        """Windows line ends count as one line break."""
+        document = parse_yaml("a: 1\r\nb: 2\r\n")
+        assert document.positions[("b",)] == (2, 4)
+
+    def test_aliases_get_the_anchor_position(self) -> None:
+        """Every path an alias reaches gets its own entry, pointing where the value is written."""
+        document = parse_yaml("a: &x {b: 1}\nc: *x\n")
+        assert document.positions[("c", "b")] == document.positions[("a", "b")] == (1, 11)
+        assert document.data == {"a": {"b": 1}, "c": {"b": 1}}
+        assert document.data["a"] is not document.data["c"]  # expanded, never shared
+
+    @given(
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+            lambda inner: (
+                st.lists(inner, max_size=3)
+                | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+            ),
+            max_leaves=15,
+        )
+    )
+    def test_every_path_has_a_position(self, data: Any) -> None:
+        """Positions cover exactly the paths of the data, keys exactly its mapping entries."""
+        document = parse_yaml(yaml.safe_dump(data))
+        assert set(document.positions) == set(all_paths(document.data))
+        assert set(document.key_positions) == set(entry_paths(document.data))
+
+
+class TestSafeLoadCompatibility:
+    """Values are exactly what ``yaml.safe_load`` builds from the same text."""
+
+    def test_yaml_11_scalars(self) -> None:
+        """YAML 1.1 resolution, quirks included: ``1e-5`` stays a string."""
+        text = (
+            "a: 1e-5\nb: 1.0e-5\nc: 0x1f\nd: 1_000\ne: 1:30\nf: yes\ng: off\nh: ~\n"
+            "i: .inf\nj: 2024-01-02\nk: 2024-01-02 03:04:05\nl: !!binary aGk=\nm: !!str 1\n"
+            "n: '1'\no: ''\np: !!float 1\n"
+        )
+        document = parse_yaml(text)
+        assert document.problems == ()
+        assert document.data == yaml.safe_load(text)
+        assert document.data["a"] == "1e-5"
+        assert parse_yaml("=: 1\n").data == yaml.safe_load("=: 1\n") == {"=": 1}
+        assert document.data["j"] == datetime.date(2024, 1, 2)
+
+    def test_real_fixture(self) -> None:
+        """The real slime role file reads as slime reads it."""
+        assert load_yaml(FIXTURE).data == yaml.safe_load(FIXTURE.read_text())
+
+    @given(
+        st.recursive(
+            st.none()
+            | st.booleans()
+            | st.integers()
+            | st.floats(allow_nan=False)
+            | st.text(max_size=10),
+            lambda inner: (
+                st.lists(inner, max_size=4)
+                | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+            ),
+            max_leaves=25,
+        )
+    )
+    def test_random_documents(self, data: Any) -> None:
+        """Any dumped document reads back equal to ``yaml.safe_load``'s reading."""
+        text = yaml.safe_dump(data)
+        document = parse_yaml(text)
+        assert document.problems == ()
+        assert document.data == yaml.safe_load(text)
+
+    def test_loaders_agree(self, loader: str) -> None:
+        """libyaml and the pure-Python loader give the same data and positions."""
+        document = parse_yaml(FIXTURE.read_text())
+        assert document.data == yaml.safe_load(FIXTURE.read_text())
+        assert document.positions[("megatron", 0, "overrides", "lr")] == (6, 11)
+
+
+class TestMergeKeys:
+    """Merge keys (``<<``) work as in ``yaml.safe_load``; merged values keep their own positions."""
+
+    TEXT = (
+        "base: &base {lr: 1e-5, save: /ckpt}\n"
+        "more: &more {seed: 1, tp: 2}\n"
+        "one:\n  <<: *base\n  save: /other\n"
+        "two:\n  <<: [*more, *base]\n"
+        "nested:\n  <<: {<<: *base, seed: 3}\n"
+    )
+
+    def test_same_values_as_safe_load(self) -> None:
+        """A mapping's own keys win over merged ones; merges nest."""
+        document = parse_yaml(self.TEXT)
+        assert document.problems == ()
+        assert document.data == yaml.safe_load(self.TEXT)
+        assert document.data["one"] == {"lr": "1e-5", "save": "/other"}
+        assert document.data["two"] == {"seed": 1, "tp": 2, "lr": "1e-5", "save": "/ckpt"}
+
+    def test_merged_positions(self) -> None:
+        """A merged value points into the anchored mapping; an own value where it is written."""
+        document = parse_yaml(self.TEXT)
+        assert document.positions[("one", "lr")] == (1, 18)
+        assert document.positions[("one", "save")] == (5, 9)
+        assert document.positions[("two", "seed")] == (2, 20)
+        assert document.key_positions[("two", "save")] == (1, 24)
+        assert set(document.positions) == set(all_paths(document.data))
+        assert set(document.key_positions) == set(entry_paths(document.data))
+
+    def test_conflicting_merged_mappings(self) -> None:
+        """Two merged mappings setting one key is an error: PyYAML versions disagree on it."""
+        text = "a: &a {lr: 1}\nb: &b {lr: 2}\nc:\n  <<: [*a, *b]\n"
+        assert [located(p) for p in parse_yaml(text).problems] == [
+            "4:3: error: two merged mappings set 'lr', at line 1 and line 2; "
+            "YAML readers disagree on which one wins"
+        ]
+
+    @pytest.mark.parametrize(
+        "merge", ["<<: [*a, *b]\n  lr: 3", "<<: [*a, *a]", "<<: *a", "<<: [*b, *c]"]
+    )
+    def test_unambiguous_merges(self, merge: str) -> None:
+        """Own keys settle a conflict; merging one mapping twice is no conflict."""
+        text = f"a: &a {{lr: 1}}\nb: &b {{lr: 2}}\nc: &c {{<<: *b}}\nd:\n  {merge}\n"
+        document = parse_yaml(text)  # (c merges b: both give b's own 'lr')
+        assert document.problems == ()
+        assert document.data == yaml.safe_load(text)
+
+    def test_duplicate_merge_key(self) -> None:
+        """Two ``<<`` keys in one mapping are reported (PyYAML would merge both silently)."""
+        document = parse_yaml("a: &a {x: 1}\nb: &b {y: 2}\nc:\n  <<: *a\n  <<: *b\n")
+        assert [located(p) for p in document.problems] == [
+            "5:3: error: duplicate merge key '<<' in this mapping"
+        ]
+
+    def test_duplicate_inside_an_inline_merge(self) -> None:
+        """A duplicate key of a mapping written inside a merge is reported too."""
+        document = parse_yaml("a:\n  <<: {x: 1, x: 2}\n")
+        assert [p.column for p in document.problems] == [14]
+
+
+class TestRefusals:
+    """Input that is not plain, bounded, single-document YAML is refused at its position."""
+
+    def test_python_tags_are_never_executed(self, tmp_path: Path) -> None:
+        """A Python tag is an error at its position, and nothing runs."""
+        marker = tmp_path / "ran"
+        text = f"a: !!python/object/apply:os.system ['touch {marker}']\n"
+        document = parse_yaml(text)
+        assert [located(p) for p in document.problems] == [
+            "1:4: error: the Python tag '!!python/object/apply:os.system' is not allowed: "
+            "only plain YAML is allowed, no Python objects"
+        ]
+        assert document.data == {"a": None}
+        assert document.unreadable == {("a",)}
+        assert not marker.exists()
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("a: !foo x\n", "1:4: error: unknown tag '!foo'"),
+            ("a: !!set {x}\n", "1:4: error: the tag '!!set' is not supported"),
+            ("a: !!omap [x: 1]\n", "1:4: error: the tag '!!omap' is not supported"),
+            ("a: !!int abc\n", "1:4: error: 'abc' cannot be read as !!int"),
+            ("a: !!str {x: 1}\n", "1:4: error: the tag '!!str' cannot be used on a mapping"),
+            ("a: <<\n", "1:4: error: a plain '<<' is a YAML 1.1 key indicator"),
+            ("a: =\n", "1:4: error: a plain '=' is a YAML 1.1 key indicator"),
+            ("!!python/name:os.system : 1\n", "1:1: error: the Python tag"),
+            ("[1, 2]: 3\n", "1:1: error: a mapping key must be a scalar, not a list"),
+        ],
+    )
+    def test_tags_and_keys(self, text: str, message: str) -> None:
+        """Tags that are not plain YAML and keys that are not scalars are errors."""
+        assert [located(p)[: len(message)] for p in parse_yaml(text).problems] == [message]
+
+    def test_duplicate_keys_name_both_lines(self) -> None:
+        """A duplicate key is reported at the second occurrence, naming the first."""
+        document = parse_yaml("x:\n  lr: 1\n  seed: 2\n  lr: 3\n")
+        assert [located(p) for p in document.problems] == [
+            "4:3: error: duplicate key 'lr': first at line 2, column 3; "
+            "YAML would silently keep only this last one"
+        ]
+        assert document.data == yaml.safe_load("x:\n  lr: 1\n  seed: 2\n  lr: 3\n")
+
+    def test_keys_equal_after_resolution_are_duplicates(self) -> None:
+        """``1`` and ``true`` are one dict key in Python, so they are duplicates here too."""
+        problems = parse_yaml("1: a\ntrue: b\n").problems
+        assert [p.line for p in problems] == [2]
+
+    def test_billion_laughs(self) -> None:
+        """An alias bomb is refused (its rejection time is measured in the benchmark)."""
+        with pytest.raises(ConfigError, match="more than 100,000 values") as caught:
+            read_role_file(BAD / "billion_laughs.yaml")
+        assert len(caught.value.problems) == 1
+
+    def test_node_bound_is_adjustable(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The bound counts every value built, aliases expanded."""
+        monkeypatch.setattr(yaml_source, "MAX_NODES", 5)
+        assert parse_yaml("[1, 2, 3, 4]\n").problems == ()
+        assert parse_yaml("a: &a [1, 2]\nb: *a\n").problems != ()
+
+    def test_merge_bombs_are_bounded(self) -> None:
+        """Merge keys count towards the bound too: merging cannot multiply work unseen."""
+        lines = ["a0: &a0 {k: v}"]
+        lines += [f"a{i}: &a{i} {{<<: [{', '.join([f'*a{i - 1}'] * 10)}]}}" for i in range(1, 8)]
+        assert "more than 100,000" in parse_yaml("\n".join(lines) + "\n").problems[0].message
+
+    @pytest.mark.parametrize(
+        "text", ["a: &a [*a]\n", "a: &a {b: *a}\n", "a: &a {<<: *a}\n", "a: &a {b: {<<: *a}}\n"]
+    )
+    def test_recursive_aliases(self, text: str) -> None:
+        """A value that contains itself is refused (it would be infinite)."""
+        document = parse_yaml(text)
+        assert document.data is None
+        assert "infinite" in document.problems[0].message
+
+    def test_depth_bound(self, loader: str) -> None:
+        """Nesting deeper than MAX_DEPTH is refused; MAX_DEPTH itself is fine."""
+        ok = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+        assert parse_yaml(ok).problems == ()
+        deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+        assert [located(p) for p in parse_yaml(deep).problems] == [
+            f"1:{MAX_DEPTH + 1}: error: the document nests mappings and lists more than "
+            f"{MAX_DEPTH} levels deep"
+        ]
+
+    def test_nesting_past_the_parsers(self, loader: str) -> None:
+        """Nesting too deep for the parser itself is a located problem, not a crash."""
+        problems = parse_yaml("a: " + "[" * 5000 + "]" * 5000 + "\n").problems
+        assert len(problems) == 1
+        assert problems[0].severity == "error"
+        assert "nest" in (problems[0].hint or "")
+
+    def test_control_character_after_non_ascii(self, loader: str) -> None:
+        """A refused character is located in characters (libyaml itself counts bytes)."""
+        [problem] = parse_yaml("name: café\nsave: /ckpt/\x00x\n").problems
+        assert located(problem) == "2:13: error: character U+0000 is not allowed in YAML"
+
+    def test_multiple_documents(self) -> None:
+        """A second document is an error where it starts."""
+        document = parse_yaml("--- \na: 1\n...\n---\nb: 2\n")
+        assert [located(p)[:6] for p in document.problems] == ["4:1: e"]
+        assert parse_yaml("---\na: 1\n...\n").problems == ()
+
+    def test_syntax_error_at_pyyaml_mark(self, loader: str) -> None:
+        """A syntax error is located at PyYAML's problem mark, converted to 1-based."""
+        with pytest.raises(yaml.MarkedYAMLError) as caught:
+            yaml.compose("a: [1, 2\nb: 3\n", Loader=yaml_source._LOADER)
+        mark = caught.value.problem_mark
+        assert mark is not None
+        expected = (mark.line + 1, mark.column + 1)
+        problem_text = str(caught.value.problem)
+        [problem] = parse_yaml("a: [1, 2\nb: 3\n").problems
+        assert (problem.line, problem.column) == expected
+        assert problem.message.startswith(f"invalid YAML: {problem_text}")
+
+    @pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
+    def test_empty_document(self, text: str) -> None:
+        """No document is a problem of the whole file (no line)."""
+        document = parse_yaml(text, source="x.yaml")
+        assert [str(p) for p in document.problems] == [
+            "x.yaml: error: the file holds no YAML document: it is empty or only comments "
+            "(write the YAML document, or do not pass this file)"
+        ]
+        assert document.unreadable == {()}
+
+
+class TestFiles:
+    """Reading the file: once, as UTF-8, with a problem for every way it can fail."""
+
+    def test_sha256_and_source(self, tmp_path: Path) -> None:
+        """The digest is of the file's bytes; the source is the path as given."""
+        path = write(tmp_path, "a: 1\n")
+        document = load_yaml(path)
+        assert document.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert document.source == str(path)
+
+    def test_missing_file(self, tmp_path: Path) -> None:
+        """A missing file is a problem naming the path, with the directory it was read from."""
+        path = tmp_path / "nope.yaml"
+        [problem] = check_yaml(path, layer="role-config").problems
+        assert (problem.source, problem.line, problem.layer) == (str(path), None, "role-config")
+        assert problem.message == "file not found"
+        assert os.getcwd() in (problem.hint or "")
+        with pytest.raises(ConfigError, match=r"nope\.yaml: error: file not found"):
+            load_yaml(path)
+
+    def test_directory(self, tmp_path: Path) -> None:
+        """A directory is refused with a hint to name the file inside it."""
+        [problem] = check_yaml(tmp_path).problems
+        assert problem.message == "is a directory, not a file"
+
+    @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+    def test_unreadable_file(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A file that cannot be opened is a problem, not a traceback."""
+        path = write(tmp_path, "a: 1\n")
+
+        def refuse(*args: object, **kwargs: object) -> object:
+            raise PermissionError(13, "Permission denied")
+
+        monkeypatch.setattr(yaml_source, "open", refuse, raising=False)
+        [problem] = check_yaml(path).problems
+        assert problem.message == "cannot be read: permission denied"
+
+    def test_too_large(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A file past MAX_BYTES is refused without being read whole."""
+        monkeypatch.setattr(yaml_source, "MAX_BYTES", 8)
+        [problem] = check_yaml(write(tmp_path, "a: 123456789\n")).problems
+        assert "larger than" in problem.message
+
+    @pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="needs /dev/fd")
+    def test_file_without_a_size(self) -> None:
+        """A pipe (size 0 to fstat) is read up to the bound."""
+        read_end, write_end = os.pipe()
+        os.write(write_end, b"a: 1\n")
+        os.close(write_end)
+        try:
+            assert check_yaml(f"/dev/fd/{read_end}").data == {"a": 1}
+        finally:
+            os.close(read_end)
+
+    def test_utf8_bom_accepted(self, tmp_path: Path) -> None:
+        """A UTF-8 byte order mark is skipped; columns on line 1 are not shifted."""
+        path = tmp_path / "bom.yaml"
+        path.write_bytes(b"\xef\xbb\xbfa: 1\n")
+        document = load_yaml(path)
+        assert document.data == {"a": 1}
+        assert document.positions[("a",)] == (1, 4)
+        assert document.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+    def test_latin1(self, tmp_path: Path) -> None:
+        """Bytes that are not UTF-8 are located at the first bad byte."""
+        path = tmp_path / "latin1.yaml"
+        path.write_bytes("a: 1\nname: café\n".encode("latin-1"))
+        [problem] = check_yaml(path).problems
+        assert located(problem) == "2:10: error: is not UTF-8 text: byte 0xe9 cannot be decoded"
+        assert "iconv" in (problem.hint or "")
+
+
+class TestRoleFileGood:
+    """Valid role files become one layer per role, with the position of every override."""
+
+    def test_real_fixture(self) -> None:
+        """slime's PPO role file: values as PyYAML reads them, each at its value's position."""
+        role_file = read_role_file(FIXTURE)
+        assert isinstance(role_file, RoleFile)
+        assert role_file.problems == ()
+        assert role_file.roles_missing == ()
+        assert role_file.path == str(FIXTURE)
+        assert role_file.sha256 == hashlib.sha256(FIXTURE.read_bytes()).hexdigest()
+        critic, actor = role_file.layers["critic"], role_file.layers["actor"]
+        assert critic.values == {"lr": "1e-5"}  # a string: coercion is another rule's job
+        assert actor.values == {"lr": "1e-6"}
+        # The fixture starts with an empty line, so 'lr: 1e-5' is line 6 and 'lr: 1e-6' line 10.
+        where = f"role-config {FIXTURE}"
+        assert critic.origin_at(("lr",)).where == f"{where}:6:11"
+        assert actor.origin_at(("lr",)).where == f"{where}:10:11"
+        assert critic.origin == Origin(
+            "role-config", "file", source=str(FIXTURE), line=3, column=5, label="default"
+        )
+        assert (critic.name, critic.kind, critic.source) == ("role-config", "file", str(FIXTURE))
+        assert list(role_file.layers) == ["actor", "critic"]  # in the order of `roles`
+
+    def test_contract_examples(self, tmp_path: Path) -> None:
+        """Every YAML example of the contract reads without a problem."""
+        spec = (HERE / "fixtures" / "megatron-config.md").read_text()
+        examples = re.findall(r"^```yaml\n(.*?)^```", spec, re.DOTALL | re.MULTILINE)
+        assert examples
+        for number, text in enumerate(examples):
+            role_file = read_role_file(write(tmp_path, text, f"example{number}.yaml"))
+            assert role_file.problems == ()
+            entries = yaml.safe_load(text)["megatron"]
+            assert {entry["role"]: entry["overrides"] for entry in entries} == {
+                role: layer.values for role, layer in role_file.layers.items()
+            }
+
+    def test_args_alias(self, tmp_path: Path) -> None:
+        """``args`` alone is the backward-compatible name of ``overrides``."""
+        path = write(tmp_path, "megatron:\n  - role: actor\n    args:\n      lr: 1e-6\n")
+        layer = read_role_file(path).layers["actor"]
+        assert layer.values == {"lr": "1e-6"}
+        assert layer.origin_at(("lr",)).line == 4
+
+    def test_one_role(self, tmp_path: Path) -> None:
+        """A role without an entry is listed in roles_missing and has no layer."""
+        path = write(tmp_path, "megatron:\n  - role: critic\n    overrides: {lr: 1e-5}\n")
+        role_file = read_role_file(path)
+        assert list(role_file.layers) == ["critic"]
+        assert role_file.roles_missing == ("actor",)
+
+    @pytest.mark.parametrize("overrides", ["", " null", " ~", " {}"])
+    def test_no_overrides(self, tmp_path: Path, overrides: str) -> None:
+        """``overrides:`` empty, null or ``{}`` means no overrides: an empty layer."""
+        path = write(tmp_path, f"megatron:\n  - role: actor\n    overrides:{overrides}\n")
+        role_file = read_role_file(path)
+        assert role_file.problems == ()
+        assert role_file.layers["actor"].values == {}
+
+    def test_entry_without_overrides(self, tmp_path: Path) -> None:
+        """An entry with only a role is valid: that role inherits everything."""
+        role_file = read_role_file(write(tmp_path, "megatron:\n  - role: actor\n"))
+        assert role_file.layers["actor"].values == {}
+        assert role_file.roles_missing == ("critic",)
+
+    def test_name_is_the_label(self, tmp_path: Path) -> None:
+        """The entry's ``name`` labels the layer's origin and every override's origin."""
+        text = "megatron:\n  - name: warmup\n    role: actor\n    overrides: {lr: 1e-6}\n"
+        layer = read_role_file(write(tmp_path, text)).layers["actor"]
+        assert layer.origin.label == "warmup"
+        assert layer.origin_at(("lr",)).label == "warmup"
+        text = "megatron:\n  - role: actor\n    overrides: {lr: 1e-6}\n"
+        assert read_role_file(write(tmp_path, text)).layers["actor"].origin.label is None
+
+    def test_nested_overrides(self, tmp_path: Path) -> None:
+        """Nested mappings get an origin per leaf and per mapping; a list is one leaf."""
+        text = (
+            "megatron:\n"
+            "  - role: critic\n"
+            "    overrides:\n"
+            "      optimizer:\n"
+            "        betas: [0.9, 0.95]\n"
+            "        eps: 1.0e-8\n"
+            "      lr: 1e-5\n"
+        )
+        layer = read_role_file(write(tmp_path, text)).layers["critic"]
+        assert layer.values == {"optimizer": {"betas": [0.9, 0.95], "eps": 1e-8}, "lr": "1e-5"}
+        positions = {path: (o.line, o.column) for path, o in layer.origins.items()}
+        assert positions == {
+            ("optimizer",): (5, 9),
+            ("optimizer", "betas"): (5, 16),
+            ("optimizer", "eps"): (6, 14),
+            ("lr",): (7, 11),
+        }
+
+    def test_shared_overrides_through_a_merge_key(self, tmp_path: Path) -> None:
+        """An anchored overrides mapping can be merged into another role's overrides."""
+        text = (
+            "megatron:\n"
+            "  - role: actor\n"
+            "    overrides: &shared\n"
+            "      lr: 1e-6\n"
+            "      save: /ckpt\n"
+            "  - role: critic\n"
+            "    overrides:\n"
+            "      <<: *shared\n"
+            "      lr: 1e-5\n"
+        )
+        layers = read_role_file(write(tmp_path, text)).layers
+        assert layers["critic"].values == {"lr": "1e-5", "save": "/ckpt"}
+        assert layers["critic"].origin_at(("save",)).line == 5  # where it is written
+        assert layers["critic"].origin_at(("lr",)).line == 9
+
+    def test_custom_roles_and_layer_name(self, tmp_path: Path) -> None:
+        """Roles and the layer's name are parameters."""
+        text = "megatron:\n  - role: reward\n    overrides: {lr: 1}\n"
+        role_file = read_role_file(
+            write(tmp_path, text), roles=["reward", "ref"], layer_name="roles"
+        )
+        layer = role_file.layers["reward"]
+        assert (layer.name, layer.origin.layer, layer.origin_at(("lr",)).layer) == (
+            "roles",
+            "roles",
+            "roles",
+        )
+        assert role_file.roles_missing == ("ref",)
+
+    def test_layers_are_private_copies(self, tmp_path: Path) -> None:
+        """A layer is an ordinary `Layer`, ready for a `LayerStack`."""
+        path = write(tmp_path, "megatron:\n  - role: actor\n    overrides: {opt: {a: 1}}\n")
+        layer = read_role_file(path).layers["actor"]
+        assert isinstance(layer, Layer)
+        assert layer.lookup(("opt", "a")) == (True, 1)
+
+
+class TestRoleFileErrors:
+    """Every mistake of a role file is reported at once, located, with what to write instead."""
+
+    def test_corpus_is_complete(self) -> None:
+        """Every bad file has its expectation and every expectation its file (at least 40)."""
+        files = {path.name for path in BAD.glob("*.yaml")}
+        assert files == set(EXPECTED)
+        assert len(files) >= 40
+
+    @pytest.mark.parametrize("name", sorted(EXPECTED))
+    def test_bad_file(self, name: str, loader: str) -> None:
+        """The file's problems are exactly the expected ones, in order, with either loader."""
+        role_file = check_role_file(BAD / name)
+        got = [located(problem) for problem in role_file.problems]
+        expected = EXPECTED[name]
+        assert len(got) == len(expected), got
+        for line, want in zip(got, expected, strict=True):
+            where, _, substring = want.partition(": ")
+            severity, _, message = substring.partition(": ")
+            assert line.startswith(f"{where}: {severity}: "), (line, want)
+            assert message in line, (line, want)
+        for problem in role_file.problems:
+            assert problem.hint, problem  # every problem says what to do
+            assert problem.source == str(BAD / name)
+            assert problem.layer == "role-config"
+
+    @pytest.mark.parametrize("name", sorted(EXPECTED))
+    def test_read_raises_on_errors(self, name: str) -> None:
+        """`read_role_file` raises one ConfigError with every problem, unless all are warnings."""
+        role_file = check_role_file(BAD / name)
+        if not role_file.errors:
+            assert read_role_file(BAD / name).problems == role_file.problems
+            return
+        with pytest.raises(ConfigError) as caught:
+            read_role_file(BAD / name)
+        assert caught.value.problems == role_file.problems
+
+    def test_many_problems_at_once(self) -> None:
+        """One file with six mistakes reports six compiler-style lines."""
+        path = BAD / "many_problems.yaml"
+        with pytest.raises(ConfigError) as caught:
+            read_role_file(path)
+        lines = str(caught.value).splitlines()
+        assert len(lines) == 6
+        assert lines[0] == (
+            f"{path}:4:5: error: unknown field 'override' in megatron entry 1; "
+            "did you mean 'overrides'? (write 'overrides')"
+        )
+
+    def test_overrides_never_fall_back_to_args(self) -> None:
+        """Empty ``overrides`` beside ``args`` is an error, not a silent use of ``args``."""
+        role_file = check_role_file(BAD / "empty_overrides_and_args.yaml")
+        assert role_file.layers["actor"].values == {}
+        assert [p.column for p in role_file.errors] == [5]
+
+    def test_override_key_problem_names_the_key(self) -> None:
+        """A bad override key carries its dotted path as the problem's key."""
+        [problem] = check_role_file(BAD / "nested_override_int_key.yaml").problems
+        assert problem.key == "moe_layer_freq.2"
+
+    def test_no_cascade_from_refused_values(self) -> None:
+        """A refused value is reported once, not again as a wrong type."""
+        problems = check_role_file(BAD / "python_tag_role.yaml").problems
+        assert len(problems) == 1
+
+    def test_check_keeps_what_could_be_read(self) -> None:
+        """`check_role_file` still builds the layers of the valid entries."""
+        role_file = check_role_file(BAD / "duplicate_role.yaml")
+        assert role_file.layers["critic"].values == {"lr": "1e-5"}  # the first entry
+        assert role_file.layers["actor"].values == {"lr": "1e-6"}
+
+    def test_missing_file(self) -> None:
+        """A missing role file is one problem naming the path as given."""
+        with pytest.raises(ConfigError) as caught:
+            read_role_file("no/such/megatron.yaml")
+        [problem] = caught.value.problems
+        assert str(problem).startswith("no/such/megatron.yaml: error: file not found")
+
+    @pytest.mark.parametrize(
+        ("roles", "error"),
+        [
+            ("actor", TypeError),
+            ((), ValueError),
+            (("actor", ""), ValueError),
+            (("actor", "actor"), ValueError),
+            ((1,), ValueError),
+        ],
+    )
+    def test_bad_roles_argument(self, roles: Any, error: type[Exception]) -> None:
+        """A wrong `roles` argument is a programming error, raised at once."""
+        with pytest.raises(error):
+            check_role_file(FIXTURE, roles)
+
+    def test_bad_layer_name(self) -> None:
+        """The layer name must be a non-empty string."""
+        with pytest.raises(ValueError, match="layer_name"):
+            check_role_file(FIXTURE, layer_name="")
+
+
+ROLES = ("actor", "critic")
+_NO_BREAKS = st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"))
+override_keys = st.from_regex(r"[a-z_][a-z0-9_]{0,20}", fullmatch=True).filter(
+    lambda key: yaml.safe_load(key) == key
+)
+override_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(_NO_BREAKS, max_size=12),
+)
+
+
+@st.composite
+def role_files(draw: st.DrawFn) -> tuple[list[dict[str, Any]], str]:
+    """Random role files: entries for a subset of the roles, dumped by ``yaml.safe_dump``."""
+    entries = []
+    for role in draw(st.lists(st.sampled_from(ROLES), unique=True)):
+        entry: dict[str, Any] = {}
+        name = draw(st.none() | st.text(_NO_BREAKS, max_size=8))
+        if name is not None:
+            entry["name"] = name
+        entry["role"] = role
+        field = draw(st.sampled_from(["overrides", "args"]))
+        entry[field] = draw(st.dictionaries(override_keys, override_values, max_size=6))
+        entries.append(entry)
+    return entries, yaml.safe_dump({"megatron": entries}, sort_keys=False)
+
+
+class TestRoleFileProperties:
+    """Random role files read back as ``yaml.safe_load`` reads them, with the right lines."""
+
+    @settings(max_examples=150, deadline=None)
+    @given(role_files())
+    def test_random_role_files(
+        self, tmp_path_factory: pytest.TempPathFactory, generated: tuple[list[Any], str]
+    ) -> None:
+        """Values equal safe_load's; each override's origin is on its key's line."""
+        entries, text = generated
+        path = write(tmp_path_factory.getbasetemp(), text, "random_role.yaml")
+        role_file = read_role_file(path)
+        assert [p for p in role_file.problems if p.severity == "error"] == []
+        loaded = {entry["role"]: entry for entry in yaml.safe_load(text)["megatron"]}
+        assert set(role_file.layers) == set(loaded)
+        assert role_file.roles_missing == tuple(r for r in ROLES if r not in loaded)
+        lines = text.splitlines()
+        cursor = 0
+
+        def next_line(pattern: str) -> tuple[int, str]:
+            nonlocal cursor
+            for index in range(cursor, len(lines)):
+                if re.match(pattern, lines[index]):
+                    cursor = index + 1
+                    return index + 1, lines[index]
+            raise AssertionError(f"{pattern!r} not found in\n{text}")
+
+        for entry in entries:
+            layer = role_file.layers[entry["role"]]
+            overrides = entry.get("overrides", entry.get("args"))
+            assert layer.values == loaded[entry["role"]].get(
+                "overrides", loaded[entry["role"]].get("args")
+            )
+            assert layer.origin.label == entry.get("name")
+            next_line(r"\s*(- )?role: ")
+            for key in overrides:
+                line, written = next_line(rf"\s+{re.escape(key)}:( |$)")
+                origin = layer.origin_at((key,))
+                assert origin.line == line
+                assert origin.column == written.index(f"{key}:") + len(key) + 3
+
+
+DOC = HERE.parent / "docs" / "role-files.md"
+DOC_PAIRS = re.findall(r"^```yaml\n([^`]*)```\n```text\n([^`]*)```", DOC.read_text(), re.MULTILINE)
+
+
+class TestDocumentedErrors:
+    """Every error example of docs/role-files.md reports exactly what the page shows."""
+
+    def test_the_page_has_examples(self) -> None:
+        """The pairs were found (the pattern did not silently stop matching)."""
+        assert len(DOC_PAIRS) >= 30
+
+    @pytest.mark.parametrize(("text", "report"), DOC_PAIRS, ids=range(len(DOC_PAIRS)))
+    def test_example(
+        self, text: str, report: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The example, saved as role.yaml, gives the documented lines (libyaml's wording)."""
+        monkeypatch.chdir(tmp_path)
+        write(tmp_path, text)
+        got = [str(problem) for problem in check_role_file("role.yaml").problems]
+        want = report.rstrip("\n").splitlines()
+        if yaml.__with_libyaml__:
+            assert got == want
+        else:  # pragma: no cover - the pure-Python parser words syntax errors differently
+            assert [line.split(": ")[0] for line in got] == [w.split(": ")[0] for w in want]
