@@ -1,5 +1,6 @@
 """layerconf: resolve a training job's configuration per role, with the origin of every value."""
 
+from layerconf._coerce import TypeCoercion, expected_kind
 from layerconf._explain import explain
 from layerconf._merge import Policy
 from layerconf._namespace import Namespace, Provenance, notices, provenance_of
@@ -65,12 +66,14 @@ __all__ = [
     "SetValue",
     "Setting",
     "Stage",
+    "TypeCoercion",
     "UnknownKeyError",
     "UnknownProfileError",
     "YamlDocument",
     "available_profiles",
     "check_role_file",
     "check_yaml",
+    "expected_kind",
     "explain",
     "load_profile",
     "load_yaml",
