@@ -76,13 +76,6 @@ class TestLayer:
         with pytest.raises(TypeError, match="must be a mapping"):
             Layer.from_mapping("a", [("x", 1)])  # type: ignore[arg-type]
 
-    def test_without_and_replacing_copy(self) -> None:
-        """Removing or replacing a nested value leaves the original layer alone."""
-        layer = Layer.from_mapping("a", {"o": {"b": 1, "c": 2}})
-        assert layer.without(("o", "b")).values == {"o": {"c": 2}}
-        assert layer.replacing(("o", "b"), 5).values == {"o": {"b": 5, "c": 2}}
-        assert layer.values == {"o": {"b": 1, "c": 2}}
-
 
 class TestProblems:
     """Problems print as compiler-style lines and travel inside ConfigError."""

@@ -14,7 +14,7 @@ import attrs
 
 from layerconf._values import is_atomic, private_copy
 
-__all__ = ["Layer", "Origin", "Reason", "Setting", "join_path", "split_key"]
+__all__ = ["Layer", "Origin", "Reason", "Setting", "join_path", "key_path", "split_key"]
 
 Path = tuple[str, ...]
 
@@ -22,6 +22,11 @@ Path = tuple[str, ...]
 def split_key(key: str) -> Path:
     """``"opt.beta2"`` -> ``("opt", "beta2")``."""
     return tuple(key.split("."))
+
+
+def key_path(key: str | Path) -> Path:
+    """A path from a dotted key, or a path tuple as it is (for keys that contain a dot)."""
+    return key if isinstance(key, tuple) else split_key(key)
 
 
 def join_path(path: Path) -> str:
@@ -155,29 +160,6 @@ class Layer:
                 return False, None
             node = node[part]
         return True, node
-
-    def without(self, path: Path) -> Layer:
-        """This layer with the value at `path` removed (nothing else changes)."""
-        values = dict(self.values)
-        if len(path) == 1:
-            values.pop(path[0], None)
-        else:
-            parent = values
-            for part in path[:-1]:
-                parent[part] = dict(parent[part])
-                parent = parent[part]
-            parent.pop(path[-1], None)
-        return attrs.evolve(self, values=values)
-
-    def replacing(self, path: Path, value: Any) -> Layer:
-        """This layer with the value at `path` replaced by `value`, keeping its origin."""
-        values = dict(self.values)
-        parent = values
-        for part in path[:-1]:
-            parent[part] = dict(parent[part])
-            parent = parent[part]
-        parent[path[-1]] = value
-        return attrs.evolve(self, values=values)
 
 
 @attrs.frozen

@@ -43,18 +43,21 @@ STAGES: tuple[Stage, ...] = ("layers", "resolved", "roles")
 
 @attrs.frozen
 class Drop:
-    """Remove `key` (a dotted path) from the layer named `layer`; history records it as ignored."""
+    """Remove `key` from the layer named `layer`; history records it as ignored.
+
+    `key` is a dotted path, or a tuple of parts for a key that itself contains a dot.
+    """
 
     layer: str
-    key: str
+    key: str | tuple[str, ...]
 
 
 @attrs.frozen
 class Convert:
-    """Replace the value at `key` in the layer named `layer` by `value`, keeping its origin."""
+    """Replace the value at `key` (as in `Drop`) in the layer `layer`, keeping its origin."""
 
     layer: str
-    key: str
+    key: str | tuple[str, ...]
     value: Any
 
 
@@ -65,7 +68,7 @@ class SetValue:
     `note` is a short reason shown with the value (``"slime runs the critic without KL"``).
     """
 
-    key: str
+    key: str | tuple[str, ...]
     value: Any
     role: str | None = None
     note: str | None = None

@@ -20,7 +20,7 @@ import attrs
 from layerconf._explain import setting_for
 from layerconf._merge import POLICIES, Policy, merge_layers
 from layerconf._namespace import Event, Namespace, Provenance
-from layerconf._records import Layer, Origin, Path, Setting, split_key
+from layerconf._records import Layer, Origin, Path, Setting, join_path, key_path, split_key
 from layerconf._rules import (
     Convert,
     Drop,
@@ -162,33 +162,40 @@ class _Resolution:
 
     def run_layer_rules(self) -> None:
         for candidate in self.stack.rules.for_stage("layers"):
+            changes: dict[int, list[Drop | Convert]] = {}
             for decision in decisions_of(candidate, self._context("layers")):
                 if isinstance(decision, Problem):
                     self.problems.append(_tagged(decision, candidate))
                 else:
                     assert isinstance(decision, (Drop, Convert))
-                    self._change_layer(candidate, decision)
+                    index = self._layer_index(candidate, decision.layer)
+                    changes.setdefault(index, []).append(decision)
+            # One rebuild per changed layer, however many values the rule changed in it.
+            for index, decisions in changes.items():
+                self.layers[index] = self._changed_layer(candidate, index, decisions)
 
-    def _change_layer(self, candidate: Rule, decision: Drop | Convert) -> None:
-        index = self._layer_index(candidate, decision.layer)
+    def _changed_layer(self, candidate: Rule, index: int, decisions: list[Drop | Convert]) -> Layer:
         layer = self.layers[index]
-        path = split_key(decision.key)
-        held, value = layer.lookup(path)
-        if not held:
-            raise RuleError(
-                f"rule {candidate.name!r} returned {decision!r}, but layer {layer.name!r} "
-                f"holds no {decision.key!r}"
-            )
-        if isinstance(decision, Drop):
-            self._record(
-                path, Event("ignored", index, value, layer.origin_at(path), candidate.name)
-            )
-            self.layers[index] = layer.without(path)
-        else:
-            self._record(
-                path, Event("converted", index, value, layer.origin_at(path), candidate.name)
-            )
-            self.layers[index] = layer.replacing(path, copy_value(decision.value))
+        values = dict(layer.values)
+        for decision in decisions:
+            path = key_path(decision.key)
+            held, value = layer.lookup(path)
+            if not held:
+                raise RuleError(
+                    f"rule {candidate.name!r} returned {decision!r}, but layer {layer.name!r} "
+                    f"holds no {join_path(path)!r}"
+                )
+            action = "ignored" if isinstance(decision, Drop) else "converted"
+            self._record(path, Event(action, index, value, layer.origin_at(path), candidate.name))
+            parent = values
+            for part in path[:-1]:
+                parent[part] = dict(parent[part])
+                parent = parent[part]
+            if isinstance(decision, Drop):
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = decision.value
+        return attrs.evolve(layer, values=values)
 
     def _layer_index(self, candidate: Rule, name: str) -> int:
         for index, layer in enumerate(self.layers):
@@ -210,7 +217,7 @@ class _Resolution:
                     self.set_value(candidate, decision)
 
     def set_value(self, candidate: Rule, decision: SetValue) -> None:
-        path = split_key(decision.key)
+        path = key_path(decision.key)
         parent = self.values
         for part in path[:-1]:
             child = parent.get(part)
