@@ -15,7 +15,7 @@ from layerconf._suggest import suggestion
 from layerconf._values import copy_value
 from layerconf.exceptions import NoProvenanceError, UnknownKeyError
 
-__all__ = ["explain", "setting_for"]
+__all__ = ["explain", "same_value", "setting_for"]
 
 _RUNTIME = Origin("runtime", "runtime")
 
@@ -67,7 +67,7 @@ def setting_for(values: Mapping[str, Any], provenance: Provenance, key: str) -> 
         forcing = ordered[live[position + 1]]
         ordered[index] = attrs.evolve(ordered[index], reason=Reason.FORCED, by=forcing.origin.rule)
     merged = any(setting.reason is Reason.MERGED for setting in ordered)
-    if live and (merged or _same(ordered[live[-1]].value, current)):
+    if live and (merged or same_value(ordered[live[-1]].value, current)):
         final = ordered.pop(live[-1])
     else:
         # Assigned after resolution (or never seen by any layer): say so rather than guess.
@@ -83,7 +83,8 @@ def setting_for(values: Mapping[str, Any], provenance: Provenance, key: str) -> 
     )
 
 
-def _same(recorded: Any, current: Any) -> bool:
+def same_value(recorded: Any, current: Any) -> bool:
+    """Whether `current` is still the value that was recorded (same type, equal)."""
     if recorded is current:
         return True
     try:

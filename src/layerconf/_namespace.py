@@ -17,7 +17,7 @@ from layerconf._merge import Policy
 from layerconf._records import Layer, Origin, Path
 from layerconf.exceptions import Problem
 
-__all__ = ["Event", "Namespace", "Provenance", "notices", "provenance_of"]
+__all__ = ["Event", "Namespace", "Provenance", "notices", "provenance_of", "with_inputs"]
 
 
 @attrs.frozen
@@ -44,6 +44,10 @@ class Provenance:
     policies: Mapping[Path, Policy]
     events: Mapping[Path, tuple[Event, ...]]
     notices: tuple[Problem, ...] = ()
+    #: The command line that was parsed, when one was.
+    argv: tuple[str, ...] | None = None
+    #: Each file read (a role file), by path, with the sha256 of its bytes.
+    files: Mapping[str, str] = attrs.field(factory=dict)
 
     # Immutable all the way down: a copy is the same object.
     def __copy__(self) -> Provenance:
@@ -87,6 +91,13 @@ def provenance_of(args: argparse.Namespace) -> Provenance | None:
     if isinstance(args, Namespace):
         return getattr(args, _SLOT, None)
     return None
+
+
+def with_inputs(args: Namespace, *, argv: tuple[str, ...] | None, files: Mapping[str, str]) -> None:
+    """Record on `args`'s provenance what it was resolved from (for audit records)."""
+    provenance = provenance_of(args)
+    if provenance is not None:
+        object.__setattr__(args, _SLOT, attrs.evolve(provenance, argv=argv, files=dict(files)))
 
 
 def notices(args: argparse.Namespace) -> tuple[Problem, ...]:

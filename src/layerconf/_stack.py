@@ -89,18 +89,21 @@ class LayerStack:
         return _finish({role: resolution}, [])[role]
 
 
-def resolve_stacks(stacks: Mapping[str, LayerStack]) -> dict[str, Namespace]:
+def resolve_stacks(
+    stacks: Mapping[str, LayerStack], *, problems: Iterable[Problem] = ()
+) -> dict[str, Namespace]:
     """Resolve one stack per role, then run the ``roles`` rules across the results.
 
     The ``roles`` rules are those of every stack, each run once, in the order the stacks list
-    them. Raises one `ConfigError` with the problems of every role.
+    them. `problems` found before (reading the inputs) are reported with the resolution's
+    own. Raises one `ConfigError` with the problems of every role.
     """
     resolutions = {role: _Resolution(stack, role) for role, stack in stacks.items()}
     for resolution in resolutions.values():
         resolution.run_layer_rules()
         resolution.merge()
         resolution.run_resolved_rules()
-    shared: list[Problem] = []
+    shared: list[Problem] = list(problems)
     cross_rules: dict[str, Rule] = {}
     for stack in stacks.values():
         for candidate in stack.rules.for_stage("roles"):

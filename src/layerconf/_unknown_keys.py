@@ -8,7 +8,7 @@ also where the dest differs from the flag (``disable-bias-linear`` -> ``add_bias
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Literal
 
 import attrs
@@ -33,6 +33,10 @@ def parser_dests(parser: argparse.ArgumentParser) -> tuple[frozenset[str], dict[
     return frozenset(dests), flags
 
 
+def _names(keys: Iterable[str]) -> frozenset[str]:
+    return frozenset(keys)
+
+
 @attrs.frozen
 class UnknownKeys:
     """Refuse (``error``, default) or warn about and keep (``warn``, slime's way) unknown keys.
@@ -46,7 +50,7 @@ class UnknownKeys:
         default="error", validator=attrs.validators.in_(("error", "warn"))
     )
     layer: str = "role-config"
-    also_known: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    also_known: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     name: str = "unknown-keys"
     stage: Literal["layers"] = "layers"
     _dests: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
