@@ -76,4 +76,6 @@ def save(name: str, data: object) -> Path:
 def _human(seconds: float) -> str:
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.3f} ms"
-    return f"{seconds * 1e6:.1f} µs"
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e9:.0f} ns"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import copy
+import inspect
+import pickle
 
 import pytest
 
@@ -12,8 +15,10 @@ from layerconf import (
     NoProvenanceError,
     Origin,
     Reason,
+    SetValue,
     UnknownKeyError,
     explain,
+    rule,
 )
 
 
@@ -124,21 +129,73 @@ class TestTheRecord:
 
 
 class TestAssignedAfterResolution:
-    """A value assigned after resolution is not passed off as a layer's."""
+    """An assignment after resolution is recorded as layer runtime, at the line that made it."""
 
     def test_reassigned_value(self) -> None:
-        """The final origin says runtime; the layer value is in the history."""
+        """explain names this file and line; the layer values stay in the history."""
         args = issue_example()
         args.lr = 5e-6
+        line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
         setting = explain(args, "lr")
-        assert (setting.value, setting.layer) == (5e-6, "runtime")
-        assert [h.layer for h in setting.history] == ["cli", "default"]
+        assert (setting.value, setting.layer, setting.kind) == (5e-6, "runtime", "runtime")
+        assert (setting.source, setting.line) == (__file__, line)
+        assert [(h.layer, h.reason) for h in setting.history] == [
+            ("cli", Reason.OVERRIDDEN),
+            ("default", Reason.OVERRIDDEN),
+        ]
+        assert str(setting).startswith(f"lr = 5e-06  from runtime {__file__}:{line};")
+
+    def test_every_assignment_is_kept(self) -> None:
+        """Two assignments: the last wins, the first is in the history."""
+        args = issue_example()
+        args.lr = 5e-6
+        args.lr = 6e-6
+        setting = explain(args, "lr")
+        assert [h.value for h in setting.history] == [5e-6, 2e-6, 1e-6]
+        assert setting.history[0].layer == "runtime"
+
+    def test_over_a_rule(self) -> None:
+        """A value a rule set, then assigned: the rule's value lost to the assignment."""
+        made = rule("resolved", name="setter")(lambda context: [SetValue("lr", 3e-6)])
+        args = LayerStack([Layer.from_mapping("cli", {"lr": 2e-6})], rules=[made]).resolve()
+        args.lr = 4e-6
+        setting = explain(args, "lr")
+        assert [(h.layer, h.reason) for h in setting.history] == [
+            ("rule:setter", Reason.OVERRIDDEN),
+            ("cli", Reason.FORCED),
+        ]
 
     def test_new_key(self) -> None:
         """A key no layer held is explained as set at runtime."""
         args = issue_example()
         args.extra = 1
-        assert explain(args, "extra").layer == "runtime"
+        setting = explain(args, "extra")
+        assert (setting.layer, setting.history) == ("runtime", ())
+
+    def test_writes_survive_copies_and_stay_apart(self) -> None:
+        """Copies and pickles keep the assignments; a later write to a copy is its own."""
+        args = issue_example()
+        args.lr = 5e-6
+        for clone in (copy.copy(args), copy.deepcopy(args), pickle.loads(pickle.dumps(args))):
+            assert explain(clone, "lr").layer == "runtime"
+            clone.lr = 7e-6
+            assert explain(args, "lr").value == 5e-6
+            assert len(explain(clone, "lr").history) == 3
+
+    def test_write_bypassing_setattr(self) -> None:
+        """A value changed behind the namespace's back is still not passed off as a layer's."""
+        args = issue_example()
+        vars(args)["lr"] = 9e-6
+        setting = explain(args, "lr")
+        assert (setting.layer, setting.source) == ("runtime", None)
+
+    def test_a_plain_namespace_is_not_tracked(self) -> None:
+        """Namespace(**kwargs) records nothing: it has no provenance to add to."""
+        from layerconf import Namespace
+
+        made = Namespace(lr=1)
+        made.lr = 2
+        assert vars(made) == {"lr": 2}
 
 
 class TestErrors:

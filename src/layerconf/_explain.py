@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from layerconf._merge import trace
-from layerconf._namespace import Provenance, provenance_of
+from layerconf._namespace import Provenance, Write, provenance_of, runtime_writes
 from layerconf._records import Origin, Path, Reason, Setting, join_path, split_key
 from layerconf._suggest import suggestion
 from layerconf._values import copy_value
@@ -33,11 +33,16 @@ def explain(args: argparse.Namespace, key: str) -> Setting:
             "Get one from layerconf.parse_args(parser), layerconf.resolve_roles(parser) or "
             "LayerStack([...]).resolve(), then explain its values"
         )
-    return setting_for(vars(args), provenance, key)
+    return setting_for(vars(args), provenance, key, runtime_writes(args, key))
 
 
-def setting_for(values: Mapping[str, Any], provenance: Provenance, key: str) -> Setting:
-    """The `Setting` of `key` in `values`, resolved with `provenance`."""
+def setting_for(
+    values: Mapping[str, Any],
+    provenance: Provenance,
+    key: str,
+    writes: Sequence[Write] = (),
+) -> Setting:
+    """The `Setting` of `key` in `values`, resolved with `provenance`, after `writes`."""
     path = _path_of(values, key)
     current = _lookup(values, path)
     layers = provenance.layers
@@ -60,12 +65,18 @@ def setting_for(values: Mapping[str, Any], provenance: Provenance, key: str) -> 
             entries.append((event.order, rank, setting))
     entries.sort(key=lambda entry: (entry[0], entry[1]))
     ordered = [entry[2] for entry in entries]
+    for value, source, line in writes:  # assignments after resolution come last
+        ordered.append(Setting(key, copy_value(value), Origin("runtime", "runtime", source, line)))
 
     live = [index for index, setting in enumerate(ordered) if setting.reason is None]
-    # Every live value but the last lost to the value a rule set after it.
+    # Every live value but the last lost to the next one: a rule's (forced) or an assignment.
     for position, index in enumerate(live[:-1]):
-        forcing = ordered[live[position + 1]]
-        ordered[index] = attrs.evolve(ordered[index], reason=Reason.FORCED, by=forcing.origin.rule)
+        winner = ordered[live[position + 1]]
+        if winner.origin.rule is not None:
+            lost = attrs.evolve(ordered[index], reason=Reason.FORCED, by=winner.origin.rule)
+        else:
+            lost = attrs.evolve(ordered[index], reason=Reason.OVERRIDDEN)
+        ordered[index] = lost
     merged = any(setting.reason is Reason.MERGED for setting in ordered)
     if live and (merged or same_value(ordered[live[-1]].value, current)):
         final = ordered.pop(live[-1])

@@ -8,6 +8,7 @@ own namespace does; the provenance lives in a slot, so it survives `copy.copy`,
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,9 +16,19 @@ import attrs
 
 from layerconf._merge import Policy
 from layerconf._records import Layer, Origin, Path
+from layerconf._values import copy_value
 from layerconf.exceptions import Problem
 
-__all__ = ["Event", "Namespace", "Provenance", "notices", "provenance_of", "with_inputs"]
+__all__ = [
+    "Event",
+    "Namespace",
+    "Provenance",
+    "Write",
+    "notices",
+    "provenance_of",
+    "runtime_writes",
+    "with_inputs",
+]
 
 
 @attrs.frozen
@@ -58,32 +69,62 @@ class Provenance:
 
 
 _SLOT = "_layerconf_provenance"
+_WRITES = "_layerconf_writes"
+
+#: One assignment after resolution: (value, file, line).
+Write = tuple[Any, str, int]
 
 
 def _rebuild(
-    cls: type[Namespace], values: dict[str, Any], provenance: Provenance | None
+    cls: type[Namespace],
+    values: dict[str, Any],
+    provenance: Provenance | None,
+    writes: dict[str, list[Write]] | None = None,
 ) -> Namespace:
-    return cls._from_values(values, provenance)
+    namespace = cls._from_values(values, provenance)
+    if writes:
+        object.__setattr__(namespace, _WRITES, {key: list(made) for key, made in writes.items()})
+    return namespace
 
 
 class Namespace(argparse.Namespace):
     """An `argparse.Namespace` with provenance: use it exactly as argparse's own.
 
-    Ask where a value came from with `layerconf.explain(args, key)`.
+    Ask where a value came from with `layerconf.explain(args, key)`. An assignment after
+    resolution (``args.lr = 3e-6``) is recorded with the file and line that made it, so
+    `explain` reports it as layer ``runtime`` and keeps the earlier history.
     """
 
-    __slots__ = (_SLOT,)
+    __slots__ = (_SLOT, _WRITES)
     _layerconf_provenance: Provenance | None
+    _layerconf_writes: dict[str, list[Write]]
 
     @classmethod
     def _from_values(cls, values: dict[str, Any], provenance: Provenance | None) -> Namespace:
         namespace = cls.__new__(cls)
         namespace.__dict__.update(values)
         object.__setattr__(namespace, _SLOT, provenance)
+        if provenance is not None:
+            object.__setattr__(namespace, _WRITES, {})
         return namespace
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        writes = getattr(self, _WRITES, None)
+        if writes is not None:
+            caller = sys._getframe(1)
+            made = (copy_value(value), caller.f_code.co_filename, caller.f_lineno)
+            writes.setdefault(name, []).append(made)
+
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), dict(vars(self)), provenance_of(self)))
+        writes = getattr(self, _WRITES, None)
+        return (_rebuild, (type(self), dict(vars(self)), provenance_of(self), writes))
+
+
+def runtime_writes(args: argparse.Namespace, key: str) -> list[Write]:
+    """The assignments to `key` after resolution, oldest first (empty when none)."""
+    writes = getattr(args, _WRITES, None) if isinstance(args, Namespace) else None
+    return list(writes.get(key, ())) if writes else []
 
 
 def provenance_of(args: argparse.Namespace) -> Provenance | None:
