@@ -49,7 +49,7 @@ class IgnoredKeys:
         if layer is None or self.action == "allow":
             return
         for key in [key for key in layer.values if key in self.keys]:
-            origin = layer.origin_at((key,))
+            origin = layer.key_origin_at((key,))
             where = f"set {self.keys[key]} on the command line"
             if self.action == "error":
                 yield Problem.at(

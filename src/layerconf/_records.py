@@ -101,6 +101,8 @@ class Layer:
 
     `values` is the layer's own private copy (nested mappings allowed); treat it as read-only.
     A leaf without an entry in `origins` (keyed by path tuples) has the layer's `origin`.
+    `key_origins` optionally says where each key itself is written (a YAML key's position),
+    for problems about the key rather than its value.
     Build one with `Layer.from_mapping`; the constructor copies what it is given too.
     """
 
@@ -109,6 +111,7 @@ class Layer:
     values: dict[str, Any] = attrs.field(converter=private_copy, validator=_check_top_keys)
     origin: Origin = attrs.field()
     origins: Mapping[Path, Origin] = attrs.field(factory=dict, converter=_origins_dict)
+    key_origins: Mapping[Path, Origin] = attrs.field(factory=dict, converter=_origins_dict)
     # Top-level keys whose values are not atomic: the only ones a merge has to copy or recurse.
     mutable_keys: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
 
@@ -151,6 +154,10 @@ class Layer:
     def origin_at(self, path: Path) -> Origin:
         """The origin of the value at `path` in this layer."""
         return self.origins.get(path, self.origin)
+
+    def key_origin_at(self, path: Path) -> Origin:
+        """Where the key of `path` is written in this layer (else where its value is)."""
+        return self.key_origins.get(path) or self.origin_at(path)
 
     def lookup(self, path: Path) -> tuple[bool, Any]:
         """``(True, value)`` when this layer holds `path`, else ``(False, None)``."""

@@ -258,8 +258,9 @@ def _finish(
     resolutions: Mapping[Any, _Resolution], shared: Sequence[Problem]
 ) -> dict[Any, Namespace]:
     """Raise every error at once, or warn the warnings and return the namespaces."""
-    everything = list(
-        dict.fromkeys([p for r in resolutions.values() for p in r.problems] + list(shared))
+    everything = sorted(
+        dict.fromkeys([p for r in resolutions.values() for p in r.problems] + list(shared)),
+        key=_reading_order,
     )
     if any(problem.severity == "error" for problem in everything):
         raise ConfigError(everything)
@@ -270,6 +271,18 @@ def _finish(
         role: resolution.namespace([*resolution.problems, *shared])
         for role, resolution in resolutions.items()
     }
+
+
+def _reading_order(problem: Problem) -> tuple[bool, str, int, int, int]:
+    """Command-line problems first, then file by file, line by line (a stable sort keeps
+    the order of discovery among equals)."""
+    return (
+        problem.source is not None,
+        problem.source or "",
+        problem.line or 0,
+        problem.column or 0,
+        problem.argv_index or 0,
+    )
 
 
 _PACKAGE_DIR = os.path.dirname(__file__)

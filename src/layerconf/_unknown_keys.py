@@ -82,7 +82,7 @@ class UnknownKeys:
             if self.action == "warn":
                 message += "; it is set anyway"
             yield Problem.at(
-                layer.origin_at((key,)),
+                layer.key_origin_at((key,)),
                 message,
                 key=key,
                 hint=hint,

@@ -786,8 +786,8 @@ class _RoleReader:
             )
         )
 
-    def _origin(self, path: YamlPath, label: str | None) -> Origin:
-        at = self._at(path)
+    def _origin(self, path: YamlPath, label: str | None, *, key: bool = False) -> Origin:
+        at = self._at(path, key=key)
         return Origin(
             self.layer_name,
             "file",
@@ -912,8 +912,12 @@ class _RoleReader:
             )
             return
         self.first_entry[role] = index
+        field = "overrides" if "overrides" in entry else "args"
+        key_origins = {
+            leaf: self._origin((*path, field, *leaf), label, key=True) for leaf in origins
+        }
         self.layers[role] = Layer(
-            self.layer_name, "file", values, self._origin(path, label), origins
+            self.layer_name, "file", values, self._origin(path, label), origins, key_origins
         )
 
     def _unknown_field(self, path: YamlPath, number: int, key: Hashable) -> None:
