@@ -1,0 +1,211 @@
+"""Role resolution: one command line, one role file, a namespace per role.
+
+``resolve_roles(parser, argv)`` is slime's ``--megatron-config-path`` contract as a general
+engine: the command line is the shared baseline (layers ``default`` and ``cli``); the role
+file named by the preset's dest adds a ``role-config`` layer per role; the preset's rules
+check, drop, convert and set values; a role missing from the file inherits the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+import attrs
+
+from layerconf._argparse import parse_known_args
+from layerconf._coerce import TypeCoercion
+from layerconf._ignored_keys import IgnoredKeys
+from layerconf._namespace import Namespace, provenance_of, with_inputs
+from layerconf._ppo_scope import PpoScope
+from layerconf._records import Layer, Origin
+from layerconf._role_defaults import SLIME_CRITIC_DEFAULTS, RoleDefaults
+from layerconf._rules import RuleSet
+from layerconf._stack import LayerStack, resolve_stacks
+from layerconf._topology import TopologyGuard
+from layerconf._unknown_keys import UnknownKeys
+from layerconf._yaml import check_role_file
+from layerconf.exceptions import Problem
+
+__all__ = ["SLIME", "Preset", "resolve_roles", "slime_rules"]
+
+
+def slime_rules(
+    parser: argparse.ArgumentParser,
+    *,
+    ignored_keys: Literal["warn", "error", "allow"] = "warn",
+    unknown_keys: Literal["error", "warn"] = "error",
+    topology: Literal["error", "warn", "off"] = "error",
+) -> RuleSet:
+    """The rules of slime's contract for `parser`, in the order they run.
+
+    Start from these to build your own: ``slime_rules(parser).replace("topology-guard",
+    TopologyGuard(action="warn"))``, ``.without("ppo-scope")``, ``.add(my_rule)``.
+    """
+    return RuleSet(
+        [
+            IgnoredKeys(action=ignored_keys),
+            UnknownKeys(parser, action=unknown_keys, also_known=SLIME_CRITIC_DEFAULTS.keys()),
+            TypeCoercion(parser),
+            PpoScope(),
+            RoleDefaults(),
+            TopologyGuard(action=topology),
+        ]
+    )
+
+
+@attrs.frozen
+class Preset:
+    """What a role resolution needs to know: the roles, the role file's dest, the rules.
+
+    `rules` builds the rule set for a parser (rules such as type coercion need the parser);
+    it is called once per parser and the result reused. `layer` names the role layer.
+    """
+
+    name: str
+    roles: tuple[str, ...] = attrs.field(default=("actor", "critic"), converter=tuple)
+    config_dest: str = "megatron_config_path"
+    layer: str = "role-config"
+    rules: Callable[[argparse.ArgumentParser], RuleSet] = attrs.field(default=slime_rules, eq=False)
+
+
+#: slime's ``--megatron-config-path`` contract: PPO's actor and critic.
+SLIME = Preset("slime")
+
+# Rule sets built per (parser, preset); held weakly so a parser can still be freed.
+_RULES: weakref.WeakKeyDictionary[argparse.ArgumentParser, dict[Any, tuple[int, RuleSet]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
+    stamp = len(parser._actions)  # rebuilt when the parser gains an argument
+    per_parser = _RULES.setdefault(parser, {})
+    cached = per_parser.get(preset)
+    if cached is None or cached[0] != stamp:
+        rules = preset.rules(parser)
+        if not isinstance(rules, RuleSet):
+            rules = RuleSet(rules)
+        cached = per_parser[preset] = (stamp, rules)
+    return cached[1]
+
+
+def resolve_roles(
+    parser: argparse.ArgumentParser,
+    args: Iterable[str] | None = None,
+    *,
+    preset: Preset = SLIME,
+) -> dict[str, Namespace]:
+    """Parse `args` with `parser` and resolve one namespace per role of `preset`.
+
+    Each role resolves as ``default -> cli -> role-config -> rules``; without the role file
+    every role equals the command line. Raises one `ConfigError` with every problem found
+    (the role file's structure, its keys and values, the command line, across roles);
+    warnings are issued as `LayerconfWarning` and kept in `notices(namespace)`.
+    Tokens the parser does not own are allowed and reported as notices.
+    """
+    argv = tuple(sys.argv[1:] if args is None else args)
+    parsed, unknown = parse_known_args(parser, list(argv))
+    provenance = provenance_of(parsed)
+    assert provenance is not None
+    base = provenance.layers
+    policies = provenance.policies  # argparse replaces a dict default; the stack must too
+    found: list[Problem] = list(provenance.notices)
+    found.extend(_unknown_tokens(parser, argv, unknown))
+    rules = _rules_for(parser, preset)
+
+    files: dict[str, str] = {}
+    path = vars(parsed).get(preset.config_dest)
+    if path is None:
+        stacks = {role: LayerStack(base, rules, policies) for role in preset.roles}
+    else:
+        role_file = check_role_file(str(path), preset.roles, layer_name=preset.layer)
+        found.extend(role_file.problems)
+        if role_file.sha256 is not None:
+            files[role_file.path] = role_file.sha256
+        empty = Origin(preset.layer, "file", source=str(path))
+        stacks = {
+            role: LayerStack(
+                [*base, role_file.layers.get(role) or Layer(preset.layer, "file", {}, empty)],
+                rules,
+                policies,
+            )
+            for role in preset.roles
+        }
+    roles = resolve_stacks(stacks, problems=found)
+    for namespace in roles.values():
+        with_inputs(namespace, argv=argv, files=files)
+    return roles
+
+
+def _unknown_tokens(
+    parser: argparse.ArgumentParser, argv: tuple[str, ...], unknown: list[str]
+) -> list[Problem]:
+    """One notice per flag the training parser does not own.
+
+    slime hands such flags to SGLang's parser, so they are allowed (``info``); but a flag
+    that looks like a misspelt option of this parser is a warning with a did-you-mean, since
+    training would silently ignore it. argparse returns unknown tokens in argv order, so each
+    is found after the previous one; a flag's notice names the values that follow it.
+    """
+    groups: list[tuple[int | None, list[str]]] = []
+    position = 0
+    for token in unknown:
+        index = None
+        while position < len(argv) and argv[position] != token:
+            position += 1
+        if position < len(argv):
+            index, position = position, position + 1
+        if token.startswith("-") or not groups:
+            groups.append((index, [token]))
+        else:
+            groups[-1][1].append(token)
+    notices = []
+    for index, tokens in groups:
+        flag = tokens[0].split("=", 1)[0]
+        match = _close_option(parser, flag) if flag.startswith("--") else None
+        shown = " ".join(tokens)
+        if match is not None:
+            notices.append(
+                Problem(
+                    f"{flag!r} is not an argument of this parser (did you mean {match!r}?)",
+                    key=flag,
+                    argv_index=index,
+                    layer="cli",
+                    hint="as written it is passed on to SGLang's parser and training ignores it",
+                    severity="warning",
+                )
+            )
+        else:
+            notices.append(
+                Problem(
+                    f"{shown!r} is not an argument of this parser; it is passed on",
+                    key=flag,
+                    argv_index=index,
+                    layer="cli",
+                    hint="slime hands such arguments to SGLang's parser",
+                    severity="info",
+                )
+            )
+    return notices
+
+
+def _close_option(parser: argparse.ArgumentParser, flag: str) -> str | None:
+    """The parser's option closest to `flag`, if one is very close (a likely typo).
+
+    Only options of about the same length and first letter are compared: difflib over every
+    option of a 1,000-action parser would cost milliseconds per token.
+    """
+    size, first = len(flag), flag[2:3]
+    options = [
+        option
+        for action in parser._actions
+        for option in action.option_strings
+        if abs(len(option) - size) <= 2 and option[2:3] == first and option.startswith("--")
+    ]
+    matches = difflib.get_close_matches(flag, options, n=1, cutoff=0.85)
+    return matches[0] if matches else None

@@ -1,0 +1,1 @@
+"""Drop-in replacements for training stacks' own configuration code (see `compat.slime`)."""

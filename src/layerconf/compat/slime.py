@@ -1,0 +1,159 @@
+"""A drop-in for slime's ``parse_megatron_role_args``, with provenance on the result.
+
+``from layerconf.compat.slime import parse_megatron_role_args`` in place of slime's own gives
+the same values slime computes, on a fresh namespace (``base_args`` is never touched), with
+`explain` working on the result. Structural mistakes in the role file raise
+`SlimeConfigError`, which is both a `ConfigError` (every problem, at file:line:col) and an
+`AssertionError`, so existing ``except AssertionError`` clauses keep working.
+
+slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
+``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
+warning); a string value is converted to the type of the base value when that is an int or
+a float, and kept as it is when that fails (a warning says so, as it does when a quoted
+``"false"`` becomes ``True`` for a boolean, which is what slime computes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import attrs
+
+from layerconf._explain import same_value
+from layerconf._ignored_keys import RESOURCE_KEYS, IgnoredKeys
+from layerconf._merge import merge_layers
+from layerconf._namespace import Namespace, provenance_of
+from layerconf._records import Layer, Origin
+from layerconf._role_defaults import RoleDefaults
+from layerconf._rules import Convert, Decision, RuleContext, RuleSet
+from layerconf._stack import LayerStack
+from layerconf._yaml import check_role_file
+from layerconf.exceptions import ConfigError, Problem
+
+__all__ = ["SlimeConfigError", "parse_megatron_role_args"]
+
+ROLES = ("actor", "critic")
+LAYER = "role-config"
+
+
+class SlimeConfigError(ConfigError, AssertionError):
+    """A role file slime would refuse with an AssertionError: a `ConfigError` that is one too."""
+
+
+@attrs.frozen
+class _SlimeCoercion:
+    """slime's coercion: a string becomes ``type(base value)`` when that is an int or a float."""
+
+    name: str = "slime-coercion"
+    stage: Literal["layers"] = "layers"
+
+    def __call__(self, context: RuleContext) -> Iterator[Decision]:
+        layer = context.layer(LAYER)
+        if layer is None:
+            return
+        base = _base_values(context.layers)
+        for key, value in layer.values.items():
+            if key not in base:
+                yield Problem.at(
+                    layer.origin_at((key,)),
+                    f"{key!r} is not a known argument; it is set anyway, as slime does",
+                    key=key,
+                    hint="check the spelling against the dest names in --help",
+                    severity="warning",
+                )
+                continue
+            original = base[key]
+            if original is None or not isinstance(value, str):
+                continue
+            if not isinstance(original, (int, float)):
+                continue
+            try:
+                converted = type(original)(value)
+            except (ValueError, TypeError):
+                yield Problem.at(
+                    layer.origin_at((key,)),
+                    f"{key!r} stays the string {value!r}: it is not a {type(original).__name__}",
+                    key=key,
+                    hint=f"write a {type(original).__name__}, as on the command line",
+                    severity="warning",
+                )
+                continue
+            if isinstance(original, bool):
+                yield Problem.at(
+                    layer.origin_at((key,)),
+                    f"{key!r}: the string {value!r} became {converted!r}, as slime computes",
+                    key=key,
+                    hint="write true or false without quotes",
+                    severity="warning",
+                )
+            yield Convert(LAYER, key, converted)
+
+
+def _base_values(layers: tuple[Layer, ...]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for layer in layers:
+        if layer.name != LAYER:
+            values.update(layer.values)
+    return values
+
+
+_RULES = RuleSet(
+    [
+        IgnoredKeys(keys={key: RESOURCE_KEYS[key] for key in ("num_nodes", "num_gpus_per_node")}),
+        _SlimeCoercion(),
+        RoleDefaults(),
+    ]
+)
+
+
+def parse_megatron_role_args(
+    base_args: argparse.Namespace, megatron_config_path: str | os.PathLike[str], role: str
+) -> Namespace:
+    """slime's ``parse_megatron_role_args``: `base_args` with `role`'s overrides applied.
+
+    A role missing from the file inherits `base_args`. The critic gets slime's runtime
+    defaults. Returns a new namespace with provenance; `base_args` is never modified.
+    """
+    if role not in ROLES:
+        raise SlimeConfigError(
+            [Problem(f"unsupported Megatron config role {role!r}", hint="use 'actor' or 'critic'")]
+        )
+    path = os.fspath(megatron_config_path)
+    role_file = check_role_file(path, ROLES, layer_name=LAYER)
+    if role_file.errors:
+        raise SlimeConfigError(role_file.problems)
+    base, deleted = _base_layers(base_args)
+    layer = role_file.layers.get(role) or Layer(
+        LAYER, "file", {}, Origin(LAYER, "file", source=path)
+    )
+    result = LayerStack([*base, layer], _RULES).resolve(role=role)
+    for key in deleted:
+        if key not in layer.values:
+            delattr(result, key)
+    return result
+
+
+def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]:
+    """Layers that resolve to `base_args` as it is now, keeping its provenance when it has one.
+
+    Trainers change args after parsing (slime's validation does): what differs from the
+    provenance becomes a ``runtime`` layer, and keys deleted since are returned to delete.
+    """
+    current = vars(base_args)
+    provenance = provenance_of(base_args)
+    if provenance is None or any(layer.name in (LAYER, "runtime") for layer in provenance.layers):
+        return [Layer("base", "mapping", current, Origin("base", "mapping"))], []
+    recorded = merge_layers(provenance.layers, provenance.policies)
+    changed = {
+        key: value
+        for key, value in current.items()
+        if key not in recorded or not same_value(recorded[key], value)
+    }
+    deleted = [key for key in recorded if key not in current]
+    layers = list(provenance.layers)
+    if changed:
+        layers.append(Layer("runtime", "runtime", changed, Origin("runtime", "runtime")))
+    return layers, deleted

@@ -1,0 +1,436 @@
+"""slime's role-override contract (tests/fixtures/megatron-config.md), statement by statement."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from layerconf import ConfigError, LayerconfWarning, Reason, RuleSet, explain, load_profile, notices
+from layerconf._roles import SLIME, Preset, resolve_roles, slime_rules
+from layerconf._topology import TopologyGuard
+
+# The contract's "Typical use" command line, completed with the one required argument.
+TYPICAL = [
+    "--advantage-estimator",
+    "ppo",
+    "--use-critic",
+    "--tensor-model-parallel-size",
+    "2",
+    "--sequence-parallel",
+    "--pipeline-model-parallel-size",
+    "1",
+    "--context-parallel-size",
+    "1",
+    "--expert-model-parallel-size",
+    "1",
+    "--expert-tensor-parallel-size",
+    "1",
+    "--actor-num-nodes",
+    "1",
+    "--actor-num-gpus-per-node",
+    "8",
+    "--critic-num-nodes",
+    "1",
+    "--critic-num-gpus-per-node",
+    "8",
+    "--rollout-batch-size",
+    "32",
+    "--lr",
+    "2e-6",
+]
+
+# The contract's "Format" example.
+FORMAT_EXAMPLE = """\
+megatron:
+  - name: default
+    role: actor
+    overrides:
+      lr: 1e-6
+      save: /path/to/actor_ckpt
+  - name: default
+    role: critic
+    overrides:
+      lr: 1e-5
+      save: /path/to/critic_ckpt
+"""
+
+
+@pytest.fixture(scope="module")
+def parser() -> argparse.ArgumentParser:
+    return load_profile("megatron-slime")
+
+
+def resolve(
+    parser: argparse.ArgumentParser, tmp_path: Path, yaml: str | None, *extra: str
+) -> dict[str, Any]:
+    argv = [*TYPICAL, *extra]
+    if yaml is not None:
+        path = tmp_path / "megatron_ppo.yaml"
+        path.write_text(yaml)
+        argv += ["--megatron-config-path", str(path)]
+    return resolve_roles(parser, argv)
+
+
+class TestLayers:
+    """The command line is the shared baseline; role YAML overrides sit on top."""
+
+    def test_without_the_flag_both_roles_are_the_command_line(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """Without --megatron-config-path actor and critic both inherit the command line as it is."""
+        roles = resolve(parser, tmp_path, None)
+        plain, _ = parser.parse_known_args(TYPICAL)
+        assert set(roles) == {"actor", "critic"}
+        assert vars(roles["actor"]) == vars(plain)
+        assert vars(roles["critic"]) == vars(plain)
+        assert explain(roles["critic"], "lr").layer == "cli"
+
+    def test_overrides_apply_on_top(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """The format example: each role gets its lr and save; everything else is shared."""
+        roles = resolve(parser, tmp_path, FORMAT_EXAMPLE)
+        actor, critic = roles["actor"], roles["critic"]
+        assert (actor.lr, actor.save) == (1e-6, "/path/to/actor_ckpt")
+        assert (critic.lr, critic.save) == (1e-5, "/path/to/critic_ckpt")
+        assert actor.tensor_model_parallel_size == critic.tensor_model_parallel_size == 2
+        setting = explain(critic, "lr")
+        assert (setting.layer, setting.source, setting.line, setting.column) == (
+            "role-config",
+            str(tmp_path / "megatron_ppo.yaml"),
+            10,
+            11,
+        )
+        assert [entry.layer for entry in setting.history] == ["role-config", "cli", "default"]
+        assert setting.history[0].reason is Reason.CONVERTED
+
+    def test_layer_names(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """The layers are named default, cli and role-config."""
+        roles = resolve(parser, tmp_path, FORMAT_EXAMPLE)
+        assert explain(roles["actor"], "save").layer == "role-config"
+        assert explain(roles["actor"], "tensor_model_parallel_size").layer == "cli"
+        assert explain(roles["actor"], "seed").layer == "default"
+
+
+class TestMissingRole:
+    """A role missing from the YAML inherits the command line."""
+
+    @pytest.mark.parametrize("present", ["actor", "critic"])
+    def test_one_role_only(
+        self, parser: argparse.ArgumentParser, tmp_path: Path, present: str
+    ) -> None:
+        """FAQ: only actor, or only critic? Yes; the missing role inherits the command line."""
+        yaml = f"megatron:\n  - role: {present}\n    overrides:\n      lr: 1e-5\n"
+        roles = resolve(parser, tmp_path, yaml)
+        missing = "critic" if present == "actor" else "actor"
+        assert roles[present].lr == 1e-5
+        assert roles[missing].lr == 2e-6
+        assert explain(roles[missing], "lr").layer == "cli"
+
+
+class TestFormat:
+    """name is optional, role required, overrides default {}, args an alias of overrides."""
+
+    def test_args_alias(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """args is the backward-compatible alias of overrides."""
+        roles = resolve(
+            parser, tmp_path, "megatron:\n  - role: critic\n    args:\n      lr: 1e-5\n"
+        )
+        assert roles["critic"].lr == 1e-5
+
+    def test_name_is_optional_and_recorded(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """name is a label kept in the origin; nothing depends on it."""
+        roles = resolve(
+            parser,
+            tmp_path,
+            "megatron:\n  - name: warm\n    role: critic\n    overrides: {lr: 1e-5}\n",
+        )
+        assert explain(roles["critic"], "lr").origin.label == "warm"
+
+    @pytest.mark.parametrize("empty", ["{}", "null", ""])
+    def test_empty_overrides_never_fall_back_to_args(
+        self, parser: argparse.ArgumentParser, tmp_path: Path, empty: str
+    ) -> None:
+        """overrides: {} / null means no overrides."""
+        roles = resolve(parser, tmp_path, f"megatron:\n  - role: critic\n    overrides: {empty}\n")
+        assert roles["critic"].lr == 2e-6
+
+    def test_role_is_required(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """An entry without a role is an error at its line, listing the roles."""
+        with pytest.raises(
+            ConfigError, match=r"megatron_ppo.yaml:2:5: error: .*role.*'actor', 'critic'"
+        ):
+            resolve(parser, tmp_path, "megatron:\n  - name: x\n    overrides: {lr: 1e-5}\n")
+
+
+class TestKeys:
+    """Keys in overrides are argparse dest names, not flags."""
+
+    def test_flag_is_an_error_naming_the_dest(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """tensor-model-parallel-size is refused, saying to write tensor_model_parallel_size."""
+        with pytest.raises(ConfigError) as caught:
+            resolve(
+                parser,
+                tmp_path,
+                "megatron:\n  - role: critic\n    overrides:\n      tensor-model-parallel-size: 2\n",
+            )
+        (problem,) = caught.value.errors
+        assert problem.hint == "write tensor_model_parallel_size"
+        assert (problem.line, problem.column) == (4, 7)
+
+    def test_typo_has_a_did_you_mean_at_its_line(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """A misspelt key is caught before launch, at its line."""
+        with pytest.raises(ConfigError) as caught:
+            resolve(
+                parser,
+                tmp_path,
+                "megatron:\n  - role: critic\n    overrides:\n      lr: 1e-5\n      lr_warmup_iter: 10\n",
+            )
+        (problem,) = caught.value.errors
+        assert problem.line == 5
+        assert "did you mean 'lr_warmup_iters'?" in str(problem)
+
+    def test_every_problem_at_once(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """A file with several mistakes reports all of them."""
+        yaml = "megatron:\n  - role: critic\n    overrides:\n      lr: fast\n      sav: /x\n      lr_decay_style: cosin\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml)
+        assert [p.line for p in caught.value.errors] == [4, 5, 6]
+        assert "did you mean 'cosine'" in str(caught.value)
+
+
+class TestResources:
+    """num_nodes / num_gpus_per_node in the YAML are ignored: resources come from the command line."""
+
+    @pytest.mark.parametrize(
+        "key", ["num_nodes", "num_gpus_per_node", "critic_num_nodes", "actor_num_gpus_per_node"]
+    )
+    def test_ignored_with_a_warning(
+        self, parser: argparse.ArgumentParser, tmp_path: Path, key: str
+    ) -> None:
+        """FAQ: --actor-num-nodes or --critic-num-gpus-per-node in the YAML? No: ignored."""
+        with pytest.warns(LayerconfWarning, match=f"'{key}' is ignored"):
+            roles = resolve(
+                parser, tmp_path, f"megatron:\n  - role: critic\n    overrides:\n      {key}: 4\n"
+            )
+        plain, _ = parser.parse_known_args(TYPICAL)
+        assert vars(roles["critic"]).get(key) == vars(plain).get(key)
+        if key in vars(plain):
+            setting = explain(roles["critic"], key)
+            assert setting.layer in ("cli", "default")
+            assert (setting.history[0].value, setting.history[0].reason) == (4, Reason.IGNORED)
+
+
+class TestTopology:
+    """Actor and critic must share TP, PP, CP, EP, ETP and sequence parallel."""
+
+    @pytest.mark.parametrize(
+        ("key", "value"),
+        [
+            ("tensor_model_parallel_size", 4),
+            ("pipeline_model_parallel_size", 2),
+            ("context_parallel_size", 2),
+            ("expert_model_parallel_size", 2),
+            ("expert_tensor_parallel_size", 2),
+            ("sequence_parallel", False),
+        ],
+    )
+    def test_mismatch_is_an_error(
+        self, parser: argparse.ArgumentParser, tmp_path: Path, key: str, value: Any
+    ) -> None:
+        """A different topology for one role is refused, naming both roles' values and origins."""
+        yaml = f"megatron:\n  - role: critic\n    overrides:\n      {key}: {json.dumps(value)}\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml)
+        (problem,) = caught.value.errors
+        assert problem.key == key
+        assert f"critic {key}={value!r} from " in problem.message
+        assert "; actor " in problem.message
+        assert " from cli argv[" in problem.message
+
+    def test_same_topology_in_the_file_is_fine(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """Repeating the command line's value is allowed."""
+        roles = resolve(
+            parser,
+            tmp_path,
+            "megatron:\n  - role: critic\n    overrides: {tensor_model_parallel_size: 2}\n",
+        )
+        assert roles["critic"].tensor_model_parallel_size == 2
+
+
+class TestPpoOnly:
+    """PPO only: a role file without a critic is not the intended use."""
+
+    def test_critic_overrides_without_a_critic_warn(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """GRPO with critic overrides: a warning; the actor's overrides still apply; the critic is returned."""
+        argv = [t for t in TYPICAL if t not in ("--use-critic", "--advantage-estimator", "ppo")]
+        path = tmp_path / "m.yaml"
+        path.write_text(FORMAT_EXAMPLE)
+        with pytest.warns(LayerconfWarning, match="the critic's overrides are unused"):
+            roles = resolve_roles(parser, [*argv, "--megatron-config-path", str(path)])
+        assert roles["actor"].lr == 1e-6
+        assert roles["critic"].lr == 1e-5
+
+    @pytest.mark.parametrize("flags", [["--use-critic"], ["--advantage-estimator", "ppo"]])
+    def test_either_flag_means_a_critic(
+        self, parser: argparse.ArgumentParser, tmp_path: Path, flags: list[str]
+    ) -> None:
+        """--use-critic or --advantage-estimator ppo: no warning."""
+        argv = [t for t in TYPICAL if t not in ("--use-critic", "--advantage-estimator", "ppo")]
+        path = tmp_path / "m.yaml"
+        path.write_text(FORMAT_EXAMPLE)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            resolve_roles(parser, [*argv, *flags, "--megatron-config-path", str(path)])
+
+
+class TestCriticDefaults:
+    """slime runs the critic with its runtime defaults whenever a role file is given."""
+
+    def test_values_and_origins(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """kl_coef=0 even if the YAML said otherwise, and explain says which rule."""
+        roles = resolve(
+            parser, tmp_path, "megatron:\n  - role: critic\n    overrides: {kl_coef: 0.5}\n"
+        )
+        critic = roles["critic"]
+        assert (critic.kl_coef, critic.use_opd, critic.custom_advantage_function_path) == (
+            0,
+            False,
+            None,
+        )
+        assert critic.untie_embeddings_and_output_weights is True
+        assert critic.disable_param_buffers_cpu_backup is False
+        setting = explain(critic, "kl_coef")
+        assert (setting.layer, setting.rule) == ("rule:critic-defaults", "critic-defaults")
+        assert setting.history[0].value == 0.5
+        assert not hasattr(roles["actor"], "disable_param_buffers_cpu_backup")
+
+    def test_not_without_a_role_file(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """Without --megatron-config-path both roles equal the command line."""
+        roles = resolve(parser, tmp_path, None)
+        assert explain(roles["critic"], "kl_coef").layer == "default"
+
+    def test_cpu_backup_follows_the_override(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """disable_param_buffers_cpu_backup keeps the critic's override."""
+        roles = resolve(
+            parser,
+            tmp_path,
+            "megatron:\n  - role: critic\n    overrides: {disable_param_buffers_cpu_backup: true}\n",
+        )
+        assert roles["critic"].disable_param_buffers_cpu_backup is True
+
+
+class TestRealFixture:
+    """The real slime PPO launch and its role file give the values slime computed."""
+
+    def test_per_role_values(
+        self,
+        parser: argparse.ArgumentParser,
+        fixtures_dir: Path,
+        slime_argv: list[str],
+        slime_expected: dict[str, Any],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """megatron_yaml.role_args_via_slime_parse_megatron_role_args, role by role."""
+        monkeypatch.chdir(fixtures_dir)
+        roles = resolve_roles(parser, slime_argv)
+        expected = slime_expected["megatron_yaml"]["role_args_via_slime_parse_megatron_role_args"]
+        for role, values in expected.items():
+            for key, value in values.items():
+                if value == "<<absent>>":
+                    assert not hasattr(roles[role], key)
+                else:
+                    assert getattr(roles[role], key) == value, (role, key)
+                    assert type(getattr(roles[role], key)) is type(value), (role, key)
+
+    def test_unknown_tokens_are_noted(
+        self,
+        parser: argparse.ArgumentParser,
+        fixtures_dir: Path,
+        slime_argv: list[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """The four SGLang flags are allowed and reported with their argv index."""
+        monkeypatch.chdir(fixtures_dir)
+        roles = resolve_roles(parser, slime_argv)
+        noted = [(n.argv_index, n.key) for n in notices(roles["critic"]) if n.severity == "info"]
+        assert [key for _, key in noted] == [
+            "--sglang-mem-fraction-static",
+            "--sglang-cuda-graph-max-bs",
+            "--sglang-max-running-requests",
+            "--sglang-enable-metrics",
+        ]
+        assert all(slime_argv[index] == key for index, key in noted)
+
+
+class TestPresets:
+    """The roles, the role file's dest and the rules come from a preset."""
+
+    def test_own_roles_and_rules(self, tmp_path: Path) -> None:
+        """A preset with other roles, another dest and a relaxed topology guard."""
+        made = argparse.ArgumentParser()
+        made.add_argument("--roles-file")
+        made.add_argument("--lr", type=float, default=1e-3)
+        made.add_argument("--tensor-model-parallel-size", type=int, default=1)
+        path = tmp_path / "r.yaml"
+        path.write_text(
+            "megatron:\n  - role: reward\n    overrides: {lr: 1e-4, tensor_model_parallel_size: 2}\n"
+        )
+
+        def rules(parser: argparse.ArgumentParser) -> RuleSet:
+            return (
+                slime_rules(parser)
+                .replace("topology-guard", TopologyGuard(action="off"))
+                .without("critic-defaults")
+            )
+
+        preset = Preset("mine", roles=("policy", "reward"), config_dest="roles_file", rules=rules)
+        roles = resolve_roles(made, ["--roles-file", str(path)], preset=preset)
+        assert roles["reward"].lr == 1e-4
+        assert roles["policy"].lr == 1e-3
+        assert roles["reward"].tensor_model_parallel_size == 2
+
+    def test_slime_is_the_default(self) -> None:
+        """The default preset is slime's."""
+        assert (SLIME.roles, SLIME.config_dest) == (("actor", "critic"), "megatron_config_path")
+
+
+class TestUnknownTokens:
+    """Tokens the training parser does not own are passed on; a likely typo is a warning."""
+
+    def test_misspelt_flag_warns_with_a_did_you_mean(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """--lr-decay-styl would be handed to SGLang and ignored by training: say so."""
+        with pytest.warns(
+            LayerconfWarning,
+            match=r"argv\[26\]: warning: '--lr-decay-styl' is not an argument of this parser \(did you mean '--lr-decay-style'\?\)",
+        ):
+            roles = resolve(parser, tmp_path, None, "--lr-decay-styl", "cosine")
+        assert roles["actor"].lr_decay_style == "linear"
+
+    def test_foreign_flags_are_notes(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """An SGLang flag is an info notice with its values and argv index."""
+        roles = resolve(parser, tmp_path, None, "--sglang-mem-fraction-static", "0.8")
+        (note,) = notices(roles["actor"])
+        assert (note.severity, note.argv_index, note.key) == (
+            "info",
+            len(TYPICAL),
+            "--sglang-mem-fraction-static",
+        )
+        assert "'--sglang-mem-fraction-static 0.8'" in note.message
