@@ -1,0 +1,101 @@
+"""The whole `layerconf` command, as a user runs it: a fresh process per call.
+
+Target: ``layerconf explain lr -- <the real 109-token slime command line>`` costs at most 2.5x
+a process that only imports layerconf's three dependencies and argparse
+(``python -c "import yaml, attrs, deepmerge, argparse"``), the floor of any tool built on them.
+The commands run as ``python -m layerconf`` (what the console script runs, plus runpy), from
+``tests/fixtures`` because the command line names its role file relatively.
+
+Two settings, both measured in every run:
+
+- with a bytecode cache, as an installed package has (``pip install`` compiles the modules):
+  the children write and read ``.pyc`` files under a temporary ``PYTHONPYCACHEPREFIX``, warmed
+  by one call, so the working tree is left alone;
+- without one (``PYTHONDONTWRITEBYTECODE=1`` and no cache), as in a development environment
+  that sets it: every layerconf module is compiled from source in every process, while the
+  dependencies in site-packages keep their installed caches.
+
+Run: ``python benchmarks/bench_cli.py`` (``--quick`` for a smoke run).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _timing import QUICK, measure, report, save
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
+TARGET = 2.5
+
+BASELINE = "python -c 'import yaml, attrs, deepmerge, argparse'"
+EXPLAIN = "layerconf explain lr -- <fixture argv>"
+COMMANDS: dict[str, list[str]] = {
+    "python -c pass (the interpreter alone)": ["-c", "pass"],
+    BASELINE: ["-c", "import yaml, attrs, deepmerge, argparse"],
+    "python -c 'import layerconf'": ["-c", "import layerconf"],
+    EXPLAIN: ["-m", "layerconf", "explain", "lr", "--", *ARGV],
+    "layerconf check -- <fixture argv>": ["-m", "layerconf", "check", "--", *ARGV],
+    "layerconf diff -- <fixture argv>": ["-m", "layerconf", "diff", "--", *ARGV],
+    "layerconf show -- <fixture argv> (2 x 1,041 keys)": ["-m", "layerconf", "show", "--", *ARGV],
+    "layerconf schema": ["-m", "layerconf", "schema"],
+}
+
+
+def _environment(cache: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONPYCACHE", "NO_COLOR"))}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    if cache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = cache
+    return env
+
+
+def _run(arguments: list[str], env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, *arguments],
+        cwd=FIXTURES,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def _table(title: str, env: dict[str, str]) -> list[dict[str, object]]:
+    repeat = 3 if QUICK else 21
+    rows = []
+    for name, arguments in COMMANDS.items():
+        # measure() makes one warm-up call first: it fills the bytecode cache, if any.
+        seconds = measure(lambda arguments=arguments: _run(arguments, env), repeat=repeat, number=1)
+        rows.append((name, seconds))
+    records = report(title, rows, baseline=BASELINE)
+    ratio = dict(rows)[EXPLAIN] / dict(rows)[BASELINE]
+    verdict = "met" if ratio <= TARGET else "MISSED"
+    print(f"explain / baseline = {ratio:.2f}x (target at most {TARGET}x: {verdict})")
+    return records
+
+
+def main() -> None:
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="layerconf-pycache-") as cache:
+        results["bytecode_cache"] = _table(
+            "one process per call, with a bytecode cache (as installed)", _environment(cache)
+        )
+    results["no_bytecode_cache"] = _table(
+        "one process per call, without a bytecode cache (PYTHONDONTWRITEBYTECODE=1)",
+        _environment(None),
+    )
+    path = save("bench_cli", results)
+    print(f"\nsaved {path}")
+
+
+if __name__ == "__main__":
+    main()

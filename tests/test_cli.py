@@ -1,0 +1,1169 @@
+"""The layerconf command: explain, show, diff, check and schema, run as a user runs them."""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from layerconf import SLIME, ConfigError, Layer, LayerStack, Origin, TypeCoercion, load_profile
+from layerconf._cli import FLOAT_PATTERN, INT_PATTERN, jsonable, main, role_file_schema
+
+ROOT = Path(__file__).parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+EXAMPLES = ROOT / "examples"
+SLIME_ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
+PPO_ARGV = (EXAMPLES / "ppo_argv.txt").read_text().splitlines()
+COMMANDS = ("explain", "show", "diff", "check", "schema")
+
+# Every launcher of the command: `python -m layerconf` always, the console script if installed.
+LAUNCHERS = {"python -m layerconf": [sys.executable, "-m", "layerconf"]}
+_SCRIPT = shutil.which(
+    "layerconf",
+    path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+)
+if _SCRIPT is not None:
+    LAUNCHERS["layerconf script"] = [_SCRIPT]
+
+# A user's own trainer parser, imported with --parser from the directory the command runs in.
+TRAINER = """\
+import argparse
+import enum
+import pathlib
+
+
+class Color(enum.Enum):
+    red = 1
+    blue = 2
+
+
+def color(name):
+    return Color[name]
+
+
+def get_parser():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--color", type=color, choices=list(Color), default=Color.red)
+    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("/tmp/out"))
+    parser.add_argument("--size", type=int, nargs=2, default=(1, 2))
+    parser.add_argument("--tags", default=frozenset({"b", "a"}))
+    parser.add_argument("--ratio", type=float, default=float("inf"))
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--megatron-config-path")
+    return parser
+
+
+PARSER = get_parser()
+NOT_A_PARSER = 42
+
+
+def broken():
+    raise RuntimeError("no GPU here")
+"""
+
+TRAINER_ROLES = """\
+megatron:
+  - role: critic
+    overrides:
+      lr: 1e-3
+      color: blue
+"""
+
+
+@pytest.fixture(params=list(LAUNCHERS), ids=list(LAUNCHERS))
+def launcher(request: pytest.FixtureRequest) -> list[str]:
+    return LAUNCHERS[request.param]
+
+
+def run(launcher: list[str], *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    return subprocess.run(
+        [*launcher, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr, result.stderr
+
+
+def explain_json(*args: str, argv: list[str]) -> list[dict[str, Any]]:
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["explain", *args, "--json", "--", *argv]) == 0
+    data: list[dict[str, Any]] = json.loads(buffer.getvalue())
+    return data
+
+
+def usage_of(help_text: str) -> str:
+    """The usage lines at the top of a --help text."""
+    return help_text.split("\n\n")[0]
+
+
+@pytest.fixture
+def trainer(tmp_path: Path) -> Path:
+    """A directory holding a user's trainer module and a role file for it."""
+    (tmp_path / "mytrainer.py").write_text(TRAINER)
+    (tmp_path / "roles.yaml").write_text(TRAINER_ROLES)
+    return tmp_path
+
+
+@pytest.fixture
+def misspelt(tmp_path: Path) -> Path:
+    """A copy of the real fixture whose critic entry misspells lr as lrr."""
+    text = (FIXTURES / "slime_ppo_megatron.yaml").read_text()
+    assert text.count("      lr: 1e-5\n") == 1
+    (tmp_path / "slime_ppo_megatron.yaml").write_text(text.replace("lr: 1e-5", "lrr: 1e-5"))
+    return tmp_path
+
+
+class TestExplain:
+    """explain: the final value of each key per role, its origin and what it shadowed."""
+
+    def test_the_example_from_the_repository_root(self, launcher: list[str]) -> None:
+        """The README's command explains lr, save and kl_coef of both roles."""
+        result = run(launcher, "explain", "lr", "save", "kl_coef", "--", *PPO_ARGV)
+        assert result.returncode == 0, result.stderr
+        heads = [line for line in result.stdout.splitlines() if " = " in line]
+        assert heads == [
+            "lr (actor) = 1e-06",
+            "lr (critic) = 1e-05",
+            "save (actor) = '/path/to/actor_ckpt'",
+            "save (critic) = '/path/to/critic_ckpt'",
+            "kl_coef (actor) = 0.01",
+            "kl_coef (critic) = 0",
+        ]
+        assert "  from     1e-05   role-config  examples/megatron_ppo.yaml:10:11" in result.stdout
+        assert "converted by type-coercion" in result.stdout
+        assert "argv[26] '--lr'" in result.stdout
+        assert "forced by critic-defaults" in result.stdout
+        assert result.stderr == ""
+
+    def test_json_shape(self, launcher: list[str]) -> None:
+        """--json is a list of objects with the documented keys; history entries drop role."""
+        result = run(
+            launcher,
+            "explain",
+            "lr",
+            "attention_backend",
+            "--json",
+            "--",
+            *SLIME_ARGV,
+            cwd=FIXTURES,
+        )
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout)
+        assert [(d["key"], d["role"]) for d in data] == [
+            ("lr", "actor"),
+            ("lr", "critic"),
+            ("attention_backend", "actor"),
+            ("attention_backend", "critic"),
+        ]
+        keys = {
+            "role",
+            "key",
+            "value",
+            "repr",
+            "layer",
+            "kind",
+            "source",
+            "line",
+            "column",
+            "argv_index",
+            "token",
+            "rule",
+            "label",
+            "history",
+        }
+        assert all(set(d) == keys for d in data)
+        critic_lr = data[1]
+        assert (
+            critic_lr["value"],
+            critic_lr["layer"],
+            critic_lr["source"],
+            critic_lr["line"],
+            critic_lr["column"],
+        ) == (1e-05, "role-config", "slime_ppo_megatron.yaml", 6, 11)
+        first = critic_lr["history"][0]
+        assert set(first) == keys - {"role", "history"} | {"reason", "by"}
+        assert (first["value"], first["reason"], first["by"]) == (
+            "1e-5",
+            "converted",
+            "type-coercion",
+        )
+        assert [h["layer"] for h in critic_lr["history"]] == ["role-config", "cli", "default"]
+        assert critic_lr["history"][1]["argv_index"] == 31
+        assert critic_lr["history"][1]["token"] == "--lr"
+        backend = data[2]
+        assert (backend["value"], backend["repr"]) == ("flash", "<AttnBackend.flash: 1>")
+
+    def test_rule_values_carry_their_note(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A value a rule set says which rule and why."""
+        monkeypatch.chdir(ROOT)
+        [critic] = explain_json("kl_coef", "--role", "critic", argv=PPO_ARGV)
+        assert (critic["layer"], critic["kind"], critic["rule"]) == (
+            "rule:critic-defaults",
+            "rule",
+            "critic-defaults",
+        )
+        assert critic["label"] == "slime always runs the critic with this value"
+        assert critic["history"][0]["reason"] == "forced"
+
+    def test_one_role(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--role explains that role only."""
+        monkeypatch.chdir(ROOT)
+        assert main(["explain", "lr", "--role", "critic", "--", *PPO_ARGV]) == 0
+        out = capsys.readouterr().out
+        assert "lr (critic) = 1e-05" in out
+        assert "(actor)" not in out
+
+    def test_unknown_key(self, launcher: list[str]) -> None:
+        """An unknown key exits 1 with a did-you-mean, and explains nothing."""
+        result = run(launcher, "explain", "lr", "lrr", "--", *PPO_ARGV)
+        assert result.returncode == 1
+        assert result.stdout == ""
+        assert result.stderr == "layerconf explain: error: unknown key 'lrr'; did you mean 'lr'?\n"
+
+    def test_flag_spelling_suggests_the_dest(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A key written as its flag is answered with the dest to write."""
+        monkeypatch.chdir(ROOT)
+        assert main(["explain", "tensor-model-parallel-size", "--", *PPO_ARGV]) == 1
+        assert "did you mean 'tensor_model_parallel_size'?" in capsys.readouterr().err
+
+    def test_a_failed_resolution(
+        self, misspelt: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A configuration that does not resolve: its problems on stderr, exit 1."""
+        monkeypatch.chdir(misspelt)
+        assert main(["explain", "lr", "--", *SLIME_ARGV]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.splitlines() == [
+            "slime_ppo_megatron.yaml:6:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)",
+            "1 error, 0 warnings",
+        ]
+
+    def test_warnings_go_to_stderr(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A resolution with warnings explains, and prints the warnings on stderr."""
+        monkeypatch.chdir(tmp_path)
+        Path("roles.yaml").write_text(
+            "megatron:\n  - role: actor\n    overrides:\n      num_nodes: 2\n"
+        )
+        argv = ["--rollout-batch-size", "8", "--megatron-config-path", "roles.yaml"]
+        assert main(["explain", "lr", "--", *argv]) == 0
+        captured = capsys.readouterr()
+        assert "lr (actor)" in captured.out
+        assert captured.err.startswith("roles.yaml:4:7: warning: 'num_nodes' is ignored")
+
+
+class TestShow:
+    """show: the resolved configuration of each role with the origin of each value."""
+
+    def test_table(
+        self,
+        launcher: list[str],
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Every key of both roles, one row each, headed by the role and its counts."""
+        monkeypatch.chdir(FIXTURES)
+        assert main(["show", "--json", "--", *SLIME_ARGV]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        result = run(launcher, "show", "--", *SLIME_ARGV, cwd=FIXTURES)
+        assert result.returncode == 0, result.stderr
+        blocks = result.stdout.rstrip("\n").split("\n\n")
+        for role, block in zip(("actor", "critic"), blocks, strict=True):
+            title, *rows = block.splitlines()
+            changed = sum(entry["kind"] != "default" for entry in shown[role].values())
+            assert title == f"{role}: {len(shown[role])} values, {changed} not from defaults"
+            assert [row.split()[0] for row in rows] == list(shown[role])
+        row = next(line for line in blocks[0].splitlines() if line.startswith("  lr "))
+        assert re.fullmatch(r"  lr +1e-06 +role-config +slime_ppo_megatron\.yaml:10:11", row)
+
+    def test_changed(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--changed keeps only the values that do not come from defaults."""
+        monkeypatch.chdir(ROOT)
+        assert main(["show", "--changed", "--role", "actor", "--json", "--", *PPO_ARGV]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert list(data) == ["actor"]
+        actor = data["actor"]
+        assert "seed" not in actor
+        assert "lr" in actor
+        assert {entry["layer"] for entry in actor.values()} == {"cli", "role-config"}
+
+    def test_json_shape(self, launcher: list[str]) -> None:
+        """--json maps each role to each key's value, repr and origin."""
+        result = run(launcher, "show", "--json", "--", *PPO_ARGV)
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout)
+        assert list(data) == list(SLIME.roles)
+        lr = data["critic"]["lr"]
+        assert lr == {
+            "value": 1e-05,
+            "repr": "1e-05",
+            "layer": "role-config",
+            "kind": "file",
+            "source": "examples/megatron_ppo.yaml",
+            "line": 10,
+            "column": 11,
+            "argv_index": None,
+            "token": None,
+            "rule": None,
+            "label": "default",
+        }
+        assert data["actor"]["attention_backend"]["value"] == "auto"
+        assert list(data["actor"]) == sorted(data["actor"])
+
+    def test_yaml(self, launcher: list[str]) -> None:
+        """--yaml is YAML that reads back to the values (enums by name), origins as comments."""
+        result = run(launcher, "show", "--yaml", "--", *PPO_ARGV)
+        assert result.returncode == 0, result.stderr
+        data = yaml.safe_load(result.stdout)
+        assert data["critic"]["lr"] == 1e-05
+        assert isinstance(data["critic"]["lr"], float)
+        assert data["actor"]["attention_backend"] == "auto"
+        assert data["actor"]["save"] == "/path/to/actor_ckpt"
+        assert re.search(
+            r"^  lr: 1\.0e-05 +# role-config examples/megatron_ppo\.yaml:10:11$",
+            result.stdout,
+            re.MULTILINE,
+        )
+
+    def test_json_and_yaml_exclude_each_other(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """--json and --yaml together are a usage error."""
+        assert main(["show", "--json", "--yaml", "--", *PPO_ARGV]) == 2
+        assert "not allowed with argument" in capsys.readouterr().err
+
+
+class TestDiff:
+    """diff: the keys whose values differ between actor and critic, with both origins."""
+
+    def test_table(self, launcher: list[str]) -> None:
+        """One row per differing key, each side's value and origin; the count on stderr."""
+        result = run(launcher, "diff", "--", *PPO_ARGV)
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert lines[0].split() == ["key", "actor", "critic"]
+        keys = [line.split()[0] for line in lines[1:]]
+        assert keys == [
+            "disable_param_buffers_cpu_backup",
+            "kl_coef",
+            "lr",
+            "save",
+            "untie_embeddings_and_output_weights",
+        ]
+        lr = next(line for line in lines if line.startswith("lr "))
+        assert lr.split() == [
+            "lr",
+            "1e-06",
+            "role-config",
+            "examples/megatron_ppo.yaml:5:11",
+            "1e-05",
+            "role-config",
+            "examples/megatron_ppo.yaml:10:11",
+        ]
+        assert result.stderr == "5 keys differ between actor and critic\n"
+
+    def test_json_shape(self, launcher: list[str]) -> None:
+        """--json lists each differing key with each role's value and origin (null: unset)."""
+        result = run(launcher, "diff", "--json", "--", *PPO_ARGV)
+        assert result.returncode == 0, result.stderr
+        data = {entry["key"]: entry["roles"] for entry in json.loads(result.stdout)}
+        assert data["kl_coef"]["actor"]["value"] == 0.01
+        assert data["kl_coef"]["critic"]["layer"] == "rule:critic-defaults"
+        assert data["disable_param_buffers_cpu_backup"]["actor"] is None
+        assert set(data["lr"]["critic"]) == {
+            "value",
+            "repr",
+            "layer",
+            "kind",
+            "source",
+            "line",
+            "column",
+            "argv_index",
+            "token",
+            "rule",
+            "label",
+        }
+
+    def test_no_difference_exits_0(self, launcher: list[str]) -> None:
+        """Without a role file both roles are the command line: nothing differs, exit 0."""
+        result = run(launcher, "diff", "--", "--rollout-batch-size", "8")
+        assert (result.returncode, result.stdout) == (0, "")
+        assert result.stderr == "no key differs between actor and critic\n"
+        result = run(launcher, "diff", "--json", "--", "--rollout-batch-size", "8")
+        assert (result.returncode, json.loads(result.stdout)) == (0, [])
+
+    def test_failed_resolution_exits_1(self, launcher: list[str]) -> None:
+        """A configuration that does not resolve exits 1."""
+        result = run(launcher, "diff", "--", "--lr", "fast")
+        assert result.returncode == 1
+        assert "argv[1]: error: argument --lr: invalid float value: 'fast'" in result.stderr
+        no_traceback(result)
+
+    def test_usage_error_exits_2(self, launcher: list[str]) -> None:
+        """A usage error exits 2."""
+        result = run(launcher, "diff", "--role", "actor", "--", "--lr", "1")
+        assert result.returncode == 2
+        no_traceback(result)
+
+
+class TestCheck:
+    """check: every problem at once, as FILE:LINE:COL lines editors and CI annotate."""
+
+    def test_the_real_slime_launch_is_clean(self, launcher: list[str]) -> None:
+        """The real slime PPO launch and its role file: no error, the 4 SGLang flags noted."""
+        result = run(launcher, "check", "--strict", "--", *SLIME_ARGV, cwd=FIXTURES)
+        assert result.returncode == 0, result.stdout + result.stderr
+        lines = result.stdout.splitlines()
+        assert [line.split(": ")[0:2] for line in lines] == [
+            ["argv[88]", "note"],
+            ["argv[90]", "note"],
+            ["argv[92]", "note"],
+            ["argv[94]", "note"],
+        ]
+        assert (
+            lines[0]
+            == "argv[88]: note: '--sglang-mem-fraction-static 0.8' is not an argument of this parser; it is passed on (slime hands such arguments to SGLang's parser)"
+        )
+        assert result.stderr == "0 errors, 0 warnings, 4 notes\n"
+
+    def test_a_misspelt_key(self, launcher: list[str], misspelt: Path) -> None:
+        """A misspelt key in a copy of the role file: did-you-mean at its file:line:col, exit 1."""
+        result = run(launcher, "check", "--", *SLIME_ARGV, cwd=misspelt)
+        assert result.returncode == 1
+        assert result.stdout.splitlines()[0] == (
+            "slime_ppo_megatron.yaml:6:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)"
+        )
+        assert result.stderr == "1 error, 0 warnings, 4 notes\n"
+
+    def test_every_problem_at_once(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Problems of every rule are reported together in file order, then the notes."""
+        monkeypatch.chdir(tmp_path)
+        Path("ppo.yaml").write_text(
+            "megatron:\n"
+            "  - role: critic\n"
+            "    overrides:\n"
+            "      lr: fast\n"
+            "      micro_batch_size: 2.0\n"
+            "      num_nodes: 2\n"
+            "      lr_decay_style: cosin\n"
+        )
+        argv = [
+            "--rollout-batch-size",
+            "8",
+            "--use-critic",
+            "--megatron-config-path",
+            "ppo.yaml",
+            "--sglang-x",
+            "1",
+        ]
+        assert main(["check", "--", *argv]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "ppo.yaml:4:11: error: 'lr' must be a float (got 'fast' from ppo.yaml:4:11) (write a number such as 1e-5)",
+            "ppo.yaml:5:25: error: 'micro_batch_size' must be an int (got 2.0 from ppo.yaml:5:25) (write 2)",
+            "ppo.yaml:6:7: warning: 'num_nodes' is ignored: resources come from the command line (remove it; set --actor-num-nodes / --critic-num-nodes on the command line)",
+            "ppo.yaml:7:23: error: 'lr_decay_style' must be one of 'constant', 'linear', 'cosine', 'inverse-square-root', 'WSD' (got 'cosin' from ppo.yaml:7:23) (did you mean 'cosine'?)",
+            "argv[5]: note: '--sglang-x 1' is not an argument of this parser; it is passed on (slime hands such arguments to SGLang's parser)",
+        ]
+        assert captured.err == "3 errors, 1 warning, 1 note\n"
+
+    def test_warnings_fail_only_with_strict(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A warning exits 0, and 1 with --strict."""
+        monkeypatch.chdir(tmp_path)
+        Path("ppo.yaml").write_text(
+            "megatron:\n  - role: actor\n    overrides:\n      num_gpus_per_node: 4\n"
+        )
+        argv = ["--rollout-batch-size", "8", "--megatron-config-path", "ppo.yaml"]
+        assert main(["check", "--", *argv]) == 0
+        assert main(["check", "--strict", "--", *argv]) == 1
+        assert capsys.readouterr().err == "0 errors, 1 warning\n" * 2
+
+    def test_json_shape(self, launcher: list[str], misspelt: Path) -> None:
+        """--json lists every problem with its fields; severities are error, warning, info."""
+        result = run(launcher, "check", "--json", "--", *SLIME_ARGV, cwd=misspelt)
+        assert result.returncode == 1
+        problems = json.loads(result.stdout)
+        assert [p["severity"] for p in problems] == ["error", "info", "info", "info", "info"]
+        assert problems[0] == {
+            "message": "'lrr' is not an argument of this parser",
+            "key": "lrr",
+            "layer": "role-config",
+            "source": "slime_ppo_megatron.yaml",
+            "line": 6,
+            "column": 7,
+            "argv_index": None,
+            "hint": "did you mean 'lr'?",
+            "severity": "error",
+            "rule": "unknown-keys",
+        }
+
+    @pytest.mark.parametrize(
+        ("argv", "line"),
+        [
+            (
+                ["--rollout-batch-size", "8", "--lr", "fast"],
+                "argv[3]: error: argument --lr: invalid float value: 'fast'",
+            ),
+            (
+                ["--rollout-batch-size", "8", "--lr=fast"],
+                "argv[2]: error: argument --lr: invalid float value: 'fast'",
+            ),
+            (
+                ["--rollout-batch-size", "8", "--lr-decay-style", "cosin"],
+                # argparse's list of choices is worded differently across Python versions
+                "argv[3]: error: argument --lr-decay-style: invalid choice: 'cosin' (choose from ... (did you mean 'cosine'?)",
+            ),
+            (
+                ["--rollout-batch-size", "8", "--attention-backend", "flsh"],
+                "argv[3]: error: argument --attention-backend: invalid value 'flsh' (KeyError: 'flsh') (did you mean 'flash'?)",
+            ),
+            (
+                ["--lr", "1e-6"],
+                "cli: error: the following arguments are required: --rollout-batch-size (add them to the command line)",
+            ),
+            (
+                ["--rollout-batch-size", "8", "--help"],
+                "argv[2]: error: '--help' makes the trainer print and exit instead of training (remove it)",
+            ),
+        ],
+        ids=["type", "type-equals", "choice", "uncaught-enum", "required", "help"],
+    )
+    def test_command_line_errors(
+        self, argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A command line the trainer's parser refuses is one argv[N] error, never a traceback."""
+        assert main(["check", "--", *argv]) == 1
+        captured = capsys.readouterr()
+        start, _, end = line.partition(" ... ")
+        assert captured.out.startswith(start)
+        assert captured.out.endswith((end or start) + "\n")
+        assert captured.out.count("\n") == 1
+        assert captured.err == "1 error, 0 warnings\n"
+
+    def test_a_missing_role_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A role file that does not exist is a problem of the configuration: exit 1."""
+        monkeypatch.chdir(tmp_path)
+        assert (
+            main(
+                ["check", "--", "--rollout-batch-size", "8", "--megatron-config-path", "nope.yaml"]
+            )
+            == 1
+        )
+        assert capsys.readouterr().out.startswith("nope.yaml: error: file not found")
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    """The schema of the bundled profile's role files."""
+    return role_file_schema(load_profile())
+
+
+class TestSchema:
+    """schema: a JSON Schema of role files, for editors."""
+
+    def test_printed(self, launcher: list[str], schema: dict[str, Any]) -> None:
+        """The command prints the schema of the profile as JSON."""
+        result = run(launcher, "schema")
+        assert result.returncode == 0, result.stderr
+        printed = json.loads(result.stdout)
+        assert printed["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        assert printed["title"] == "role file of layerconf profile 'megatron-slime'"
+        assert printed["$defs"] == schema["$defs"]
+
+    def test_shape(self, schema: dict[str, Any]) -> None:
+        """megatron is a list of entries with name, role, overrides and args; unknown keys refused."""
+        assert schema["required"] == ["megatron"]
+        assert schema["additionalProperties"] is False
+        entry = schema["$defs"]["entry"]
+        assert set(entry["properties"]) == {"name", "role", "overrides", "args"}
+        assert entry["properties"]["role"]["enum"] == list(SLIME.roles)
+        assert entry["additionalProperties"] is False
+        assert schema["$defs"]["overrides"]["additionalProperties"] is False
+
+    def test_every_dest(self, schema: dict[str, Any]) -> None:
+        """Every dest has a property with a description, and its default where JSON holds it."""
+        parser = load_profile()
+        properties = schema["$defs"]["overrides"]["properties"]
+        dests = {a.dest for a in parser._actions if a.dest != "help"}
+        assert dests <= set(properties)
+        assert all(properties[dest]["description"] for dest in dests)
+        assert properties["lr"]["default"] == parser.get_default("lr")
+        assert "Initial learning rate" in properties["lr"]["description"]
+        assert properties["lr_decay_style"]["enum"] == [
+            "constant",
+            "linear",
+            "cosine",
+            "inverse-square-root",
+            "WSD",
+        ]
+        assert properties["attention_backend"]["enum"] == [
+            "flash",
+            "fused",
+            "unfused",
+            "local",
+            "auto",
+        ]
+        assert properties["use_critic"]["type"] == "boolean"
+        assert properties["offload_train"]["type"] == ["boolean", "null"]
+        assert (
+            properties["rampup_batch_size"]["minItems"]
+            == properties["rampup_batch_size"]["maxItems"]
+            == 3
+        )
+        assert properties["num_nodes"]["deprecated"] is True
+
+    def test_validates_the_contract(self, schema: dict[str, Any]) -> None:
+        """The contract's example, the bundled example and the real role file are valid."""
+        jsonschema = pytest.importorskip("jsonschema")
+        validator = jsonschema.Draft202012Validator(schema)
+        validator.check_schema(schema)
+        for path in (EXAMPLES / "megatron_ppo.yaml", FIXTURES / "slime_ppo_megatron.yaml"):
+            assert list(validator.iter_errors(yaml.safe_load(path.read_text()))) == []
+        empty = {
+            "megatron": [
+                {"name": "default", "role": "critic", "overrides": None},
+                {"role": "actor", "args": {"lr": 1e-6}},
+            ]
+        }
+        assert validator.is_valid(empty)
+
+    @pytest.mark.parametrize(
+        ("overrides", "role", "message"),
+        [
+            (
+                {"lrr": "1e-5"},
+                "critic",
+                "Additional properties are not allowed ('lrr' was unexpected)",
+            ),
+            ({"lr_decay_style": "cosin"}, "critic", "'cosin' is not one of"),
+            ({"micro_batch_size": "fast"}, "critic", "'fast' does not match"),
+            ({"lr": "fast"}, "critic", "'fast' does not match"),
+            ({"use_critic": "false"}, "critic", "'false' is not of type 'boolean'"),
+            ({"profile_ranks": 3}, "critic", "3 is not of type 'array'"),
+            ({"lr": 1e-5}, "acter", "'acter' is not one of ['actor', 'critic']"),
+        ],
+        ids=[
+            "unknown-key",
+            "bad-choice",
+            "int-type",
+            "float-type",
+            "bool-type",
+            "list-type",
+            "unknown-role",
+        ],
+    )
+    def test_rejects(
+        self, schema: dict[str, Any], overrides: dict[str, Any], role: str, message: str
+    ) -> None:
+        """An unknown key, a bad choice, a wrong type and an unknown role are invalid."""
+        jsonschema = pytest.importorskip("jsonschema")
+        document = {"megatron": [{"role": role, "overrides": overrides}]}
+        errors = [
+            error.message for error in jsonschema.Draft202012Validator(schema).iter_errors(document)
+        ]
+        assert any(message in error for error in errors), errors
+
+    def test_rejects_both_overrides_and_args(self, schema: dict[str, Any]) -> None:
+        """An entry with overrides and args together is invalid, as it is to the reader."""
+        jsonschema = pytest.importorskip("jsonschema")
+        document = {"megatron": [{"role": "actor", "overrides": {}, "args": {"lr": 1e-6}}]}
+        assert not jsonschema.Draft202012Validator(schema).is_valid(document)
+
+    def test_accepts_whatever_layerconf_accepts(self, schema: dict[str, Any]) -> None:
+        """No value the type-coercion rule converts is refused by the schema, for any dest."""
+        jsonschema = pytest.importorskip("jsonschema")
+        parser = load_profile()
+        properties = schema["$defs"]["overrides"]["properties"]
+        dests = sorted({a.dest for a in parser._actions if a.dest != "help"})
+        validators = {dest: jsonschema.Draft202012Validator(properties[dest]) for dest in dests}
+        samples: list[Any] = [
+            0,
+            7,
+            "1e-5",
+            " 8 ",
+            "1_000",
+            "inf",
+            "flash",
+            "x",
+            True,
+            None,
+            2.5,
+            [1],
+            ["1", "2", "3"],
+            [],
+            {"a": 1},
+            "(1,2)",
+        ]
+        refused = []
+        for value in samples:
+            origin = Origin("role-config", "file", source="role.yaml")
+            layer = Layer("role-config", "file", dict.fromkeys(dests, value), origin)
+            try:
+                LayerStack([layer], rules=[TypeCoercion(parser)]).resolve()
+                failed: set[str | None] = set()
+            except ConfigError as error:
+                failed = {problem.key for problem in error.problems}
+            refused += [
+                (dest, value)
+                for dest in dests
+                if dest not in failed and not validators[dest].is_valid(value)
+            ]
+        assert refused == []
+
+    @pytest.mark.parametrize(
+        "text",
+        ["1e-5", "1E5", "-1.5", "+.5", "5.", "1_000.5", " 8 ", "inf", "-Infinity", "NaN", "1e-1_0"],
+    )
+    def test_float_pattern_takes_what_float_takes(self, text: str) -> None:
+        """A numeric-looking string passes for a float dest: layerconf converts it."""
+        float(text)
+        assert re.search(FLOAT_PATTERN, text)
+
+    @pytest.mark.parametrize("text", ["fast", "1e", "1..2", "_1", "1__0", "e5", "0x10", "", "in f"])
+    def test_float_pattern_refuses_what_float_refuses(self, text: str) -> None:
+        """A string float() refuses does not match the float pattern."""
+        with pytest.raises(ValueError, match="could not convert"):
+            float(text)
+        assert not re.search(FLOAT_PATTERN, text)
+
+    @pytest.mark.parametrize(
+        ("text", "valid"),
+        [
+            ("8", True),
+            (" -3 ", True),
+            ("1_000", True),
+            ("010", True),
+            ("2.0", False),
+            ("0x1F", False),
+            ("eight", False),
+        ],
+    )
+    def test_int_pattern(self, text: str, valid: bool) -> None:
+        """The int pattern matches exactly the strings int() reads."""
+        try:
+            int(text)
+        except ValueError:
+            taken = False
+        else:
+            taken = True
+        assert taken is valid
+        assert bool(re.search(INT_PATTERN, text)) is valid
+
+    def test_a_users_parser(self, launcher: list[str], trainer: Path) -> None:
+        """--parser gives the schema of the user's own parser."""
+        result = run(launcher, "schema", "--parser", "mytrainer:get_parser", cwd=trainer)
+        assert result.returncode == 0, result.stderr
+        properties = json.loads(result.stdout)["$defs"]["overrides"]["properties"]
+        assert properties["color"]["enum"] == ["red", "blue"]
+        assert properties["size"]["minItems"] == 2
+        assert properties["ratio"]["type"] == ["number", "string"]
+        assert "default" not in properties["ratio"]  # inf: JSON cannot hold it
+        assert properties["out"]["default"] == "/tmp/out"
+
+
+class TestUsersParser:
+    """--parser MODULE:ATTR: the user's own trainer parser, imported from the current directory."""
+
+    def test_a_function(self, launcher: list[str], trainer: Path) -> None:
+        """A function returning a parser; the role file applies; JSON encodes every value."""
+        result = run(
+            launcher,
+            "explain",
+            "lr",
+            "color",
+            "out",
+            "size",
+            "tags",
+            "ratio",
+            "--role",
+            "critic",
+            "--json",
+            "--parser",
+            "mytrainer:get_parser",
+            "--",
+            "--megatron-config-path",
+            "roles.yaml",
+            cwd=trainer,
+        )
+        assert result.returncode == 0, result.stderr
+        values = {
+            entry["key"]: (entry["value"], entry["repr"]) for entry in json.loads(result.stdout)
+        }
+        assert values == {
+            "lr": (0.001, "0.001"),
+            "color": ("blue", "<Color.blue: 2>"),
+            "out": (
+                "/tmp/out",
+                "PosixPath('/tmp/out')" if os.name == "posix" else values["out"][1],
+            ),
+            "size": ([1, 2], "(1, 2)"),
+            "tags": (["a", "b"], values["tags"][1]),  # the repr's order varies with the hash seed
+            "ratio": ("inf", "inf"),
+        }
+        assert values["tags"][1].startswith("frozenset({")
+
+    def test_a_parser_object(self, launcher: list[str], trainer: Path) -> None:
+        """An ArgumentParser object; diff compares the roles it resolves."""
+        result = run(
+            launcher,
+            "diff",
+            "--parser",
+            "mytrainer:PARSER",
+            "--",
+            "--megatron-config-path",
+            "roles.yaml",
+            cwd=trainer,
+        )
+        assert result.returncode == 0, result.stderr
+        keys = [line.split()[0] for line in result.stdout.splitlines()]
+        assert keys[0] == "key"
+        assert {"color", "lr"} <= set(keys)
+        assert "size" not in keys
+
+    def test_a_file_path(self, launcher: list[str], trainer: Path) -> None:
+        """MODULE may be a path to a .py file."""
+        result = run(
+            launcher,
+            "show",
+            "--changed",
+            "--parser",
+            f"{trainer / 'mytrainer.py'}:get_parser",
+            "--",
+            "--lr",
+            "3",
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[:2] == [
+            "actor: 1 of 7 values not from defaults",
+            "  lr  3.0  cli  argv[0] '--lr'",
+        ]
+
+    def test_yaml_of_values_json_cannot_hold(
+        self, trainer: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """show --yaml writes enums, paths, tuples, sets and infinity as YAML reads them back."""
+        (trainer / "yaml_trainer.py").write_text(TRAINER)  # a name no other test imports
+        monkeypatch.chdir(trainer)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        try:
+            assert (
+                main(
+                    [
+                        "show",
+                        "--yaml",
+                        "--role",
+                        "actor",
+                        "--parser",
+                        "yaml_trainer:get_parser",
+                        "--",
+                    ]
+                )
+                == 0
+            )
+        finally:
+            sys.modules.pop("yaml_trainer", None)
+        data = yaml.safe_load(capsys.readouterr().out)["actor"]
+        assert (data["color"], data["out"], data["size"]) == ("red", "/tmp/out", [1, 2])
+        assert (data["tags"], data["ratio"]) == (["a", "b"], math.inf)
+
+    @pytest.mark.parametrize(
+        ("spec", "message"),
+        [
+            ("mytrainer", "--parser takes MODULE:ATTR, such as train:get_parser (got 'mytrainer')"),
+            (
+                "nosuchmodule:get_parser",
+                "--parser: no module named 'nosuchmodule' (looked in the current directory and on sys.path)",
+            ),
+            (
+                "mytrainer:get_parsr",
+                "--parser: 'mytrainer' has no attribute 'get_parsr'; did you mean 'get_parser'?",
+            ),
+            (
+                "mytrainer:NOT_A_PARSER",
+                "--parser: mytrainer:NOT_A_PARSER is neither an argparse.ArgumentParser nor a function returning one (it is the int 42)",
+            ),
+            ("mytrainer:broken", "--parser: mytrainer:broken() raised RuntimeError: no GPU here"),
+            ("mytrainer:Color", "--parser: mytrainer:Color() raised TypeError"),
+            ("mytrainer:color", "--parser: mytrainer:color() raised TypeError"),
+            (
+                "mytrainer:argparse.Namespace",
+                "--parser: mytrainer:argparse.Namespace() returned the Namespace Namespace(), not an argparse.ArgumentParser",
+            ),
+            ("nothere.py:get_parser", "--parser: no such file: nothere.py"),
+        ],
+        ids=[
+            "no-colon",
+            "no-module",
+            "no-attribute",
+            "not-a-parser",
+            "raises",
+            "wrong-callable",
+            "needs-arguments",
+            "returns-other",
+            "no-file",
+        ],
+    )
+    def test_bad_parser(self, launcher: list[str], trainer: Path, spec: str, message: str) -> None:
+        """A --parser that cannot give a parser is one line on stderr and exit 2."""
+        result = run(launcher, "check", "--parser", spec, "--", "--lr", "1", cwd=trainer)
+        assert result.returncode == 2
+        assert result.stdout == ""
+        assert result.stderr.startswith("layerconf: error: " + message)
+        assert result.stderr.count("\n") == 1
+        no_traceback(result)
+
+
+class TestToolErrors:
+    """Mistakes in the layerconf command line: one clear line on stderr, exit 2."""
+
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (
+                ["explain", "lr"],
+                "layerconf explain: error: give the trainer's command line after '--'",
+            ),
+            (
+                ["check", "--strict"],
+                "layerconf check: error: give the trainer's command line after '--'",
+            ),
+            (
+                ["check", "--profile", "megatron_slime", "--"],
+                "layerconf: error: unknown profile 'megatron_slime' (available: 'megatron-slime'); did you mean 'megatron-slime'?",
+            ),
+            (
+                ["explian", "lr", "--"],
+                "layerconf: error: unknown command 'explian'; did you mean 'explain'? (commands: explain, show, diff, check, schema)",
+            ),
+            (
+                ["explain", "--"],
+                "layerconf explain: error: the following arguments are required: KEY",
+            ),
+            (
+                ["explain", "lr", "--role", "acter", "--"],
+                "layerconf explain: error: argument --role: invalid choice: 'acter'",
+            ),
+            (["check", "--stict", "--"], "layerconf check: error: unrecognized arguments: --stict"),
+            (
+                ["check", "--profile", "megatron-slime", "--parser", "x:y", "--"],
+                "layerconf check: error: argument --parser: not allowed with argument --profile",
+            ),
+            (
+                ["schema", "--", "--lr", "1"],
+                "layerconf schema: error: schema takes no trainer command line",
+            ),
+            ([], "layerconf: error: choose a command: explain, show, diff, check, schema"),
+        ],
+        ids=[
+            "explain-no-separator",
+            "check-no-separator",
+            "profile",
+            "command",
+            "no-key",
+            "role",
+            "option",
+            "two-parsers",
+            "schema-argv",
+            "nothing",
+        ],
+    )
+    def test_usage_errors(
+        self, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Each is exit 2 with the message on stderr and nothing on stdout."""
+        assert main(args) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert message in captured.err
+        assert captured.err.rstrip("\n").splitlines()[-1].startswith(message.split(":")[0])
+
+    def test_as_a_process(self, launcher: list[str]) -> None:
+        """No '--' in a real process: exit 2, one line, no traceback."""
+        result = run(launcher, "explain", "lr")
+        assert result.returncode == 2
+        assert result.stderr.count("\n") == 1
+        no_traceback(result)
+
+    def test_version(self, launcher: list[str]) -> None:
+        """--version prints the version."""
+        from layerconf import __version__
+
+        result = run(launcher, "--version")
+        assert (result.returncode, result.stdout) == (0, f"layerconf {__version__}\n")
+
+
+class TestHelp:
+    """--help for the tool and every command; docs/cli.md matches it."""
+
+    def test_top_level(self, launcher: list[str]) -> None:
+        """layerconf --help lists the commands."""
+        result = run(launcher, "--help")
+        assert result.returncode == 0
+        assert result.stdout.startswith(
+            "usage: layerconf [-h] [--version] COMMAND [OPTIONS] -- ARGV...\n"
+        )
+        for command in COMMANDS:
+            assert f"\n  {command} " in result.stdout
+
+    @pytest.mark.parametrize("command", COMMANDS)
+    def test_every_command(self, command: str, capsys: pytest.CaptureFixture[str]) -> None:
+        """Each command's help starts with its usage, which names every option it has."""
+        assert main([command, "--help"]) == 0
+        out = capsys.readouterr().out
+        usage = usage_of(out)
+        assert usage.startswith(
+            f"usage: layerconf {command} [-h] [--profile NAME | --parser MODULE:ATTR]"
+        )
+        assert all(len(line) <= 88 for line in usage.splitlines())
+        for option in re.findall(r"^  (--?[\w-]+)", out, re.MULTILINE):
+            assert option in usage
+
+    @pytest.mark.parametrize("command", ["", *COMMANDS])
+    def test_docs_match_help(self, command: str, capsys: pytest.CaptureFixture[str]) -> None:
+        """docs/cli.md shows each usage verbatim, and every option of each command."""
+        doc = (ROOT / "docs" / "cli.md").read_text()
+        assert main([command, "--help"] if command else ["--help"]) == 0
+        out = capsys.readouterr().out
+        assert "\n" + usage_of(out) + "\n" in doc
+        for option in re.findall(r"^  (--[\w-]+)", out, re.MULTILINE):
+            assert f"`{option}" in doc, option
+
+
+class TestOutputForPeople:
+    """Readable without colour; colour only on a terminal and never with NO_COLOR."""
+
+    def test_no_colour_when_piped(self, launcher: list[str]) -> None:
+        """Output to a pipe has no escape codes."""
+        result = run(launcher, "explain", "lr", "--", *PPO_ARGV)
+        assert "\033[" not in result.stdout + result.stderr
+
+    def test_colour_on_a_terminal(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """On a terminal the key is bold and layers are coloured; the text is otherwise the same."""
+        monkeypatch.chdir(ROOT)
+        monkeypatch.delenv("NO_COLOR", raising=False)
+        monkeypatch.delenv("TERM", raising=False)
+        assert main(["explain", "lr", "--", *PPO_ARGV]) == 0
+        plain = capsys.readouterr().out
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+        assert main(["explain", "lr", "--", *PPO_ARGV]) == 0
+        coloured = capsys.readouterr().out
+        assert "\033[1mlr\033[0m (actor)" in coloured
+        assert re.sub(r"\033\[[0-9;]*m", "", coloured) == plain
+
+    @pytest.mark.parametrize("value", ["", "1"])
+    def test_no_colour_with_no_color(
+        self, value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """NO_COLOR set to any value, even empty, turns colour off."""
+        monkeypatch.chdir(ROOT)
+        monkeypatch.setenv("NO_COLOR", value)
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+        assert main(["check", "--", *PPO_ARGV]) == 0
+        assert "\033[" not in capsys.readouterr().out
+
+    def test_aligned(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The rows of an explanation are aligned in columns."""
+        monkeypatch.chdir(ROOT)
+        assert main(["explain", "lr", "--role", "critic", "--", *PPO_ARGV]) == 0
+        rows = capsys.readouterr().out.splitlines()[1:]
+        assert rows == [
+            "  from     1e-05   role-config  examples/megatron_ppo.yaml:10:11",
+            "  shadows  '1e-5'  role-config  examples/megatron_ppo.yaml:10:11  converted by type-coercion",
+            "           2e-06   cli          argv[26] '--lr'                   overridden",
+            "           1e-06   default                                        overridden",
+        ]
+
+
+class TestJsonEncoding:
+    """Values JSON cannot hold are encoded, never a crash."""
+
+    def test_values(self) -> None:
+        """Enums by name, tuples and sets as arrays, paths as text, non-finite floats as text."""
+
+        class Mode(enum.Enum):
+            fast = 1
+
+        assert jsonable(Mode.fast) == "fast"
+        assert jsonable((1, (2, 3))) == [1, [2, 3]]
+        assert jsonable({3, 1, 2}) == [1, 2, 3]
+        assert jsonable(Path("/a/b")) == "/a/b"
+        assert [jsonable(float(x)) for x in ("nan", "inf", "-inf")] == ["nan", "inf", "-inf"]
+        assert jsonable({1: Mode.fast, None: b"\xff", (1, 2): object}) == {
+            "1": "fast",
+            "null": "\\xff",
+            "[1, 2]": repr(object),
+        }
+        json.dumps(jsonable({"x": [Mode.fast, {1.5}, complex(1, 2)]}), allow_nan=False)
+
+
+class TestExamples:
+    """The examples run from the repository root, as the README says."""
+
+    def test_explain_ppo(self) -> None:
+        """examples/explain_ppo.py explains lr, save and kl_coef of each role."""
+        result = subprocess.run(
+            [sys.executable, "examples/explain_ppo.py"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert [line.split("  from ")[0] for line in lines] == [
+            "lr = 1e-06",
+            "save = '/path/to/actor_ckpt'",
+            "kl_coef = 0.01",
+            "lr = 1e-05",
+            "save = '/path/to/critic_ckpt'",
+            "kl_coef = 0",
+        ]
+        assert lines[3].startswith(
+            "lr = 1e-05  from role-config examples/megatron_ppo.yaml:10:11 (role critic)"
+        )
+
+    def test_the_example_argv_is_clean(self, launcher: list[str]) -> None:
+        """check --strict passes on the example launch."""
+        result = run(launcher, "check", "--strict", "--", *PPO_ARGV)
+        assert result.returncode == 0, result.stdout
+        assert result.stderr == "0 errors, 0 warnings, 1 note\n"
+
+    def test_the_role_file_is_the_contracts(self) -> None:
+        """examples/megatron_ppo.yaml is the contract's Format example, verbatim."""
+        contract = (FIXTURES / "megatron-config.md").read_text()
+        block = re.search(r"## Format\n.*?```yaml\n(.*?)```", contract, re.DOTALL)
+        assert block is not None
+        assert (EXAMPLES / "megatron_ppo.yaml").read_text() == block.group(1)
