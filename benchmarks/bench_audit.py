@@ -1,0 +1,86 @@
+"""The cost of an audit record of the real slime PPO launch (two roles, ~1,040 keys each).
+
+Baselines measured in the same run: ``json.dumps(vars(ns), default=repr)`` for each role (a
+dump with no origins, no tags, no fingerprint) and one `resolve_roles` call (the resolution
+the record describes). Also measured: `write_audit` (with its fsyncs), reading the record back,
+replaying both roles, `flatten`, `diff_audits`, and `explain` on every key of both roles (what
+the bulk origin walk of `audit` replaces).
+
+Run: ``python benchmarks/bench_audit.py`` (``--quick`` for a smoke run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from _timing import measure, report, save
+from layerconf import explain, load_profile, resolve_roles
+from layerconf._audit import audit, diff_audits, flatten, load_audit, write_audit
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
+
+
+def main() -> None:
+    os.chdir(FIXTURES)  # the real command line names its role file relatively
+    parser = load_profile()
+    roles = resolve_roles(parser, ARGV)
+    record = audit(roles)
+    other = audit(resolve_roles(parser, [*ARGV, "--seed", "7"]))
+    keys = sum(len(vars(namespace)) for namespace in roles.values())
+
+    def plain_json() -> None:
+        for namespace in roles.values():
+            json.dumps(vars(namespace), default=repr)
+
+    def explain_every_key() -> None:
+        for namespace in roles.values():
+            for key in vars(namespace):
+                explain(namespace, key)
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = write_audit(roles, directory)
+        size = path.stat().st_size
+
+        def replay() -> None:
+            loaded = load_audit(path)
+            for role in loaded.roles:
+                loaded.namespace(role)
+
+        rows = [
+            ("json.dumps(vars(ns)) per role (no origins)", measure(plain_json)),
+            ("resolve_roles(parser, argv)", measure(lambda: resolve_roles(parser, ARGV))),
+            ("audit(roles)", measure(lambda: audit(roles))),
+            (
+                "write_audit(roles, dir) (fsync included)",
+                measure(lambda: write_audit(roles, directory)),
+            ),
+            ("load_audit(path)", measure(lambda: load_audit(path))),
+            ("load_audit + namespace() of both roles", measure(replay)),
+            ("flatten(record)", measure(lambda: flatten(record))),
+            ("diff_audits(record, other)", measure(lambda: diff_audits(record, other))),
+            ("explain() on every key (per-key alternative)", measure(explain_every_key)),
+        ]
+    title = (
+        f"Auditing the real slime PPO launch: 2 roles, {keys} keys, "
+        f"{size / 1024:.0f} KiB file (python {sys.version.split()[0]})"
+    )
+    by_json = report(title, rows, baseline="json.dumps(vars(ns)) per role (no origins)")
+    by_resolve = report("The same, against one resolution", rows, "resolve_roles(parser, argv)")
+    save(
+        "audit",
+        {
+            "keys": keys,
+            "file_bytes": size,
+            "rows_vs_json": by_json,
+            "rows_vs_resolve_roles": by_resolve,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1042 @@
+"""Audit records: every value with its origin as JSON, replayable, fingerprinted, never a secret."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import copy
+import enum
+import hashlib
+import inspect
+import json
+import math
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from layerconf import (
+    Layer,
+    LayerStack,
+    Namespace,
+    Reason,
+    UnknownKeyError,
+    explain,
+    load_profile,
+    notices,
+    resolve_roles,
+)
+from layerconf._audit import (
+    AUDIT_FILE,
+    FORMAT,
+    AuditError,
+    AuditRecord,
+    OpaqueValue,
+    _dumps,
+    _settings,
+    audit,
+    diff_audits,
+    flatten,
+    load_audit,
+    write_audit,
+)
+from layerconf._namespace import provenance_of
+from layerconf._secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
+from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
+
+from .strategies import layer_lists, policies
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
+SECRET = "wandb-0123456789abcdef-secret"
+LITTER = re.compile(r"^\.layerconf-audit\.json\..+\.tmp$")
+
+
+@pytest.fixture(scope="module")
+def parser() -> argparse.ArgumentParser:
+    return load_profile()
+
+
+@pytest.fixture
+def in_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real argv names its role file relatively: resolve it from the fixtures directory."""
+    monkeypatch.chdir(FIXTURES)
+
+
+def ppo(parser: argparse.ArgumentParser, *extra: str) -> dict[str, Namespace]:
+    """The real slime PPO launch (cwd must be the fixtures directory), plus `extra` tokens."""
+    return resolve_roles(parser, [*ARGV, *extra])
+
+
+def stack(**values: Any) -> Namespace:
+    return LayerStack([Layer.from_mapping("cli", values, kind="argv")]).resolve()
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Equal with the same types all the way down (1, 1.0 and True differ; NaN is NaN)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(identical(a[k], b[k]) for k in a)
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def texts(tmp_path: pathlib.Path, roles: dict[str, Namespace]) -> Iterator[str]:
+    """Every text an audit of `roles` produces: the record, the file, flatten, diff, argv."""
+    record = audit(roles)
+    yield json.dumps(record)
+    path = write_audit(roles, tmp_path)
+    yield path.read_text()
+    loaded = load_audit(path)
+    yield json.dumps(flatten(record))
+    yield json.dumps(flatten(loaded, max_length=10))
+    yield "\n".join(str(change) for change in diff_audits(record, audit({"x": stack()})))
+    for role in loaded.roles:
+        yield repr(vars(loaded.namespace(role)))
+        yield repr(provenance_of(loaded.namespace(role)))
+        yield str(loaded.setting(role, "wandb_key"))
+
+
+class TestRecord:
+    """audit() writes down every key of every role with its value and origin."""
+
+    def test_top_level_fields(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
+        """Format, version, argv, role files with their sha256, roles, fingerprint."""
+        import layerconf
+
+        roles = ppo(parser)
+        record = audit(roles)
+        assert list(record) == ["format", "layerconf", "fingerprint", "argv", "files", "roles"]
+        assert record["format"] == FORMAT == 1
+        assert record["layerconf"] == layerconf.__version__
+        assert record["argv"] == ARGV
+        digest = hashlib.sha256((FIXTURES / "slime_ppo_megatron.yaml").read_bytes()).hexdigest()
+        assert record["files"] == {"slime_ppo_megatron.yaml": digest}
+        assert list(record["roles"]) == ["actor", "critic"]
+        assert re.fullmatch(r"[0-9a-f]{64}", record["fingerprint"])
+        json.dumps(record, allow_nan=False)  # JSON as it is
+
+    def test_every_key_with_its_origin(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """Each key has its value, layer and location; the history says what it shadowed."""
+        roles = ppo(parser)
+        record = audit(roles)
+        for role, namespace in roles.items():
+            assert list(record["roles"][role]["settings"]) == list(vars(namespace))
+        critic = record["roles"]["critic"]["settings"]
+        assert critic["lr"] == {
+            "value": 1e-05,
+            "layer": "role-config",
+            "kind": "file",
+            "source": "slime_ppo_megatron.yaml",
+            "line": 6,
+            "column": 11,
+            "label": "default",
+            "history": [
+                {
+                    "value": "1e-5",
+                    "reason": "converted",
+                    "by": "type-coercion",
+                    "layer": "role-config",
+                    "kind": "file",
+                    "source": "slime_ppo_megatron.yaml",
+                    "line": 6,
+                    "column": 11,
+                    "label": "default",
+                },
+                {
+                    "value": 1e-06,
+                    "reason": "overridden",
+                    "layer": "cli",
+                    "kind": "argv",
+                    "argv_index": 31,
+                    "token": "--lr",
+                },
+                {"value": 1e-06, "reason": "overridden", "layer": "default", "kind": "default"},
+            ],
+        }
+        assert critic["seed"] == {"value": 1234, "layer": "default", "kind": "default"}
+        assert critic["kl_coef"]["layer"] == "rule:critic-defaults"
+        assert critic["kl_coef"]["rule"] == "critic-defaults"
+
+    def test_layers_events_and_notices(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """The role's layers, what the rules did, and every notice (unknown tokens here)."""
+        roles = ppo(parser)
+        critic = audit(roles)["roles"]["critic"]
+        assert [layer["name"] for layer in critic["layers"]] == ["default", "cli", "role-config"]
+        actions = {(event["key"], event["action"], event["rule"]) for event in critic["events"]}
+        assert ("lr", "converted", "type-coercion") in actions
+        assert ("kl_coef", "set", "critic-defaults") in actions
+        assert [notice["argv_index"] for notice in critic["notices"]] == [
+            problem.argv_index for problem in notices(roles["critic"])
+        ]
+        assert critic["notices"][0]["severity"] == "info"
+
+    def test_an_ignored_key_is_an_event_and_a_notice(
+        self, parser: argparse.ArgumentParser, tmp_path: pathlib.Path
+    ) -> None:
+        """A resource key the rules dropped is recorded as dropped, with its warning."""
+        role_file = tmp_path / "m.yaml"
+        role_file.write_text("megatron:\n  - role: critic\n    overrides:\n      num_nodes: 4\n")
+        argv = [a if a != "slime_ppo_megatron.yaml" else str(role_file) for a in ARGV]
+        with pytest.warns(Warning, match="'num_nodes' is ignored"):
+            roles = resolve_roles(parser, argv)
+        critic = audit(roles)["roles"]["critic"]
+        dropped = [event for event in critic["events"] if event["action"] == "ignored"]
+        assert dropped == [
+            {
+                "key": "num_nodes",
+                "action": "ignored",
+                "rule": "ignored-keys",
+                "value": 4,
+                "layer": "role-config",
+                "kind": "file",
+                "source": str(role_file),
+                "line": 4,
+                "column": 18,
+            }
+        ]
+        assert any(
+            "num_nodes" in notice["message"] and notice["severity"] == "warning"
+            for notice in critic["notices"]
+        )
+
+    def test_a_namespace_without_provenance(self) -> None:
+        """A plain argparse namespace is recorded with its values and no origins."""
+        record = audit({"main": argparse.Namespace(lr=1e-5, tags=("a",))})
+        assert record["argv"] is None
+        assert record["roles"]["main"]["settings"] == {
+            "lr": {"value": 1e-05},
+            "tags": {"value": {"$type": "tuple", "items": ["a"]}},
+        }
+
+    def test_wrong_input_is_refused_clearly(self) -> None:
+        """One namespace instead of a mapping of roles says how to call it."""
+        with pytest.raises(TypeError, match=r"audit\(\{'actor': args\}\)"):
+            audit(stack(lr=1))  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="role 'actor'"):
+            audit({"actor": {"lr": 1}})  # type: ignore[dict-item]
+
+    def test_fast_enough(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
+        """Auditing the real 2-role resolution stays well under 50 ms."""
+        roles = ppo(parser)
+        audit(roles)
+        best = min(_timed(lambda: audit(roles)) for _ in range(5))
+        assert best < 0.05
+
+
+def _timed(function: Any) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def _explained(namespace: Namespace, key: str) -> tuple[Any, ...]:
+    setting = explain(namespace, key)
+    return (
+        setting.origin,
+        [(h.value, h.origin, h.reason, h.by) for h in setting.history],
+    )
+
+
+def _bulk(namespace: Namespace) -> dict[str, tuple[Any, ...]]:
+    return {
+        key: (origin, history)
+        for key, _, origin, history in _settings(namespace, provenance_of(namespace))
+    }
+
+
+class TestBulkOrigins:
+    """The bulk walk over the layers says exactly what explain says, key by key."""
+
+    def test_real_fixture(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
+        """Every key of both roles of the real PPO launch."""
+        for namespace in ppo(parser).values():
+            bulk = _bulk(namespace)
+            assert bulk == {key: _explained(namespace, key) for key in vars(namespace)}
+
+    @settings(deadline=None)  # the first example pays for lazy imports on a cold machine
+    @given(layer_lists(), policies)
+    def test_generated_stacks(self, layers: list[Layer], merge: dict[str, Any]) -> None:
+        """Any stack of layers, with any merge policies."""
+        namespace = LayerStack(layers, policies=merge).resolve()
+        assert _bulk(namespace) == {key: _explained(namespace, key) for key in vars(namespace)}
+
+    def test_after_resolution(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
+        """An assignment (with its line) and a change behind the namespace's back."""
+        namespace = copy.deepcopy(ppo(parser)["critic"])
+        namespace.lr = 3e-6
+        line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+        vars(namespace)["seed"] = 99
+        assert _bulk(namespace) == {key: _explained(namespace, key) for key in vars(namespace)}
+        entry = audit({"critic": namespace})["roles"]["critic"]["settings"]
+        assert (entry["lr"]["layer"], entry["lr"]["source"], entry["lr"]["line"]) == (
+            "runtime",
+            __file__,
+            line,
+        )
+        assert entry["seed"]["layer"] == "runtime"
+        assert entry["seed"]["history"][0]["value"] == 1234
+
+
+class TestRoundTrip:
+    """load_audit(write_audit(roles, d)).namespace(role) equals what was audited."""
+
+    def test_real_fixture(
+        self, parser: argparse.ArgumentParser, in_fixtures: None, tmp_path: pathlib.Path
+    ) -> None:
+        """Both roles of the real PPO launch, enums included, with explain on the replay."""
+        roles = ppo(parser)
+        record = load_audit(write_audit(roles, tmp_path))
+        for role, namespace in roles.items():
+            replayed = record.namespace(role)
+            assert isinstance(replayed, Namespace)
+            assert replayed == namespace
+            assert identical(vars(replayed), vars(namespace))
+            assert replayed.attention_backend is AttnBackend.flash
+            assert replayed.exit_signal is signal.SIGTERM
+            for key in vars(namespace):
+                assert explain(replayed, key).origin == explain(namespace, key).origin
+                assert str(record.setting(role, key)) == str(explain(namespace, key))
+            provenance = provenance_of(replayed)
+            assert provenance is not None
+            assert provenance.argv == tuple(ARGV)
+            assert provenance.files == provenance_of(namespace).files  # type: ignore[union-attr]
+            assert provenance.notices == notices(namespace)
+        assert audit(record.namespaces())["fingerprint"] == record.fingerprint
+
+    @settings(deadline=None)  # each example writes and fsyncs a file
+    @given(layer_lists(), policies)
+    def test_generated_stacks(self, layers: list[Layer], merge: dict[str, Any]) -> None:
+        """Any stack: equal values of the same types, the same origin for every key and leaf."""
+        namespace = LayerStack(layers, policies=merge).resolve(role="main")
+        with tempfile.TemporaryDirectory() as directory:
+            record = load_audit(write_audit({"main": namespace}, directory))
+        replayed = record.namespace("main")
+        assert replayed == namespace
+        assert identical(vars(replayed), vars(namespace))
+        for key in [*vars(namespace), *record.data["roles"]["main"]["leaves"]]:
+            assert explain(replayed, key).origin == explain(namespace, key).origin
+            assert str(record.setting("main", key)) == str(explain(namespace, key))
+
+    def test_replay_a_plain_namespace(self) -> None:
+        """Without provenance, values come back and explain names the audit file."""
+        record = AuditRecord.from_dict(audit({"main": argparse.Namespace(lr=1)}), path="a.json")
+        replayed = record.namespace("main")
+        assert vars(replayed) == {"lr": 1}
+        assert explain(replayed, "lr").origin.where == "audit a.json"
+
+    def test_unknown_role(self) -> None:
+        """A role that is not in the record: a KeyError naming the roles there are."""
+        record = AuditRecord.from_dict(audit({"critic": stack(lr=1)}))
+        with pytest.raises(UnknownKeyError, match=r"no role 'critc'.*did you mean 'critic'"):
+            record.namespace("critc")
+
+
+class Color(enum.Enum):
+    red = 1
+    blue = 2
+
+
+class Perm(enum.Flag):
+    r = 4
+    w = 2
+
+
+class Level(enum.IntEnum):
+    low = 1
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+class Opaque:
+    """An object with no JSON form; its repr is recorded."""
+
+    def __repr__(self) -> str:
+        return "Opaque(7)"
+
+
+class BrokenRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("no")
+
+
+def _round_trip(value: Any) -> Any:
+    record = AuditRecord.from_dict(json.loads(json.dumps(audit({"r": stack(x=value)}))))
+    return record.namespace("r").x
+
+
+class TestEncoding:
+    """Values JSON cannot hold are tagged, and come back as they were."""
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            AttnBackend.flash,
+            CudaGraphModule.moe_router,
+            signal.SIGTERM,
+            Color.blue,
+            Level.low,
+            Perm.r | Perm.w,
+            (1, "a", (2.5, None)),
+            [(1, 2), {3}],
+            {"b", "a", "c"},
+            frozenset({3, 1, 2}),
+            pathlib.Path("/ckpt/actor"),
+            pathlib.PurePosixPath("relative/x"),
+            b"\x00\xffbytes",
+            bytearray(b"ab"),
+            2 + 3j,
+            float("inf"),
+            -float("inf"),
+            {1: "int key", (2, 3): "tuple key"},
+            {"$type": "not a tag"},
+            {"nested": {"tuple": (1,), "enum": AttnBackend.auto}},
+            10**5000,
+            -0.0,
+            "",
+        ],
+        ids=lambda value: type(value).__name__,
+    )
+    def test_round_trip(self, value: Any) -> None:
+        """Replayed, the value is equal and of the same type."""
+        back = _round_trip(value)
+        assert back == value
+        assert type(back) is type(value)
+
+    def test_nan(self) -> None:
+        """NaN is tagged (JSON has no NaN) and comes back as NaN."""
+        assert math.isnan(_round_trip(float("nan")))
+        assert audit({"r": stack(x=float("nan"))})["roles"]["r"]["settings"]["x"]["value"] == {
+            "$type": "float",
+            "value": "nan",
+        }
+
+    def test_tags(self) -> None:
+        """The tags the format documents."""
+
+        def encoded(value: Any) -> Any:
+            return audit({"r": stack(x=value)})["roles"]["r"]["settings"]["x"]["value"]
+
+        assert encoded(AttnBackend.flash) == {
+            "$type": "enum",
+            "class": "layerconf.profiles.megatron_slime.AttnBackend",
+            "name": "flash",
+        }
+        assert encoded((1, 2)) == {"$type": "tuple", "items": [1, 2]}
+        assert encoded({"b", "a"}) == {"$type": "set", "items": ["a", "b"]}
+        assert encoded(pathlib.PurePosixPath("/x")) == {
+            "$type": "path",
+            "class": "PurePosixPath",
+            "path": "/x",
+        }
+        assert encoded(b"hi") == {"$type": "bytes", "base64": "aGk="}
+        assert encoded(Point(1, 2)) == {
+            "$type": "tuple",
+            "items": [1, 2],
+            "class": f"{__name__}.Point",
+        }
+
+    def test_arbitrary_objects_are_tagged_with_their_repr(self) -> None:
+        """An object stands in as an OpaqueValue with its class and repr; nothing crashes."""
+        back = _round_trip(Opaque())
+        assert back == OpaqueValue(f"{__name__}.Opaque", "Opaque(7)")
+        assert repr(back) == "Opaque(7)"
+        broken = _round_trip(BrokenRepr())
+        assert isinstance(broken, OpaqueValue)
+        assert "repr() raised RuntimeError" in broken.text
+        cycle: list[Any] = [1]
+        cycle.append(cycle)  # a layer cannot hold one; a plain namespace can
+        record = AuditRecord.from_dict(audit({"r": argparse.Namespace(x=cycle)}))
+        assert record.namespace("r").x == [1, OpaqueValue("builtins.list", "<cycle>")]
+        one, two = (audit({"r": stack(x=[object()])}) for _ in range(2))
+        assert one["fingerprint"] == two["fingerprint"]
+        assert one["roles"]["r"]["settings"]["x"]["value"] == [
+            {"$type": "object", "class": "builtins.object", "repr": "<object object at 0x...>"}
+        ]
+
+    def test_subclasses_of_plain_types(self) -> None:
+        """A namedtuple or an int subclass comes back as the plain type, still equal."""
+
+        class Count(int):
+            pass
+
+        assert _round_trip(Point(1, 2)) == (1, 2)
+        assert _round_trip(Count(5)) == 5
+        assert type(_round_trip(Count(5))) is int
+
+    def test_a_value_that_cannot_be_rebuilt(self) -> None:
+        """An enum whose class cannot be imported: replay says so; setting() stands in."""
+        data = audit({"r": stack(x=Color.red)})
+        text = json.dumps(data).replace(f"{__name__}.Color", "nowhere.Color")
+        record = AuditRecord.from_dict(json.loads(text), path="run/a.json", verify=False)
+        with pytest.raises(AuditError, match=r"run/a.json: role r: cannot rebuild .*nowhere"):
+            record.namespace("r")
+        assert isinstance(record.setting("r", "x").value, OpaqueValue)
+
+
+HASH_SEED_SCRIPT = textwrap.dedent(
+    """
+    import pathlib, sys
+    from layerconf import Layer, LayerStack, load_profile, resolve_roles
+    from layerconf._audit import audit
+
+    roles = resolve_roles(load_profile(), pathlib.Path("slime_ppo_argv.txt").read_text().splitlines())
+    words = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}
+    extra = {"tags": words, "frozen": frozenset(words), "by": {w: i for i, w in enumerate(sorted(words))}}
+    roles["sets"] = LayerStack([Layer.from_mapping("cli", extra)]).resolve()
+    print(audit(roles)["fingerprint"])
+    """
+)
+
+
+class TestFingerprint:
+    """The fingerprint names a configuration: stable everywhere, different for any difference."""
+
+    def test_same_in_processes_with_other_hash_seeds(self) -> None:
+        """Two processes with different PYTHONHASHSEED (sets of strings iterate differently)."""
+        seen = set()
+        for seed in ("0", "1", "4242"):
+            env = {**os.environ, "PYTHONHASHSEED": seed}
+            result = subprocess.run(
+                [sys.executable, "-c", HASH_SEED_SCRIPT],
+                cwd=FIXTURES,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            seen.add(result.stdout.strip())
+        assert len(seen) == 1
+        assert re.fullmatch(r"[0-9a-f]{64}", seen.pop())
+
+    def test_changes_with_any_value(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """One value of one role changed, in the real launch."""
+        base = audit(ppo(parser))["fingerprint"]
+        assert audit(ppo(parser))["fingerprint"] == base
+        assert audit(ppo(parser, "--seed", "1235"))["fingerprint"] != base
+        changed = ppo(parser)
+        vars(changed["actor"])["lr"] = 1.0000000000000002e-06
+        assert audit(changed)["fingerprint"] != base
+
+    @pytest.mark.parametrize(
+        ("before", "after"),
+        [
+            (1, 1.0),
+            (1, True),
+            (0, False),
+            (0.0, -0.0),
+            ("1", 1),
+            (None, "None"),
+            ((1, 2), [1, 2]),
+            ({1, 2}, frozenset({1, 2})),
+            (AttnBackend.flash, "flash"),
+            (AttnBackend.flash, AttnBackend.fused),
+            (pathlib.Path("a"), "a"),
+            ({"a": 1}, {"a": 1.0}),
+            ({1: "x"}, {"1": "x"}),
+        ],
+        ids=repr,
+    )
+    def test_type_matters(self, before: Any, after: Any) -> None:
+        """Equal in Python is not enough: 1, 1.0 and True are three configurations."""
+        assert (
+            audit({"r": stack(x=before)})["fingerprint"]
+            != audit({"r": stack(x=after)})["fingerprint"]
+        )
+
+    def test_order_does_not_matter(self) -> None:
+        """Key order and set order do not change it; role names do."""
+        one = audit({"r": stack(a=1, b={"x": 1, "y": 2}, c={3, 1, 2})})["fingerprint"]
+        two = audit({"r": stack(c={2, 3, 1}, b={"y": 2, "x": 1}, a=1)})["fingerprint"]
+        assert one == two
+        assert audit({"q": stack(a=1, b={"x": 1, "y": 2}, c={3, 1, 2})})["fingerprint"] != one
+
+    def test_canonical_encoding(self) -> None:
+        """sha256 of a fixed prefix and the sorted, compact, ASCII JSON of role -> key -> value."""
+        record = audit({"r": stack(lr=1e-05, name="é", on=True)})
+        text = '{"r":{"lr":1e-05,"name":"\\u00e9","on":true}}'
+        expected = hashlib.sha256(b"layerconf-fingerprint-1\n" + text.encode()).hexdigest()
+        assert record["fingerprint"] == expected
+
+    def test_loading_checks_it(self, tmp_path: pathlib.Path) -> None:
+        """A record whose values were edited is refused, unless verification is turned off."""
+        path = write_audit({"r": stack(lr=1e-05)}, tmp_path)
+        path.write_text(path.read_text().replace("1e-05", "2e-05"))
+        with pytest.raises(AuditError, match="does not match the recorded values"):
+            load_audit(path)
+        assert load_audit(path, verify=False).namespace("r").lr == 2e-05
+
+
+class TestSecrets:
+    """Credentials never reach a record: not as values, not in argv, not in any text."""
+
+    def test_which_profile_keys_are_secrets(self, parser: argparse.ArgumentParser) -> None:
+        """Of the real profile's 1,000+ dests and flags, only wandb_key / --wandb-key."""
+        dests = {action.dest for action in parser._actions}
+        flags = {flag for action in parser._actions for flag in action.option_strings}
+        assert {dest for dest in dests if is_secret(dest)} == {"wandb_key"}
+        assert {flag for flag in flags if is_secret(flag)} == {"--wandb-key"}
+
+    @pytest.mark.parametrize(
+        "key",
+        [
+            "input_key",
+            "label_key",
+            "fim_pad_token",
+            "max_tokens_per_gpu",
+            "tokenizer_model",
+            "special_tokens",
+            "rl_skip_bos_token",
+            "metadata_key",
+            "wandb_host",
+            "log_passrate",
+        ],
+    )
+    def test_ordinary_keys_are_not(self, key: str) -> None:
+        """Keys that mention keys or tokens without holding credentials."""
+        assert not is_secret(key)
+
+    @pytest.mark.parametrize(
+        "key",
+        [
+            "wandb_key",
+            "--wandb-key",
+            "hf_token",
+            "HF_TOKEN",
+            "WANDB_API_KEY",
+            "openai_api_key",
+            "db_password",
+            "client_secret",
+            "gh_access_token",
+            "x_auth_token",
+            "env.HF_TOKEN",
+        ],
+    )
+    def test_credentials_are(self, key: str) -> None:
+        """Dests, flags, environment variables and dotted paths alike."""
+        assert is_secret(key)
+
+    def test_policy_extends(self) -> None:
+        """A policy of one's own: more names and suffixes, another placeholder."""
+        policy = SECRETS.extend(names=["--run-token"], suffixes=["_cookie"])
+        assert policy.is_secret("run_token")
+        assert policy.is_secret("session_cookie")
+        assert not SECRETS.is_secret("run_token")
+        record = audit(
+            {"r": stack(run_token="tok-123456", lr=1)},
+            secrets=SecretPolicy(names=["run_token"], placeholder="***"),
+        )
+        assert record["roles"]["r"]["settings"]["run_token"]["value"] == "***"
+        with pytest.raises(TypeError, match="not one string"):
+            SecretPolicy(names="wandb_key")
+
+    def test_redact_helpers(self) -> None:
+        """redact() for one value, nested secrets included; None stays None."""
+        assert redact("wandb_key", "abc") == REDACTED
+        assert redact("wandb_key", None) is None
+        assert redact("lr", 1e-5) == 1e-5
+        assert redact("env", {"HF_TOKEN": "x", "A": [{"api_key": "y"}]}) == {
+            "HF_TOKEN": REDACTED,
+            "A": [{"api_key": REDACTED}],
+        }
+
+    @pytest.mark.parametrize(
+        ("argv", "expected", "found"),
+        [
+            (["--wandb-key", "k1", "--lr", "1"], ["--wandb-key", REDACTED, "--lr", "1"], ["k1"]),
+            (["--wandb-key=k1"], [f"--wandb-key={REDACTED}"], ["k1"]),
+            (["--wandb-key", "--lr", "1"], ["--wandb-key", "--lr", "1"], []),
+            (["--hf-token", "-1"], ["--hf-token", REDACTED], ["-1"]),
+            (["--input-key", "prompt"], ["--input-key", "prompt"], []),
+        ],
+    )
+    def test_redact_argv(self, argv: list[str], expected: list[str], found: list[str]) -> None:
+        """Both spellings of a secret flag; a following option is not taken as its value."""
+        assert redact_argv(argv) == (expected, found)
+
+    @pytest.mark.parametrize(
+        "extra",
+        [("--wandb-key", SECRET), (f"--wandb-key={SECRET}",)],
+        ids=["separate", "equals"],
+    )
+    def test_secret_appears_in_no_output(
+        self,
+        parser: argparse.ArgumentParser,
+        in_fixtures: None,
+        tmp_path: pathlib.Path,
+        extra: tuple[str, ...],
+    ) -> None:
+        """The --wandb-key value is in no record, file, flatten, diff, replay or notice."""
+        roles = ppo(parser, "--use-wandb", *extra, "--wandb-exp-name", f"run-{SECRET}")
+        assert roles["critic"].wandb_key == SECRET
+        for text in texts(tmp_path, roles):
+            assert SECRET not in text
+        record = audit(roles)
+        assert record["roles"]["critic"]["settings"]["wandb_key"]["value"] == REDACTED
+        assert record["roles"]["critic"]["settings"]["wandb_exp_name"]["value"] == "run-<redacted>"
+        assert REDACTED in " ".join(record["argv"])
+
+    def test_secrets_nested_in_values_and_unknown_flags(
+        self, parser: argparse.ArgumentParser, in_fixtures: None, tmp_path: pathlib.Path
+    ) -> None:
+        """An environment dict's HF_TOKEN and an SGLang flag's key are redacted too."""
+        hidden = ["hf_0123456789abcdef", "sgl-0123456789abcdef"]
+        roles = ppo(
+            parser,
+            "--train-env-vars",
+            json.dumps({"HF_TOKEN": hidden[0], "OMP_NUM_THREADS": "4"}),
+            f"--sglang-api-key={hidden[1]}",
+        )
+        assert roles["actor"].train_env_vars["HF_TOKEN"] == hidden[0]
+        assert any(hidden[1] in problem.message for problem in notices(roles["actor"]))
+        for text in texts(tmp_path, roles):
+            assert hidden[0] not in text
+            assert hidden[1] not in text
+        settings = audit(roles)["roles"]["actor"]["settings"]
+        assert settings["train_env_vars"]["value"] == {
+            "HF_TOKEN": REDACTED,
+            "OMP_NUM_THREADS": "4",
+        }
+
+    def test_fingerprint_ignores_the_secret_but_not_its_presence(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """Another key gives the same fingerprint; no key at all gives another one."""
+        one = audit(ppo(parser, "--wandb-key", "aaaaaaaaaaaa"))["fingerprint"]
+        two = audit(ppo(parser, "--wandb-key", "bbbbbbbbbbbb"))["fingerprint"]
+        unset = audit(ppo(parser))["fingerprint"]
+        assert one == two != unset
+
+    def test_replay_with_the_secret_given_back(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """The replayed namespace holds the placeholder, or the value passed in."""
+        roles = ppo(parser, "--wandb-key", SECRET)
+        record = AuditRecord.from_dict(audit(roles))
+        assert record.namespace("actor").wandb_key == REDACTED
+        assert record.namespace("actor", secrets={"wandb_key": SECRET}) == roles["actor"]
+        with pytest.raises(UnknownKeyError, match="did you mean 'wandb_key'"):
+            record.namespace("actor", secrets={"wandb_kye": SECRET})
+
+
+def _listing(directory: pathlib.Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir())
+
+
+WRITER_SCRIPT = textwrap.dedent(
+    """
+    import os, pathlib, sys
+    from layerconf import load_profile, resolve_roles
+    from layerconf import _audit
+
+    mode, directory = sys.argv[1], sys.argv[2]
+    argv = pathlib.Path("slime_ppo_argv.txt").read_text().splitlines()
+    roles = [resolve_roles(load_profile(), [*argv, "--seed", str(seed)]) for seed in (1, 2)]
+    if mode == "exit-before-rename":
+        os.replace = lambda *args: os._exit(17)
+        _audit.write_audit(roles[0], directory)
+    else:  # write forever, until killed
+        count = 0
+        while True:
+            _audit.write_audit(roles[count % 2], directory)
+            count += 1
+            if count == 3:
+                print("ready", flush=True)
+    """
+)
+
+
+class TestWriteAudit:
+    """write_audit replaces the file atomically: old or new, never half of one."""
+
+    def test_writes_and_returns_the_path(self, tmp_path: pathlib.Path) -> None:
+        """layerconf-audit.json in the directory (created if missing), one line per key."""
+        roles = {"r": stack(lr=1e-5, seed=1)}
+        path = write_audit(roles, tmp_path / "run" / "1")
+        assert path == tmp_path / "run" / "1" / AUDIT_FILE
+        text = path.read_text()
+        assert json.loads(text) == audit(roles)
+        assert '\n    "lr": {"value": 1e-05, "layer": "cli", "kind": "argv"},\n' in text
+        assert _listing(path.parent) == [AUDIT_FILE]
+        assert load_audit(path.parent).fingerprint == audit(roles)["fingerprint"]
+
+    def test_keeps_the_permissions_of_the_file_it_replaces(self, tmp_path: pathlib.Path) -> None:
+        """A new file gets the umask's permissions (not mkstemp's 0600); a rewrite keeps its own."""
+        path = write_audit({"r": stack(lr=1)}, tmp_path)
+        mask = os.umask(0o022)
+        os.umask(mask)
+        assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+        path.chmod(0o640)
+        write_audit({"r": stack(lr=2)}, tmp_path)
+        assert path.stat().st_mode & 0o777 == 0o640
+
+    def test_a_failed_write_leaves_the_old_file(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The rename fails: the old record is intact and the temporary file is removed."""
+        old = write_audit({"r": stack(lr=1)}, tmp_path)
+        before = old.read_bytes()
+
+        def broken(*args: Any) -> None:
+            raise OSError("disk on fire")
+
+        monkeypatch.setattr(os, "replace", broken)
+        with pytest.raises(OSError, match="disk on fire"):
+            write_audit({"r": stack(lr=2)}, tmp_path)
+        assert old.read_bytes() == before
+        assert _listing(tmp_path) == [AUDIT_FILE]
+
+    def test_a_writer_dying_before_the_rename(self, tmp_path: pathlib.Path) -> None:
+        """A process that dies between write and rename leaves the old record valid."""
+        old = write_audit({"r": stack(lr=1)}, tmp_path)
+        result = subprocess.run(
+            [sys.executable, "-c", WRITER_SCRIPT, "exit-before-rename", str(tmp_path)],
+            cwd=FIXTURES,
+            capture_output=True,
+            check=False,
+        )
+        assert result.returncode == 17, result.stderr
+        assert load_audit(old).namespace("r").lr == 1
+        litter = [name for name in _listing(tmp_path) if name != AUDIT_FILE]
+        assert len(litter) == 1
+        assert LITTER.match(litter[0])
+
+    def test_a_writer_killed_mid_way(self, tmp_path: pathlib.Path) -> None:
+        """SIGKILL at a random moment of a writing loop: the file is always a whole record."""
+        old = write_audit({"r": stack(lr=1)}, tmp_path)
+        process = subprocess.Popen(
+            [sys.executable, "-c", WRITER_SCRIPT, "loop", str(tmp_path)],
+            cwd=FIXTURES,
+            stdout=subprocess.PIPE,
+        )
+        try:
+            assert process.stdout is not None
+            assert process.stdout.readline() == b"ready\n"
+            time.sleep(0.05)
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+        record = load_audit(old)
+        assert record.roles == ("actor", "critic")
+        assert record.namespace("critic").seed in (1, 2)
+        litter = [name for name in _listing(tmp_path) if name != AUDIT_FILE]
+        assert len(litter) <= 1
+        assert all(LITTER.match(name) for name in litter)
+
+
+class TestLoadAudit:
+    """A wrong or damaged file is refused with its path, what is wrong and what to do."""
+
+    @pytest.mark.parametrize(
+        ("content", "message"),
+        [
+            ("", "the file is empty, not an audit record; write it again with layerconf"),
+            ('{"format": 1, "roles": {', "not valid JSON .*truncated.*write it again"),
+            ("[1, 2]", "it is an array, not an object; write it again"),
+            ('{"a": 1}', "it has no 'format' field; is it a layerconf audit record"),
+            ('{"format": 2}', "format 2 was written by a newer layerconf.*: upgrade it"),
+            ('{"format": "1"}', r"its format is '1'; this layerconf \(.*\) reads format 1"),
+            ('{"format": true}', "its format is True"),
+            (
+                '{"format": 1, "layerconf": "0", "fingerprint": "", "argv": 3, "files": {}}',
+                "'argv' is a number, not an array or null; it has no 'roles' field; write it",
+            ),
+            (
+                '{"format": 1, "layerconf": "0", "fingerprint": "", "argv": null, "files": {},'
+                ' "roles": {"r": {"settings": {"lr": {"layer": 1}}, "events": {}}}}',
+                r"roles.r.settings.lr has no 'value'; roles.r.events is not an array",
+            ),
+            ('{"format": 1, "x": NaN}', "not valid JSON"),
+        ],
+    )
+    def test_bad_files(self, tmp_path: pathlib.Path, content: str, message: str) -> None:
+        """Each kind of damage has its own message, prefixed with the file."""
+        path = tmp_path / AUDIT_FILE
+        path.write_text(content)
+        with pytest.raises(AuditError, match=message) as caught:
+            load_audit(path)
+        assert str(caught.value).startswith(f"{path}: ")
+        assert caught.value.path == str(path)
+
+    def test_a_missing_file(self, tmp_path: pathlib.Path) -> None:
+        """No file at all is an ordinary FileNotFoundError."""
+        with pytest.raises(FileNotFoundError):
+            load_audit(tmp_path / "nothing.json")
+
+    def test_properties(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
+        """The record's fields, read back."""
+        roles = ppo(parser)
+        record = AuditRecord.from_dict(audit(roles))
+        assert (record.format, record.roles) == (1, ("actor", "critic"))
+        assert record.argv == tuple(ARGV)
+        assert list(record.files) == ["slime_ppo_megatron.yaml"]
+        assert record.to_dict() == audit(roles)
+        assert record.values("critic")["attention_backend"] is AttnBackend.flash
+
+
+class TestFlatten:
+    """flatten() gives flat role/key params for W&B or MLflow, dropping nothing."""
+
+    def test_real_fixture(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
+        """One entry per key and role; every value a JSON scalar."""
+        roles = ppo(parser)
+        flat = flatten(audit(roles))
+        assert flat["critic/lr"] == 1e-05
+        assert flat["actor/lr"] == 1e-06
+        assert flat["critic/attention_backend"] == "AttnBackend.flash"
+        assert flat["critic/exit_signal"] == "Signals.SIGTERM"
+        assert (
+            flat["critic/eval_prompt_data"]
+            == '["aime24", "/root/datasets/aime-2024/aime-2024.jsonl"]'
+        )
+        assert flat["critic/train_env_vars"] == "{}"
+        assert len(flat) == sum(len(vars(ns)) for ns in roles.values())
+        assert all(
+            value is None or type(value) in (bool, int, float, str) for value in flat.values()
+        )
+
+    def test_nested_and_tagged_values(self) -> None:
+        """Mappings become dotted keys; tags read as what they hold."""
+        flat = flatten(
+            audit(
+                {
+                    "r": stack(
+                        opt={"beta": 0.9, "eps": {"v": 1}},
+                        path=pathlib.PurePosixPath("/x"),
+                        nan=float("nan"),
+                        tags=(1, "a"),
+                        obj=Opaque(),
+                    )
+                }
+            )
+        )
+        assert flat == {
+            "r/opt.beta": 0.9,
+            "r/opt.eps.v": 1,
+            "r/path": "/x",
+            "r/nan": "nan",
+            "r/tags": '[1, "a"]',
+            "r/obj": "Opaque(7)",
+        }
+
+    def test_long_values_are_split_not_dropped(self) -> None:
+        """Past max_length a value is split into numbered parts that concatenate back."""
+        long = "x" * 6000 + "y" * 10
+        flat = flatten(audit({"r": stack(long=long, short="s")}), max_length=6000)
+        assert flat == {"r/long[1/2]": "x" * 6000, "r/long[2/2]": "y" * 10, "r/short": "s"}
+        assert "".join(flat[f"r/long[{n}/2]"] for n in (1, 2)) == long
+        with pytest.raises(ValueError, match="max_length must be at least 1"):
+            flatten(audit({"r": stack()}), max_length=0)
+
+    def test_names_that_collide_are_refused(self) -> None:
+        """A key spelt like a nested path would hide a value: flatten raises instead."""
+        record = audit({"r": stack(**{"opt.b": 1, "opt": {"b": 2}})})
+        with pytest.raises(ValueError, match=r"two values the name 'r/opt\.b'"):
+            flatten(record)
+
+
+class TestDiff:
+    """diff_audits() says which values changed between two runs, and from which layer."""
+
+    def test_real_fixture(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
+        """A changed command-line value, in both roles, with where each side came from."""
+        before = audit(ppo(parser))
+        after = AuditRecord.from_dict(audit(ppo(parser, "--seed", "7", "--kl-coef", "0.1")))
+        assert diff_audits(before, before) == []
+        changes = diff_audits(before, after)
+        assert [(c.role, c.key, c.before, c.after) for c in changes] == [
+            ("actor", "seed", 1234, 7),
+            ("actor", "kl_coef", 0.0, 0.1),
+            ("critic", "seed", 1234, 7),
+        ]
+        assert changes[0].before_origin is not None
+        assert changes[0].after_origin is not None
+        assert (changes[0].before_origin.layer, changes[0].after_origin.layer) == ("default", "cli")
+        assert str(changes[0]) == "actor seed: 1234 from default -> 7 from cli argv[109] '--seed'"
+
+    def test_types_leaves_keys_and_roles(self) -> None:
+        """1 -> 1.0 is a change; mappings differ leaf by leaf; keys and roles come and go."""
+        before = audit({"a": stack(x=1, opt={"b": 1, "c": 2}, gone=0), "old": stack()})
+        after = audit({"a": stack(x=1.0, opt={"b": 1, "c": 3}, new=1), "new": stack()})
+        assert [(c.role, c.key, c.kind, c.before, c.after) for c in diff_audits(before, after)] == [
+            ("a", "x", "changed", 1, 1.0),
+            ("a", "opt.c", "changed", 2, 3),
+            ("a", "gone", "removed", 0, None),
+            ("a", "new", "added", None, 1),
+            ("old", None, "removed", None, None),
+            ("new", None, "added", None, None),
+        ]
+        assert [str(c) for c in diff_audits(before, after)][-3:] == [
+            "a new: added 1 from cli",
+            "role old: removed",
+            "role new: added",
+        ]
+
+
+class TestLeaves:
+    """Nested mappings get one entry per leaf, so explain works on replayed dotted keys."""
+
+    def test_leaf_entries(self) -> None:
+        """Each leaf has the origin of the layer that set it."""
+        namespace = LayerStack(
+            [
+                Layer.from_mapping("default", {"opt": {"b1": 0.9, "b2": 0.95}}),
+                Layer.from_mapping("role", {"opt": {"b2": 0.98}}, source="critic.yaml"),
+            ]
+        ).resolve()
+        leaves = audit({"r": namespace})["roles"]["r"]["leaves"]
+        assert leaves["opt.b1"]["layer"] == "default"
+        assert leaves["opt.b2"]["source"] == "critic.yaml"
+        assert leaves["opt.b2"]["history"][0]["reason"] == Reason.OVERRIDDEN.value
+        replayed = AuditRecord.from_dict(audit({"r": namespace})).namespace("r")
+        assert explain(replayed, "opt.b2").source == "critic.yaml"
+
+
+class TestText:
+    """The file is one key per line: easy to grep and diff."""
+
+    def test_layout(self) -> None:
+        """Nesting down to the settings, then one compact line per entry."""
+        text = _dumps(audit({"r": stack(lr=1e-5)}))
+        assert text.splitlines()[:3] == ["{", ' "format": 1,', ' "layerconf": "0.1.0",']
+        assert '    "lr": {"value": 1e-05, "layer": "cli", "kind": "argv"}' in text.splitlines()
+
+
+# Secret-like text: at least one character that is not hex, so it cannot be a digest by chance.
+secret_texts = st.text(alphabet='0123456789XYZ!#"\\é', min_size=6).filter(
+    lambda text: any(c in text for c in 'XYZ!#"\\é')
+)
+
+
+@settings(deadline=None)
+@given(st.dictionaries(st.sampled_from(["wandb_key", "hf_token", "lr"]), secret_texts))
+def test_a_secret_value_never_leaks(values: dict[str, str]) -> None:
+    """Whatever the secrets hold, no secret value survives in the record's text."""
+    record = json.dumps(audit({"r": stack(**values)}))
+    for key, value in values.items():
+        if is_secret(key):
+            assert json.dumps(value)[1:-1] not in record.replace(REDACTED, "")
