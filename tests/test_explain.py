@@ -227,3 +227,38 @@ class TestErrors:
         """A non-str key is a TypeError."""
         with pytest.raises(TypeError, match="as a str"):
             explain(issue_example(), 1)  # type: ignore[arg-type]
+
+
+class TestUnusualValues:
+    """Objects that compare by identity or cannot be copied are explained, not mistaken."""
+
+    def test_identity_compared_object(self) -> None:
+        """A plain object's copy is not taken for a runtime assignment."""
+
+        class Plain:
+            pass
+
+        args = LayerStack([Layer.from_mapping("cli", {"obj": Plain()})]).resolve()
+        assert explain(args, "obj").layer == "cli"
+
+    def test_uncopyable_object(self) -> None:
+        """A value deepcopy refuses is shared rather than crashing the resolution or explain."""
+        import threading
+
+        lock = threading.Lock()
+        args = LayerStack([Layer.from_mapping("cli", {"lock": lock})]).resolve()
+        assert args.lock is lock
+        assert explain(args, "lock").layer == "cli"
+
+    def test_enum_changed_behind_the_back(self) -> None:
+        """Enum members compare by identity: another member is another value."""
+        import enum
+
+        class Color(enum.Enum):
+            red = 1
+            blue = 2
+
+        args = LayerStack([Layer.from_mapping("cli", {"color": Color.red})]).resolve()
+        assert explain(args, "color").layer == "cli"
+        vars(args)["color"] = Color.blue
+        assert explain(args, "color").layer == "runtime"

@@ -1,11 +1,23 @@
 """layerconf: resolve a training job's configuration per role, with the origin of every value."""
 
+from layerconf._argparse import parse_args, parse_known_args
+from layerconf._audit import (
+    AuditChange,
+    AuditRecord,
+    OpaqueValue,
+    audit,
+    diff_audits,
+    flatten,
+    load_audit,
+    write_audit,
+)
 from layerconf._coerce import TypeCoercion, expected_kind
 from layerconf._explain import explain
 from layerconf._merge import Policy
 from layerconf._namespace import Namespace, Provenance, notices, provenance_of
 from layerconf._profile import available_profiles, load_profile
 from layerconf._records import Layer, Origin, Reason, Setting
+from layerconf._roles import SLIME, Preset, resolve_roles, slime_rules
 from layerconf._rules import (
     Convert,
     Decision,
@@ -18,6 +30,7 @@ from layerconf._rules import (
     Stage,
     rule,
 )
+from layerconf._secrets import SECRETS, SecretPolicy, is_secret, redact
 from layerconf._stack import LayerStack, resolve_stacks
 from layerconf._yaml import (
     RoleFile,
@@ -29,6 +42,7 @@ from layerconf._yaml import (
     read_role_file,
 )
 from layerconf.exceptions import (
+    AuditError,
     ConfigError,
     LayerconfError,
     LayerconfWarning,
@@ -42,6 +56,11 @@ from layerconf.exceptions import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "SECRETS",
+    "SLIME",
+    "AuditChange",
+    "AuditError",
+    "AuditRecord",
     "ConfigError",
     "Convert",
     "Decision",
@@ -53,8 +72,10 @@ __all__ = [
     "LayerconfWarning",
     "Namespace",
     "NoProvenanceError",
+    "OpaqueValue",
     "Origin",
     "Policy",
+    "Preset",
     "Problem",
     "Provenance",
     "Reason",
@@ -63,6 +84,7 @@ __all__ = [
     "RuleContext",
     "RuleError",
     "RuleSet",
+    "SecretPolicy",
     "SetValue",
     "Setting",
     "Stage",
@@ -70,17 +92,28 @@ __all__ = [
     "UnknownKeyError",
     "UnknownProfileError",
     "YamlDocument",
+    "audit",
     "available_profiles",
     "check_role_file",
     "check_yaml",
+    "diff_audits",
     "expected_kind",
     "explain",
+    "flatten",
+    "is_secret",
+    "load_audit",
     "load_profile",
     "load_yaml",
     "notices",
+    "parse_args",
+    "parse_known_args",
     "parse_yaml",
     "provenance_of",
     "read_role_file",
+    "redact",
+    "resolve_roles",
     "resolve_stacks",
     "rule",
+    "slime_rules",
+    "write_audit",
 ]

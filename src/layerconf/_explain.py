@@ -12,7 +12,7 @@ from layerconf._merge import trace
 from layerconf._namespace import Provenance, Write, provenance_of, runtime_writes
 from layerconf._records import Origin, Path, Reason, Setting, join_path, split_key
 from layerconf._suggest import suggestion
-from layerconf._values import copy_value
+from layerconf._values import copy_value, is_atomic
 from layerconf.exceptions import NoProvenanceError, UnknownKeyError
 
 __all__ = ["explain", "same_value", "setting_for"]
@@ -95,12 +95,21 @@ def setting_for(
 
 
 def same_value(recorded: Any, current: Any) -> bool:
-    """Whether `current` is still the value that was recorded (same type, equal)."""
+    """Whether `current` is still the value that was recorded (same type, equal).
+
+    A copied object whose type compares by identity, or a value whose ``==`` is not a truth
+    value (an array), cannot be told apart from its own copy: it counts as the same. Shared
+    values (numbers, strings, enum members) are never copied, so identity decides for them.
+    """
     if recorded is current:
         return True
+    if type(recorded) is not type(current):
+        return False
+    if type(current).__eq__ is object.__eq__:  # type: ignore[comparison-overlap]
+        return not is_atomic(current)
     try:
-        return bool(recorded == current) and type(recorded) is type(current)
-    except Exception:  # an object whose == is not a truth value (an array, say)
+        return bool(recorded == current)
+    except Exception:
         return True
 
 

@@ -23,7 +23,15 @@ from deepmerge import Merger
 from layerconf._records import Layer, Path, Reason
 from layerconf._values import copy_value
 
-__all__ = ["POLICIES", "Contribution", "Policy", "Trace", "merge_layers", "trace"]
+__all__ = [
+    "POLICIES",
+    "Contribution",
+    "Policy",
+    "Trace",
+    "merge_layers",
+    "merges_into",
+    "trace",
+]
 
 Policy = Literal["merge", "replace", "append"]
 #: ``merge``: mappings merge key by key, anything else is replaced (the default);
@@ -98,7 +106,8 @@ class Trace:
     present: bool
 
 
-def _merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
+def merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
+    """Whether `earlier` lives on inside `later` when merged under `policy`."""
     if type(earlier) is dict and type(later) is dict:
         return policy != "replace"
     return type(earlier) is list and type(later) is list and policy == "append"
@@ -133,7 +142,7 @@ def trace(layers: Sequence[Layer], policies: Mapping[Path, Policy], path: Path) 
             contributions.append(Contribution(index, value, None))
             continue
         _, later, later_held, later_wipes = entries[position + 1]
-        merged = later_held and not later_wipes and _merges_into(value, later, policy)
+        merged = later_held and not later_wipes and merges_into(value, later, policy)
         contributions.append(
             Contribution(index, value, Reason.MERGED if merged else Reason.OVERRIDDEN)
         )

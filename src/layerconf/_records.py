@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from layerconf._secrets import redact
 from layerconf._values import is_atomic, private_copy
 
 __all__ = ["Layer", "Origin", "Reason", "Setting", "join_path", "key_path", "split_key"]
@@ -56,20 +57,28 @@ class Origin:
     label: str | None = None
 
     @property
-    def where(self) -> str:
-        """A short human form: ``role-config critic.yaml:9:11``, ``cli argv[7] '--lr'``."""
-        text = self.layer
+    def place(self) -> str:
+        """Where inside the layer: ``critic.yaml:9:11``, ``argv[7] '--lr'``, or ``""``."""
+        parts = []
         if self.source is not None:
-            text += " " + self.source
+            text = self.source
             if self.line is not None:
                 text += f":{self.line}"
                 if self.column is not None:
                     text += f":{self.column}"
+            parts.append(text)
         if self.argv_index is not None:
-            text += f" argv[{self.argv_index}]"
+            text = f"argv[{self.argv_index}]"
             if self.token is not None:
                 text += f" {self.token!r}"
-        return text
+            parts.append(text)
+        return " ".join(parts)
+
+    @property
+    def where(self) -> str:
+        """The layer and the place: ``role-config critic.yaml:9:11``, ``cli argv[7] '--lr'``."""
+        place = self.place
+        return f"{self.layer} {place}" if place else self.layer
 
 
 class Reason(str, enum.Enum):
@@ -218,10 +227,13 @@ class Setting:
         return self.origin.rule
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-shaped dict: the flat fields, and `history` as a list of the same dicts."""
+        """A JSON-shaped dict: the flat fields, and `history` as a list of the same dicts.
+
+        A secret's value (``wandb_key``, ``*_api_key``...) is ``"<redacted>"`` here.
+        """
         data: dict[str, Any] = {
             "key": self.key,
-            "value": self.value,
+            "value": redact(self.key, self.value),
             "layer": self.layer,
             "source": self.source,
             "line": self.line,
@@ -239,13 +251,14 @@ class Setting:
         return data
 
     def _shadowed(self) -> str:
-        text = f"{self.value!r} from {self.origin.where}"
+        text = f"{redact(self.key, self.value)!r} from {self.origin.where}"
         if self.reason in (Reason.IGNORED, Reason.CONVERTED, Reason.MERGED):
             text += f" ({self.reason.value}" + (f" by rule {self.by})" if self.by else ")")
         return text
 
     def __str__(self) -> str:
-        text = f"{self.key} = {self.value!r}  from {self.origin.where}"
+        """One short answer; a secret's values show as ``'<redacted>'``."""
+        text = f"{self.key} = {redact(self.key, self.value)!r}  from {self.origin.where}"
         if self.role is not None:
             text += f" (role {self.role})"
         if self.history:

@@ -30,12 +30,7 @@ TOPOLOGY_KEYS: tuple[str, ...] = (
 def _short(origin: Origin) -> str:
     """``megatron_ppo.yaml:9:35``, ``cli argv[5]``, ``default``, ``rule:x``."""
     if origin.source is not None:
-        place = origin.source
-        if origin.line is not None:
-            place += f":{origin.line}"
-            if origin.column is not None:
-                place += f":{origin.column}"
-        return place
+        return origin.place
     if origin.argv_index is not None:
         return f"{origin.layer} argv[{origin.argv_index}]"
     return origin.layer

@@ -37,7 +37,10 @@ def copy_value(value: Any) -> Any:
         return [copy_value(item) for item in value]
     if is_atomic(value):
         return value
-    return copy.deepcopy(value)
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # a lock, an open file...: it cannot be copied, so it is shared
+        return value
 
 
 def private_copy(mapping: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from layerconf._records import Origin
 
 __all__ = [
+    "AuditError",
     "ConfigError",
     "LayerconfError",
     "LayerconfWarning",
@@ -124,6 +125,18 @@ class ConfigError(LayerconfError, ValueError):
 
     def __reduce__(self) -> tuple[type[ConfigError], tuple[tuple[Problem, ...]]]:
         return (type(self), (self.problems,))
+
+
+class AuditError(LayerconfError, ValueError):
+    """An audit record cannot be read or replayed; `.path` names the file when there is one."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
+        self.message = message
+
+    def __reduce__(self) -> tuple[type[AuditError], tuple[str, str | None]]:
+        return (type(self), (self.message, self.path))
 
 
 class RuleError(LayerconfError, TypeError):
