@@ -42,7 +42,7 @@ def overrides(draw: st.DrawFn) -> dict[str, Any]:
         if action.choices and draw(st.booleans()):
             choice = draw(st.sampled_from(list(action.choices)))
             values[action.dest] = getattr(choice, "name", choice)
-        elif draw(st.booleans()) and isinstance(action.default, (int, float, str, bool)):
+        elif draw(st.booleans()) and type(action.default) in (int, float, str, bool):
             values[action.dest] = action.default
         else:
             values[action.dest] = draw(junk())
