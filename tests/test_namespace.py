@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from layerconf import Layer, LayerStack, Namespace, explain, notices, provenance_of
+from layerconf import Layer, LayerStack, Namespace, explain, explain_all, notices, provenance_of
 from layerconf._records import join_path
 
 from .strategies import layer_lists, leaf_paths
@@ -88,6 +88,15 @@ class TestCopies:
         assert vars(clone) == vars(args)
         assert answers(clone) == answers(args)
         assert explain(clone, "lr").role == "critic"
+
+    @given(layer_lists())
+    def test_explain_all_agrees_with_explain(self, layers: list[Layer]) -> None:
+        """explain_all gives, for every key, what explain gives."""
+        args = LayerStack(layers).resolve()
+        args.lr = 0.5
+        assert {k: str(s) for k, s in explain_all(args).items()} == {
+            k: str(explain(args, k)) for k in vars(args)
+        }
 
     @given(layer_lists())
     def test_any_stack_survives_deepcopy_and_pickle(self, layers: list[Layer]) -> None:

@@ -12,7 +12,7 @@ from layerconf._audit import (
     write_audit,
 )
 from layerconf._coerce import TypeCoercion, expected_kind
-from layerconf._explain import explain
+from layerconf._explain import explain, explain_all
 from layerconf._merge import Policy
 from layerconf._namespace import Namespace, Provenance, notices, provenance_of
 from layerconf._profile import available_profiles, load_profile
@@ -99,6 +99,7 @@ __all__ = [
     "diff_audits",
     "expected_kind",
     "explain",
+    "explain_all",
     "flatten",
     "is_secret",
     "load_audit",

@@ -30,9 +30,8 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf._explain import explain, same_value
-from layerconf._merge import merges_into
-from layerconf._namespace import Namespace, Provenance, provenance_of, runtime_writes
+from layerconf._explain import explain, explain_all
+from layerconf._namespace import Namespace, Provenance, provenance_of
 from layerconf._records import Layer, Origin, Path, Reason, Setting, join_path, split_key
 from layerconf._secrets import SECRETS, SecretPolicy, redact_argv
 from layerconf._suggest import suggestion
@@ -526,62 +525,14 @@ def _role_section(
 def _settings(
     namespace: argparse.Namespace, provenance: Provenance | None
 ) -> Iterator[tuple[str, Any, Origin | None, _History]]:
-    """(key, value, origin, history newest first) for every key, as `explain` would say.
-
-    The common case, a top-level key that no rule touched and nobody assigned after resolving,
-    is traced here over the layers directly (what `trace` does for a one-part path); every
-    other key asks `explain`. A test checks that both agree on every key.
-    """
+    """(key, value, origin, history newest first) for every key, as `explain` says."""
     values = vars(namespace)
     if provenance is None:
         for key, value in values.items():
             yield key, value, None, []
         return
-    layers = provenance.layers
-    layer_values = [layer.values for layer in layers]
-    layer_origins = [(layer.origins, layer.origin) for layer in layers]
-    # The last layer that holds each key, and every layer for keys held by more than one.
-    last: dict[str, int] = {}
-    several: dict[str, list[int]] = {}
-    for index, held_values in enumerate(layer_values):
-        for key in held_values:
-            if key in last:
-                several.setdefault(key, [last[key]]).append(index)
-            last[key] = index
-    events = provenance.events
-    policies = provenance.policies
-    for key, value in values.items():
-        path: Path = (key,)
-        if path in events or runtime_writes(namespace, key):
-            yield key, value, *_from_setting(explain(namespace, key))
-            continue
-        history: _History = []
-        final = last.get(key)
-        if final is None:
-            yield key, value, _RUNTIME, history
-            continue
-        held = several.get(key)
-        merged = False
-        if held is not None:
-            policy = policies.get(path)
-            for position, index in enumerate(held[:-1]):
-                earlier = layer_values[index][key]
-                later = layer_values[held[position + 1]][key]
-                reason = Reason.OVERRIDDEN
-                if merges_into(earlier, later, policy):
-                    reason = Reason.MERGED
-                    merged = True
-                origins, default = layer_origins[index]
-                history.append((earlier, origins.get(path, default), reason, None))
-        origins, default = layer_origins[final]
-        origin = origins.get(path, default) if origins else default
-        last_value = layer_values[final][key]
-        if not (merged or last_value is value or same_value(last_value, value)):
-            # Changed after resolution without an assignment (vars(args)[key] = ...).
-            history.append((last_value, origin, Reason.OVERRIDDEN, None))
-            origin = _RUNTIME
-        history.reverse()
-        yield key, value, origin, history
+    for key, setting in explain_all(namespace).items():
+        yield key, values[key], *_from_setting(setting)
 
 
 def _from_setting(setting: Setting) -> tuple[Origin, _History]:

@@ -14,10 +14,9 @@ same policies and says which layers held it and why each lost. The property test
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple
 
-import attrs
 from deepmerge import Merger
 
 from layerconf._records import Layer, Path, Reason
@@ -89,17 +88,18 @@ def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> di
     return result
 
 
-@attrs.frozen
-class Contribution:
-    """One layer's value at a traced path, and why it is not the final value (None if it is)."""
+class Contribution(NamedTuple):
+    """One layer's value at a traced path, and why it is not the final value (None if it is).
 
-    index: int
+    `layer` is the layer's index in the stack.
+    """
+
+    layer: int
     value: Any
     reason: Reason | None
 
 
-@attrs.frozen
-class Trace:
+class Trace(NamedTuple):
     """The layers that held one path, oldest first; `present` is False if the merge removed it."""
 
     contributions: tuple[Contribution, ...]
@@ -113,26 +113,41 @@ def merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
     return type(earlier) is list and type(later) is list and policy == "append"
 
 
-def trace(layers: Sequence[Layer], policies: Mapping[Path, Policy], path: Path) -> Trace:
+def trace(
+    layers: Sequence[Layer],
+    policies: Mapping[Path, Policy],
+    path: Path,
+    candidates: Iterable[int] | None = None,
+) -> Trace:
     """Which layers set `path`, in order, with the same semantics as `merge_layers`.
 
     A layer that replaces an ancestor of `path` (with a non-mapping, or under a ``replace``
     policy) overrides everything before it at `path`, even where it does not hold `path`.
+    `candidates`, the indices of the layers holding ``path[0]`` in order, saves looking at
+    the others (no other layer can hold or replace `path`).
     """
     entries: list[tuple[int, Any, bool, bool]] = []  # (layer index, value, holds path, wipes)
-    for index, layer in enumerate(layers):
-        node: Any = layer.values
-        held = wiped = False
-        for depth, part in enumerate(path):
-            if type(node) is not dict or part not in node:
-                break
-            node = node[part]
-            if depth == len(path) - 1:
-                held = True
-            elif type(node) is not dict or policies.get(path[: depth + 1]) == "replace":
-                wiped = True
-        if held or wiped:
-            entries.append((index, node if held else None, held, wiped))
+    indices = range(len(layers)) if candidates is None else candidates
+    if len(path) == 1:  # a top-level key, almost every key there is: nothing to wipe
+        key = path[0]
+        for index in indices:
+            values = layers[index].values
+            if key in values:
+                entries.append((index, values[key], True, False))
+    else:
+        for index in indices:
+            node: Any = layers[index].values
+            held = wiped = False
+            for depth, part in enumerate(path):
+                if type(node) is not dict or part not in node:
+                    break
+                node = node[part]
+                if depth == len(path) - 1:
+                    held = True
+                elif type(node) is not dict or policies.get(path[: depth + 1]) == "replace":
+                    wiped = True
+            if held or wiped:
+                entries.append((index, node if held else None, held, wiped))
     policy = policies.get(path)
     contributions: list[Contribution] = []
     for position, (index, value, held, _) in enumerate(entries):
