@@ -1,23 +1,17 @@
-"""layerconf: resolve a training job's configuration per role, with the origin of every value."""
+"""layerconf: resolve a training job's configuration per role, with the origin of every value.
 
-from layerconf._argparse import parse_args, parse_known_args
-from layerconf._audit import (
-    AuditChange,
-    AuditRecord,
-    OpaqueValue,
-    audit,
-    diff_audits,
-    flatten,
-    load_audit,
-    write_audit,
-)
-from layerconf._coerce import TypeCoercion, expected_kind
+The core (layers, the stack, rules, the namespace, `explain`) loads with the package. The
+features built on it (command-line parsing, role files, the bundled profile, audit records)
+load on first use, so that ``import layerconf`` in a trainer costs little more than its
+dependencies.
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from layerconf._explain import explain, explain_all
 from layerconf._merge import Policy
 from layerconf._namespace import Namespace, Provenance, notices, provenance_of
-from layerconf._profile import available_profiles, load_profile
 from layerconf._records import Layer, Origin, Reason, Setting
-from layerconf._roles import SLIME, Preset, resolve_roles, slime_rules
 from layerconf._rules import (
     Convert,
     Decision,
@@ -32,15 +26,6 @@ from layerconf._rules import (
 )
 from layerconf._secrets import SECRETS, SecretPolicy, is_secret, redact
 from layerconf._stack import LayerStack, resolve_stacks
-from layerconf._yaml import (
-    RoleFile,
-    YamlDocument,
-    check_role_file,
-    check_yaml,
-    load_yaml,
-    parse_yaml,
-    read_role_file,
-)
 from layerconf.exceptions import (
     AuditError,
     ConfigError,
@@ -52,6 +37,80 @@ from layerconf.exceptions import (
     UnknownKeyError,
     UnknownProfileError,
 )
+
+if TYPE_CHECKING:
+    from layerconf._argparse import parse_args, parse_known_args
+    from layerconf._audit import (
+        AuditChange,
+        AuditRecord,
+        OpaqueValue,
+        audit,
+        diff_audits,
+        flatten,
+        load_audit,
+        write_audit,
+    )
+    from layerconf._coerce import TypeCoercion, expected_kind
+    from layerconf._profile import available_profiles, load_profile
+    from layerconf._roles import SLIME, Preset, resolve_roles, slime_rules
+    from layerconf._yaml import (
+        RoleFile,
+        YamlDocument,
+        check_role_file,
+        check_yaml,
+        load_yaml,
+        parse_yaml,
+        read_role_file,
+    )
+
+# Loaded on first use: public name -> the module that defines it.
+_LAZY = {
+    **dict.fromkeys(["parse_args", "parse_known_args"], "layerconf._argparse"),
+    **dict.fromkeys(
+        [
+            "AuditChange",
+            "AuditRecord",
+            "OpaqueValue",
+            "audit",
+            "diff_audits",
+            "flatten",
+            "load_audit",
+            "write_audit",
+        ],
+        "layerconf._audit",
+    ),
+    **dict.fromkeys(["TypeCoercion", "expected_kind"], "layerconf._coerce"),
+    **dict.fromkeys(["available_profiles", "load_profile"], "layerconf._profile"),
+    **dict.fromkeys(["SLIME", "Preset", "resolve_roles", "slime_rules"], "layerconf._roles"),
+    **dict.fromkeys(
+        [
+            "RoleFile",
+            "YamlDocument",
+            "check_role_file",
+            "check_yaml",
+            "load_yaml",
+            "parse_yaml",
+            "read_role_file",
+        ],
+        "layerconf._yaml",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'layerconf' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 
