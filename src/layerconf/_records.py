@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from layerconf._secrets import redact
-from layerconf._values import is_atomic, private_copy
+from layerconf._values import ATOMIC_TYPES, is_atomic, private_copy
 
 __all__ = ["Layer", "Origin", "Reason", "Setting", "join_path", "key_path", "split_key"]
 
@@ -95,9 +95,10 @@ class Reason(str, enum.Enum):
 
 
 def _check_top_keys(_: object, __: attrs.Attribute[Any], values: Mapping[str, Any]) -> None:
-    for key in values:
-        if not isinstance(key, str) or not key:
-            raise TypeError(f"layer keys must be non-empty strings (got {key!r})")
+    if "" in values or not set(map(type, values)) <= {str}:  # one C-speed pass, then look
+        for key in values:
+            if type(key) is not str or not key:
+                raise TypeError(f"layer keys must be non-empty strings (got {key!r})")
 
 
 def _origins_dict(origins: Mapping[Path, Origin]) -> dict[Path, Origin]:
@@ -130,7 +131,10 @@ class Layer:
 
     @mutable_keys.default
     def _mutable_keys(self) -> frozenset[str]:
-        return frozenset(k for k, v in self.values.items() if not is_atomic(v))
+        atomic = ATOMIC_TYPES  # the common case, without a call per value
+        return frozenset(
+            k for k, v in self.values.items() if type(v) not in atomic and not is_atomic(v)
+        )
 
     @classmethod
     def from_mapping(

@@ -12,13 +12,14 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
-_ATOMIC_TYPES = frozenset({int, float, bool, str, bytes, complex, type(None)})
+#: Types whose values are immutable and shared as they are.
+ATOMIC_TYPES = frozenset({int, float, bool, str, bytes, complex, type(None)})
 
 
 def is_atomic(value: Any) -> bool:
     """True when `value` can be shared safely: it is immutable all the way down."""
     kind = type(value)
-    if kind in _ATOMIC_TYPES:
+    if kind in ATOMIC_TYPES:
         return True
     if kind is tuple or kind is frozenset:
         return all(is_atomic(item) for item in value)
@@ -29,7 +30,7 @@ def is_atomic(value: Any) -> bool:
 def copy_value(value: Any) -> Any:
     """A copy of `value` sharing nothing mutable with it; every mapping becomes a plain dict."""
     kind = type(value)
-    if kind in _ATOMIC_TYPES:
+    if kind in ATOMIC_TYPES:
         return value
     if kind is dict or isinstance(value, Mapping):
         return {key: copy_value(item) for key, item in value.items()}
@@ -47,7 +48,7 @@ def private_copy(mapping: Mapping[str, Any]) -> dict[str, Any]:
     """A plain-dict copy of `mapping` that shares nothing mutable with it."""
     if not isinstance(mapping, Mapping):
         raise TypeError(f"a layer's values must be a mapping (got {type(mapping).__name__})")
-    atomic = _ATOMIC_TYPES
+    atomic = ATOMIC_TYPES
     return {
         key: value if type(value) in atomic else copy_value(value) for key, value in mapping.items()
     }
