@@ -1,4 +1,7 @@
-"""The cost of type coercion: a 10-key role layer on the 1,038-action Megatron + slime parser.
+"""The cost of type coercion: a 10-key role layer on the real Megatron + slime parser.
+
+The parser is `layerconf.load_profile()`: the Megatron-LM + slime parser with its real type
+callables and enums.
 
 Run: ``python benchmarks/bench_coerce.py`` (``--quick`` to only prove it runs).
 The baseline is slime's own coercion: for each override, ``type(getattr(ns, key))(value)``
@@ -9,7 +12,6 @@ choices, nargs, flags, null, all errors located), so the question is what that c
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,18 +19,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _timing import measure, report, save
-from layerconf import Layer, LayerStack, RuleContext
+from layerconf import Layer, LayerStack, RuleContext, load_profile
 from layerconf._coerce import _TABLES, TypeCoercion, _Table, expected_kind
-
-FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "megatron_slime_args.json"
-_ACTIONS: dict[str, Any] = {
-    "_StoreAction": "store",
-    "_StoreTrueAction": "store_true",
-    "_StoreFalseAction": "store_false",
-    "_AppendAction": "append",
-    "BooleanOptionalAction": argparse.BooleanOptionalAction,
-}
-_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool, "loads": json.loads}
 
 # What a critic overrides: two values to convert ('1e-5', an int for a float), eight right.
 ROLE = {
@@ -45,29 +37,12 @@ ROLE = {
 }
 
 
-def standin_parser() -> argparse.ArgumentParser:
-    """The dumped parser's actions; custom types become str, enum choices their names."""
-    parser = argparse.ArgumentParser(allow_abbrev=False, add_help=False)
-    for action in json.loads(FIXTURE.read_text())["actions"]:
-        kwargs: dict[str, Any] = {"dest": action["dest"], "action": _ACTIONS[action["action"]]}
-        default = action["default"]
-        kwargs["default"] = default["repr"] if isinstance(default, dict) else default
-        if action["action"] in ("_StoreAction", "_AppendAction"):
-            if action["choices"] is not None:
-                kwargs["choices"] = [
-                    c["repr"] if isinstance(c, dict) else c for c in action["choices"]
-                ]
-            if action["type"] is not None:
-                kwargs["type"] = _TYPES.get(action["type"], str)
-            if action["nargs"] is not None:
-                kwargs["nargs"] = action["nargs"]
-        parser.add_argument(*action["option_strings"], **kwargs)
-    return parser
-
-
 def main() -> None:
-    parser = standin_parser()
-    defaults = {action.dest: action.default for action in parser._actions}
+    parser = load_profile()
+    defaults: dict[str, Any] = {}  # what argparse sets before parsing: a dest's first default
+    for action in parser._actions:
+        if action.default is not argparse.SUPPRESS:
+            defaults.setdefault(action.dest, action.default)
     namespace = argparse.Namespace(**defaults)
     default_layer = Layer.from_mapping("default", defaults, kind="default")
     role_layer = Layer.from_mapping("role-config", ROLE, source="critic.yaml")
@@ -99,12 +74,13 @@ def main() -> None:
         ("TypeCoercion, warm (table cached)", measure(lambda: rule(context))),
         ("TypeCoercion, first call (builds the table)", measure(first_call)),
         ("indexing the parser's dests alone", measure(lambda: _Table(parser))),
-        ("expected_kind of all 1,038 actions", measure(every_dest)),
+        (f"expected_kind of all {len(parser._actions):,} actions", measure(every_dest)),
         ("LayerStack.resolve, no rules", measure(lambda: plain.resolve("critic"))),
         ("LayerStack.resolve with TypeCoercion", measure(lambda: coerced.resolve("critic"))),
     ]
     records = report(
-        f"Coercing a 10-key role layer, 1,038-action parser (python {sys.version.split()[0]})",
+        f"Coercing a {len(ROLE)}-key role layer, {len(parser._actions):,}-action parser"
+        f" (python {sys.version.split()[0]})",
         rows,
         baseline="slime: type(getattr(ns, k))(v) per override",
     )

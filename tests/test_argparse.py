@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import io
 import json
-import re
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -17,17 +16,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import layerconf
 from layerconf import (
     LayerStack,
     Namespace,
     Reason,
     explain,
+    load_profile,
     notices,
     parse_args,
     parse_known_args,
     provenance_of,
 )
+from layerconf.profiles.megatron_slime import AttnBackend
+from tests.test_profile import ADDED
 
 # ---------------------------------------------------------------------------------------------
 # Parsers and helpers
@@ -752,66 +753,20 @@ class TestRandomCommandLines:
 # The real command line
 
 
-_ACTIONS: dict[str, Any] = {
-    "_StoreAction": "store",
-    "_StoreTrueAction": "store_true",
-    "_StoreFalseAction": "store_false",
-    "BooleanOptionalAction": argparse.BooleanOptionalAction,
-    "_AppendAction": "append",
-}
-_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool}
-
-
-def _enum_name(value: Any) -> Any:
-    if isinstance(value, dict) and "repr" in value:
-        match = re.match(r"<\w+\.(\w+):", value["repr"])
-        assert match is not None
-        return match.group(1)
-    return value
-
-
-def stand_in_parser(spec: dict[str, Any]) -> argparse.ArgumentParser:
-    """The Megatron + slime parser rebuilt from its dump; custom types become str."""
-    parser = argparse.ArgumentParser(
-        description=spec["parser"]["description"], allow_abbrev=spec["parser"]["allow_abbrev"]
-    )
-    for action in spec["actions"]:
-        kind = _ACTIONS[action["action"]]
-        options = action["option_strings"]
-        kwargs: dict[str, Any] = {
-            "dest": action["dest"],
-            "action": kind,
-            "default": _enum_name(action["default"]),
-        }
-        if kind is argparse.BooleanOptionalAction:  # without the --no- forms argparse adds
-            options = [flag for flag in options if "--no-" + flag[2:] in options]
-        if kind in ("store", "append"):
-            if action["type"] is not None:
-                kwargs["type"] = _TYPES.get(action["type"], str)
-            for name in ("nargs", "const"):
-                if action[name] is not None:
-                    kwargs[name] = action[name]
-            if action["choices"] is not None:
-                kwargs["choices"] = [_enum_name(choice) for choice in action["choices"]]
-        if action["required"]:
-            kwargs["required"] = True
-        parser.add_argument(*options, **kwargs)
-    return parser
-
-
 @pytest.fixture(scope="module")
-def parser(megatron_args_spec: dict[str, Any]) -> argparse.ArgumentParser:
-    """The stand-in Megatron + slime parser, built once."""
-    return stand_in_parser(megatron_args_spec)
+def parser() -> argparse.ArgumentParser:
+    """The real Megatron + slime parser (the bundled profile), built once."""
+    return load_profile()
 
 
 class TestRealCommandLine:
     """The slime PPO command line on the Megatron + slime parser."""
 
-    def test_stand_in_is_the_real_parser(
+    def test_the_real_parser(
         self, parser: argparse.ArgumentParser, megatron_args_spec: dict[str, Any]
     ) -> None:
-        assert len(parser._actions) == len(megatron_args_spec["actions"]) + 1  # and -h
+        dumped = [action["dest"] for action in megatron_args_spec["actions"]]
+        assert [action.dest for action in parser._actions] == ["help", *dumped, *ADDED]
 
     def test_values_and_unknown_tokens(
         self,
@@ -821,15 +776,13 @@ class TestRealCommandLine:
     ) -> None:
         args, unknown = same_as_argparse(parser, slime_argv)
         assert unknown == slime_expected["unknown_tokens"]
-        assert len(vars(args)) == slime_expected["namespace_size"]
-        custom = {
-            action.dest
-            for action in parser._actions
-            if action.type is str and action.default is not None
-        }
+        assert len(vars(args)) == slime_expected["namespace_size"] + len(ADDED)
         for key, value in slime_expected["values"].items():
-            if key not in custom and not isinstance(value, dict):
+            if isinstance(value, dict) and "enum_name" in value:  # a member, dumped as its repr
+                assert repr(getattr(args, key)) == value["repr"], key
+            else:
                 assert getattr(args, key) == value, key
+                assert type(getattr(args, key)) is type(value), key
 
     def test_explain_lr(self, parser: argparse.ArgumentParser, slime_argv: list[str]) -> None:
         args, _ = parse_known_args(parser, slime_argv)
@@ -857,11 +810,16 @@ class TestRealCommandLine:
         ]
         assert explain(args, "seed").layer == "default"
 
-    def test_bundled_profile(self, slime_argv: list[str]) -> None:
-        load_profile = getattr(layerconf, "load_profile", None)
-        if load_profile is None:
-            pytest.skip("layerconf.load_profile is not there yet")
-        parser = load_profile()
-        args, _ = same_as_argparse(parser, slime_argv)
-        assert setting_index(args, "lr") == (1e-6, "cli", slime_argv.index("--lr"), "--lr")
-        assert explain(args, "attention_backend").token == "--attention-backend"
+    def test_explain_an_enum_value(
+        self, parser: argparse.ArgumentParser, slime_argv: list[str]
+    ) -> None:
+        args, _ = parse_known_args(parser, slime_argv)
+        setting = explain(args, "attention_backend")
+        assert (setting.value, setting.layer) == (AttnBackend.flash, "cli")
+        assert (setting.argv_index, setting.token) == (
+            slime_argv.index("--attention-backend"),
+            "--attention-backend",
+        )
+        assert [(entry.value, entry.layer) for entry in setting.history] == [
+            (AttnBackend.auto, "default")
+        ]
