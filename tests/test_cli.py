@@ -17,14 +17,17 @@ import pytest
 import yaml
 
 from layerconf import SLIME, ConfigError, Layer, LayerStack, Origin, TypeCoercion, load_profile
-from layerconf._cli import FLOAT_PATTERN, INT_PATTERN, jsonable, main, role_file_schema
+from layerconf._cli import jsonable, main
+from layerconf._schema import FLOAT_PATTERN, INT_PATTERN, role_file_schema
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 EXAMPLES = ROOT / "examples"
 SLIME_ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
 PPO_ARGV = (EXAMPLES / "ppo_argv.txt").read_text().splitlines()
-COMMANDS = ("explain", "show", "diff", "check", "schema")
+COMMANDS = ("explain", "show", "diff", "check", "schema", "audit")
+# Commands that read audit records: no trainer parser, no trainer command line.
+RECORD_COMMANDS = ("audit diff", "audit replay")
 
 # Every launcher of the command: `python -m layerconf` always, the console script if installed.
 LAUNCHERS = {"python -m layerconf": [sys.executable, "-m", "layerconf"]}
@@ -941,6 +944,445 @@ class TestUsersParser:
         no_traceback(result)
 
 
+def records(*argvs: list[str], directory: Path) -> list[Path]:
+    """Write one audit record per command line (resolved from the repository root)."""
+    from layerconf import resolve_roles, write_audit
+
+    paths = []
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # the example command line names its role file relatively
+    try:
+        for number, argv in enumerate(argvs, start=1):
+            roles = resolve_roles(load_profile(), argv)
+            paths.append(write_audit(roles, directory / f"run-{number:03}"))
+    finally:
+        os.chdir(cwd)
+    return paths
+
+
+def outputs(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """main(args) in this process: its exit code, stdout and stderr."""
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+class TestAudit:
+    """audit: the audit record of the resolved roles, printed or written atomically."""
+
+    def test_printed_as_write_audit_writes_it(
+        self, launcher: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without -o the record goes to stdout, byte for byte what write_audit writes."""
+        from layerconf import load_audit, resolve_roles, write_audit
+
+        result = run(launcher, "audit", "--", *PPO_ARGV)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == ""
+        monkeypatch.chdir(ROOT)
+        written = write_audit(resolve_roles(load_profile(), PPO_ARGV), tmp_path)
+        assert result.stdout == written.read_text()
+        printed = tmp_path / "printed.json"
+        printed.write_text(result.stdout)
+        record = load_audit(printed)
+        assert record.roles == ("actor", "critic")
+        assert record.setting("critic", "lr").origin.where == (
+            "role-config examples/megatron_ppo.yaml:10:11"
+        )
+
+    @pytest.mark.parametrize("form", ["slash", "existing"])
+    def test_into_a_directory(
+        self,
+        form: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """-o DIR/ (or an existing directory) writes DIR/layerconf-audit.json, as write_audit."""
+        from layerconf import load_audit
+
+        monkeypatch.chdir(ROOT)
+        target = tmp_path / "runs" / "001"
+        if form == "existing":
+            target.mkdir(parents=True)
+        output = str(target) + ("/" if form == "slash" else "")
+        code, out, err = outputs(capsys, "audit", "-o", output, "--", *PPO_ARGV)
+        assert (code, out) == (0, "")
+        path = target / "layerconf-audit.json"
+        record = load_audit(target)
+        assert err == f"wrote {path} (fingerprint {record.fingerprint})\n"
+        assert sorted(p.name for p in target.iterdir()) == ["layerconf-audit.json"]
+
+    def test_into_a_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """-o FILE writes that file (its directories created), replacing an old one whole."""
+        from layerconf import load_audit
+
+        monkeypatch.chdir(ROOT)
+        path = tmp_path / "a" / "b" / "before.json"
+        assert main(["audit", "--output", str(path), "--", *PPO_ARGV]) == 0
+        first = load_audit(path)
+        assert main(["audit", "-o", str(path), "--", *PPO_ARGV, "--seed", "7"]) == 0
+        assert load_audit(path).fingerprint != first.fingerprint
+        assert sorted(p.name for p in path.parent.iterdir()) == ["before.json"]  # no temp file
+        assert capsys.readouterr().out == ""
+
+    def test_a_path_that_cannot_be_written(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A PATH that cannot be written is a usage error: one line, exit 2."""
+        monkeypatch.chdir(ROOT)
+        blocker = tmp_path / "file.txt"
+        blocker.write_text("")
+        code, out, err = outputs(capsys, "audit", "-o", str(blocker / "x.json"), "--", *PPO_ARGV)
+        assert (code, out) == (2, "")
+        assert err.startswith("layerconf audit: error: cannot write the audit record: ")
+        assert err.count("\n") == 1
+
+    def test_a_failed_resolution(self, launcher: list[str], tmp_path: Path) -> None:
+        """A configuration that does not resolve: its errors on stderr, exit 1, nothing written."""
+        result = run(launcher, "audit", "-o", str(tmp_path / "r.json"), "--", "--lr", "fast")
+        assert result.returncode == 1
+        assert "argv[1]: error: argument --lr: invalid float value: 'fast'" in result.stderr
+        assert list(tmp_path.iterdir()) == []
+        no_traceback(result)
+
+    def test_a_users_parser(self, launcher: list[str], trainer: Path) -> None:
+        """--parser records the user's own parser's roles, enums by class."""
+        result = run(
+            launcher,
+            "audit",
+            "--parser",
+            "mytrainer:get_parser",
+            "--",
+            "--megatron-config-path",
+            "roles.yaml",
+            cwd=trainer,
+        )
+        assert result.returncode == 0, result.stderr
+        critic = json.loads(result.stdout)["roles"]["critic"]["settings"]
+        assert critic["color"]["value"] == {
+            "$type": "enum",
+            "class": "mytrainer.Color",
+            "name": "blue",
+        }
+
+
+class TestAuditDiff:
+    """audit diff: the values that changed between two records, with the layer of each side."""
+
+    def test_table(self, launcher: list[str], tmp_path: Path) -> None:
+        """One row per changed value, each side's value and origin; the count on stderr."""
+        before, after = records(
+            PPO_ARGV, [*PPO_ARGV, "--seed", "7", "--kl-coef", "0.1"], directory=tmp_path
+        )
+        result = run(launcher, "audit", "diff", str(before), str(after))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == [
+            "role    key      before                            after",
+            "actor   seed     1234    default                   7      cli argv[34] '--seed'",
+            "actor   kl_coef  0.01    cli argv[28] '--kl-coef'  0.1    cli argv[36] '--kl-coef'",
+            "critic  seed     1234    default                   7      cli argv[34] '--seed'",
+        ]
+        assert result.stderr == f"3 changes between {before} and {after}\n"
+
+    def test_directories_and_no_change(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Directories name their record; equal records print nothing and exit 0."""
+        first, second = records(PPO_ARGV, PPO_ARGV, directory=tmp_path)
+        a, b = str(first.parent), str(second.parent)
+        assert outputs(capsys, "audit", "diff", a, b) == (0, "", f"no change between {a} and {b}\n")
+        assert outputs(capsys, "audit", "diff", "--json", a, b)[:2] == (0, "[]\n")
+
+    def test_json_shape(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """--json lists each change with both sides' value, repr and origin (null: absent)."""
+        before, after = records(PPO_ARGV, [*PPO_ARGV, "--seed", "7"], directory=tmp_path)
+        code, out, _ = outputs(capsys, "audit", "diff", "--json", str(before), str(after))
+        assert code == 0
+        changes = json.loads(out)
+        assert [(c["role"], c["key"], c["kind"]) for c in changes] == [
+            ("actor", "seed", "changed"),
+            ("critic", "seed", "changed"),
+        ]
+        assert changes[0]["before"] == {
+            "value": 1234,
+            "repr": "1234",
+            "layer": "default",
+            "kind": "default",
+            "source": None,
+            "line": None,
+            "column": None,
+            "argv_index": None,
+            "token": None,
+            "rule": None,
+            "label": None,
+        }
+        assert (changes[0]["after"]["value"], changes[0]["after"]["token"]) == (7, "--seed")
+
+    def test_roles_and_keys_added_or_removed(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A role in one record only is one row; a key in one side only reads (unset)."""
+        from layerconf import audit, resolve_roles
+
+        monkeypatch_cwd = os.getcwd()
+        os.chdir(ROOT)
+        try:
+            roles = resolve_roles(load_profile(), PPO_ARGV)
+        finally:
+            os.chdir(monkeypatch_cwd)
+        both = audit(roles)
+        actor = audit({"actor": roles["actor"]})
+        (tmp_path / "both.json").write_text(json.dumps(both))
+        (tmp_path / "actor.json").write_text(json.dumps(actor))
+        code, out, err = outputs(
+            capsys, "audit", "diff", str(tmp_path / "both.json"), str(tmp_path / "actor.json")
+        )
+        assert code == 0
+        assert out.splitlines()[1].split() == ["critic", "(role)", "(1041", "keys)", "(unset)"]
+        assert err.startswith("1 change between ")
+        code, out, _ = outputs(
+            capsys,
+            "audit",
+            "diff",
+            "--json",
+            str(tmp_path / "actor.json"),
+            str(tmp_path / "both.json"),
+        )
+        assert json.loads(out) == [
+            {"role": "critic", "key": None, "kind": "added", "before": None, "after": None}
+        ]
+
+    def test_unreadable_records(self, launcher: list[str], tmp_path: Path) -> None:
+        """A missing or damaged record is one line each on stderr, and exit 1."""
+        [good] = records(PPO_ARGV, directory=tmp_path)
+        broken = tmp_path / "broken.json"
+        broken.write_text(good.read_text()[:500])
+        result = run(launcher, "audit", "diff", str(broken), str(tmp_path / "nothere"))
+        assert (result.returncode, result.stdout) == (1, "")
+        lines = result.stderr.splitlines()
+        assert len(lines) == 2
+        assert lines[0].startswith(
+            f"layerconf audit diff: error: {broken}: not a layerconf audit record: it is not valid JSON"
+        )
+        assert lines[1] == (
+            f"layerconf audit diff: error: {tmp_path / 'nothere'}: No such file or directory"
+        )
+        no_traceback(result)
+
+    def test_an_edited_record(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A record whose values were edited after writing is refused: its fingerprint lies."""
+        [path] = records(PPO_ARGV, directory=tmp_path)
+        path.write_text(path.read_text().replace('"value": 1234', '"value": 4321'))
+        code, out, err = outputs(capsys, "audit", "diff", str(path), str(path))
+        assert (code, out) == (1, "")
+        assert "does not match the recorded values" in err
+
+
+class TestAuditReplay:
+    """audit replay: a record's roles rebuilt and shown as show shows the resolved ones."""
+
+    @pytest.mark.parametrize(
+        "form", [[], ["--json"], ["--yaml"], ["--changed", "--role", "critic"]]
+    )
+    def test_shown_as_show_shows_the_launch(
+        self,
+        form: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Replaying the record prints what show prints for the launch it recorded."""
+        [path] = records(PPO_ARGV, directory=tmp_path)
+        monkeypatch.chdir(ROOT)
+        shown = outputs(capsys, "show", *form, "--", *PPO_ARGV)
+        monkeypatch.chdir(tmp_path)
+        replayed = outputs(capsys, "audit", "replay", *form, str(path.parent))
+        assert replayed == shown
+        assert replayed[0] == 0
+
+    def test_a_subprocess(self, launcher: list[str], tmp_path: Path) -> None:
+        """As a process: the critic's lr with its recorded origin."""
+        [path] = records(PPO_ARGV, directory=tmp_path)
+        result = run(launcher, "audit", "replay", str(path), "--role", "critic", "--changed")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("critic: 21 of 1041 values not from defaults\n")
+        row = next(line for line in result.stdout.splitlines() if line.startswith("  lr "))
+        assert row.split() == ["lr", "1e-05", "role-config", "examples/megatron_ppo.yaml:10:11"]
+
+    def test_an_unknown_role(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A role the record does not hold is a usage error with a did-you-mean."""
+        [path] = records(PPO_ARGV, directory=tmp_path)
+        assert outputs(capsys, "audit", "replay", str(path), "--role", "critc") == (
+            2,
+            "",
+            f"layerconf audit replay: error: unknown role 'critc'; did you mean 'critic'? "
+            f"(roles of {path}: actor, critic)\n",
+        )
+
+    def test_an_unreadable_record(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A file that is not a record exits 1 with what is wrong and what to do."""
+        (tmp_path / "empty.json").write_text("")
+        code, out, err = outputs(capsys, "audit", "replay", str(tmp_path / "empty.json"))
+        assert (code, out) == (1, "")
+        assert err == (
+            f"layerconf audit replay: error: {tmp_path / 'empty.json'}: the file is empty, not an "
+            "audit record; write it again with layerconf.write_audit(roles, directory)\n"
+        )
+
+    def test_an_enum_that_cannot_be_imported(self, launcher: list[str], trainer: Path) -> None:
+        """A value whose enum class cannot be imported here cannot be replayed: exit 1."""
+        audited = run(
+            launcher,
+            "audit",
+            "-o",
+            "run/",
+            "--parser",
+            "mytrainer:get_parser",
+            "--",
+            cwd=trainer,
+        )
+        assert audited.returncode == 0, audited.stderr
+        elsewhere = trainer / "elsewhere"
+        elsewhere.mkdir()
+        result = run(launcher, "audit", "replay", "../run", cwd=elsewhere)
+        assert (result.returncode, result.stdout) == (1, "")
+        assert "cannot rebuild" in result.stderr
+        assert "mytrainer.Color" in result.stderr
+        assert result.stderr.count("\n") == 1
+        no_traceback(result)
+
+
+SECRET = "sk-XYZ"
+
+
+@pytest.fixture
+def two_runs_with_secrets(tmp_path: Path) -> tuple[Path, Path]:
+    """Two records of the example launch with different W&B keys on the command line."""
+    return tuple(  # type: ignore[return-value]
+        records(
+            [*PPO_ARGV, "--use-wandb", "--wandb-key", SECRET],
+            [*PPO_ARGV, "--use-wandb", f"--wandb-key={SECRET}-2", "--seed", "3"],
+            directory=tmp_path,
+        )
+    )
+
+
+class TestSecrets:
+    """No command ever prints a secret, whichever way it was given."""
+
+    @pytest.mark.parametrize(
+        "spelling",
+        [
+            ["--wandb-key", SECRET],
+            [f"--wandb-key={SECRET}"],
+            ["--wandb-key", SECRET, "--sglang-api-key", SECRET],
+        ],
+        ids=["separate", "equals", "passed-on-to-sglang"],
+    )
+    @pytest.mark.parametrize(
+        "command",
+        [
+            ["show"],
+            ["show", "--json"],
+            ["show", "--yaml"],
+            ["explain", "wandb_key"],
+            ["explain", "wandb_key", "--json"],
+            ["diff"],
+            ["diff", "--json"],
+            ["check"],
+            ["check", "--json"],
+            ["audit"],
+        ],
+        ids=lambda args: " ".join(args),
+    )
+    def test_commands_of_a_launch(
+        self,
+        command: list[str],
+        spelling: list[str],
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A key on the command line never reaches stdout or stderr."""
+        monkeypatch.chdir(ROOT)
+        code, out, err = outputs(capsys, *command, "--", *PPO_ARGV, "--use-wandb", *spelling)
+        assert code == 0, err
+        assert SECRET not in out + err
+        if command[0] in ("show", "explain", "audit"):  # these print wandb_key itself
+            assert "<redacted>" in out
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            ["audit", "diff"],
+            ["audit", "diff", "--json"],
+            ["audit", "replay"],
+            ["audit", "replay", "--json"],
+        ],
+        ids=lambda args: " ".join(args),
+    )
+    def test_commands_of_records(
+        self,
+        command: list[str],
+        two_runs_with_secrets: tuple[Path, Path],
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Records hold no secret, and nothing the commands print about them does."""
+        before, after = two_runs_with_secrets
+        paths = [str(before), str(after)] if command[1] == "diff" else [str(after)]
+        code, out, err = outputs(capsys, *command, *paths)
+        assert code == 0, err
+        assert SECRET not in out + err + before.read_text() + after.read_text()
+        assert "seed" in out
+
+    def test_as_processes(self, launcher: list[str], tmp_path: Path) -> None:
+        """The same through the real command: show --json, explain, audit -o and replay."""
+        argv = [*PPO_ARGV, "--use-wandb", "--wandb-key", SECRET]
+        written = run(launcher, "audit", "-o", str(tmp_path) + "/", "--", *argv)
+        for result in (
+            run(launcher, "show", "--json", "--", *argv),
+            run(launcher, "explain", "wandb_key", "--", *argv),
+            written,
+            run(launcher, "audit", "replay", str(tmp_path), "--role", "critic"),
+        ):
+            assert result.returncode == 0, result.stderr
+            assert SECRET not in result.stdout + result.stderr
+        assert SECRET not in (tmp_path / "layerconf-audit.json").read_text()
+
+    def test_a_short_secret_in_a_token(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--wandb-key=VALUE is redacted in the token, however short VALUE is."""
+        monkeypatch.chdir(ROOT)
+        code, out, _ = outputs(capsys, "explain", "wandb_key", "--", *PPO_ARGV, "--wandb-key=q7Z")
+        assert code == 0
+        assert "q7Z" not in out
+        assert "argv[34] '--wandb-key=<redacted>'" in out
+
+    def test_secrets_of_a_role_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A role file's secrets, even inside the raw JSON text a value was converted from."""
+        monkeypatch.chdir(tmp_path)
+        Path("roles.yaml").write_text(
+            "megatron:\n"
+            "  - role: critic\n"
+            "    overrides:\n"
+            """      train_env_vars: '{"HF_TOKEN": "hf_abcdefgh", "OMP_NUM_THREADS": "4"}'\n"""
+            "      wandb_key: wk-from-the-role-file\n"
+        )
+        argv = ["--rollout-batch-size", "8", "--use-critic", "--megatron-config-path", "roles.yaml"]
+        code, out, err = outputs(
+            capsys, "explain", "train_env_vars", "wandb_key", "--role", "critic", "--", *argv
+        )
+        assert code == 0, err
+        assert "hf_abcdefgh" not in out
+        assert "wk-from-the-role-file" not in out
+        assert """'{"HF_TOKEN": "<redacted>", "OMP_NUM_THREADS": "4"}'""" in out
+
+
 class TestToolErrors:
     """Mistakes in the layerconf command line: one clear line on stderr, exit 2."""
 
@@ -961,7 +1403,7 @@ class TestToolErrors:
             ),
             (
                 ["explian", "lr", "--"],
-                "layerconf: error: unknown command 'explian'; did you mean 'explain'? (commands: explain, show, diff, check, schema)",
+                "layerconf: error: unknown command 'explian'; did you mean 'explain'? (commands: explain, show, diff, check, schema, audit)",
             ),
             (
                 ["explain", "--"],
@@ -980,7 +1422,27 @@ class TestToolErrors:
                 ["schema", "--", "--lr", "1"],
                 "layerconf schema: error: schema takes no trainer command line",
             ),
-            ([], "layerconf: error: choose a command: explain, show, diff, check, schema"),
+            ([], "layerconf: error: choose a command: explain, show, diff, check, schema, audit"),
+            (
+                ["audit", "-o", "x.json"],
+                "layerconf audit: error: give the trainer's command line after '--'",
+            ),
+            (
+                ["audit", "dif", "a.json", "b.json"],
+                "layerconf audit: error: unknown audit command 'dif'; did you mean 'diff'? (audit commands: diff, replay)",
+            ),
+            (
+                ["audit", "diff", "a.json"],
+                "layerconf audit diff: error: the following arguments are required: AFTER",
+            ),
+            (
+                ["audit", "diff", "a.json", "b.json", "--", "--lr", "1"],
+                "layerconf audit diff: error: audit diff takes no trainer command line",
+            ),
+            (
+                ["audit", "replay", "r.json", "--profile", "megatron-slime"],
+                "layerconf audit replay: error: unrecognized arguments: --profile",
+            ),
         ],
         ids=[
             "explain-no-separator",
@@ -993,6 +1455,11 @@ class TestToolErrors:
             "two-parsers",
             "schema-argv",
             "nothing",
+            "audit-no-separator",
+            "audit-command",
+            "audit-diff-one-record",
+            "audit-diff-argv",
+            "audit-replay-profile",
         ],
     )
     def test_usage_errors(
@@ -1030,27 +1497,28 @@ class TestHelp:
         assert result.stdout.startswith(
             "usage: layerconf [-h] [--version] COMMAND [OPTIONS] -- ARGV...\n"
         )
-        for command in COMMANDS:
+        for command in (*COMMANDS, *RECORD_COMMANDS):
             assert f"\n  {command} " in result.stdout
 
-    @pytest.mark.parametrize("command", COMMANDS)
+    @pytest.mark.parametrize("command", [*COMMANDS, *RECORD_COMMANDS])
     def test_every_command(self, command: str, capsys: pytest.CaptureFixture[str]) -> None:
         """Each command's help starts with its usage, which names every option it has."""
-        assert main([command, "--help"]) == 0
+        assert main([*command.split(), "--help"]) == 0
         out = capsys.readouterr().out
         usage = usage_of(out)
-        assert usage.startswith(
-            f"usage: layerconf {command} [-h] [--profile NAME | --parser MODULE:ATTR]"
+        parser_options = (
+            "" if command in RECORD_COMMANDS else " [--profile NAME | --parser MODULE:ATTR]"
         )
+        assert usage.startswith(f"usage: layerconf {command} [-h]{parser_options}")
         assert all(len(line) <= 88 for line in usage.splitlines())
         for option in re.findall(r"^  (--?[\w-]+)", out, re.MULTILINE):
             assert option in usage
 
-    @pytest.mark.parametrize("command", ["", *COMMANDS])
+    @pytest.mark.parametrize("command", ["", *COMMANDS, *RECORD_COMMANDS])
     def test_docs_match_help(self, command: str, capsys: pytest.CaptureFixture[str]) -> None:
         """docs/cli.md shows each usage verbatim, and every option of each command."""
         doc = (ROOT / "docs" / "cli.md").read_text()
-        assert main([command, "--help"] if command else ["--help"]) == 0
+        assert main([*command.split(), "--help"]) == 0
         out = capsys.readouterr().out
         assert "\n" + usage_of(out) + "\n" in doc
         for option in re.findall(r"^  (--[\w-]+)", out, re.MULTILINE):

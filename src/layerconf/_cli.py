@@ -1,13 +1,17 @@
-"""The ``layerconf`` command: explain, show, diff, check and schema for a trainer's command line.
+"""The ``layerconf`` command: explain, show, diff, check, schema and audit of a configuration.
 
-Every command but ``schema`` takes the trainer's own command line after ``--``, exactly as it
-would be launched, and resolves it per role with `resolve_roles` and a parser: the bundled
-profile (``--profile``) or the user's own (``--parser MODULE:ATTR``).
+Every command but ``schema``, ``audit diff`` and ``audit replay`` takes the trainer's own
+command line after ``--``, exactly as it would be launched, and resolves it per role with
+`resolve_roles` and a parser: the bundled profile (``--profile``) or the user's own
+(``--parser MODULE:ATTR``). ``audit diff`` and ``audit replay`` read audit records instead.
 
-Exit codes: 0 success; 1 the configuration has problems (``check``), does not resolve, or a
-key is unknown (``explain``); 2 a mistake in the layerconf command line or in what it names
-(no ``--``, an unknown profile, a ``--parser`` that cannot be imported). Tool errors are one
-line on stderr, never a traceback.
+Exit codes: 0 success; 1 the configuration has problems (``check``), does not resolve, a key
+is unknown (``explain``), or an audit record cannot be read; 2 a mistake in the layerconf
+command line or in what it names (no ``--``, an unknown profile, a ``--parser`` that cannot be
+imported). Tool errors are one line on stderr, never a traceback.
+
+Secrets never reach the output: values of secret keys are redacted, and every secret value
+found on the command line or in the resolved roles is replaced in whatever text is written.
 
 Importing this module costs nothing beyond argparse: each command imports what it needs.
 """
@@ -15,14 +19,17 @@ Importing this module costs nothing beyond argparse: each command imports what i
 from __future__ import annotations
 
 import argparse
+import contextlib
+import contextvars
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from layerconf._audit import AuditRecord
     from layerconf._namespace import Namespace
     from layerconf._records import Origin, Setting
     from layerconf.exceptions import Problem
@@ -30,7 +37,7 @@ if TYPE_CHECKING:
     # A table cell: its text, and a colour applied after padding (alignment ignores ANSI).
     _Cell = tuple[str, Callable[[str], str] | None]
 
-__all__ = ["jsonable", "main", "role_file_schema"]
+__all__ = ["jsonable", "main"]
 
 PROG = "layerconf"
 _DEFAULT_PROFILE = "megatron-slime"
@@ -38,16 +45,6 @@ _DEFAULT_PROFILE = "megatron-slime"
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
-
-_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-# What Python's float() and int() accept from a string (YAML 1.1 reads 1e-5 as one): the
-# schema lets such strings through for float and int dests, since layerconf converts them.
-_DIGITS = "[0-9](?:_?[0-9])*"
-FLOAT_PATTERN = (
-    rf"^\s*[+-]?(?:(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
-    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])\s*$"
-)
-INT_PATTERN = rf"^\s*[+-]?{_DIGITS}\s*$"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,6 +103,8 @@ class _Command(NamedTuple):
     options: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, list[str]], int]
     takes_argv: bool = True
+    #: --profile / --parser: the command builds the trainer's parser (audit records do not).
+    takes_parser: bool = True
 
     def parser(self) -> argparse.ArgumentParser:
         parser = _CommandParser(
@@ -116,21 +115,26 @@ class _Command(NamedTuple):
             formatter_class=argparse.RawDescriptionHelpFormatter,
             allow_abbrev=False,
         )
-        source = parser.add_mutually_exclusive_group()
-        source.add_argument(
-            "--profile",
-            metavar="NAME",
-            default=_DEFAULT_PROFILE,
-            help=f"a bundled parser profile (default: {_DEFAULT_PROFILE})",
-        )
-        source.add_argument(
-            "--parser",
-            metavar="MODULE:ATTR",
-            help="your trainer's parser: an argparse.ArgumentParser, or a function returning "
-            "one (MODULE is imported from the current directory too, or given as a .py path)",
-        )
+        if self.takes_parser:
+            _parser_options(parser)
         self.options(parser)
         return parser
+
+
+def _parser_options(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--profile",
+        metavar="NAME",
+        default=_DEFAULT_PROFILE,
+        help=f"a bundled parser profile (default: {_DEFAULT_PROFILE})",
+    )
+    source.add_argument(
+        "--parser",
+        metavar="MODULE:ATTR",
+        help="your trainer's parser: an argparse.ArgumentParser, or a function returning "
+        "one (MODULE is imported from the current directory too, or given as a .py path)",
+    )
 
 
 def _role_option(parser: argparse.ArgumentParser) -> None:
@@ -157,6 +161,10 @@ def _explain_options(parser: argparse.ArgumentParser) -> None:
 
 def _show_options(parser: argparse.ArgumentParser) -> None:
     _role_option(parser)
+    _shown_options(parser)
+
+
+def _shown_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--changed", action="store_true", help="only the values that do not come from defaults"
     )
@@ -180,8 +188,36 @@ def _no_options(parser: argparse.ArgumentParser) -> None:
     del parser
 
 
-def _usage(name: str, rest: str = "") -> str:
+def _audit_options(parser: argparse.ArgumentParser) -> None:
+    from layerconf._audit import AUDIT_FILE
+
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="write the record to this file, atomically; a directory (existing, or written "
+        f"with a trailing '/') gets {AUDIT_FILE} in it. Default: print it",
+    )
+
+
+def _audit_diff_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("before", metavar="BEFORE", help="an audit record, or its directory")
+    parser.add_argument("after", metavar="AFTER", help="the record to compare it with")
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+
+
+def _audit_replay_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("record", metavar="RECORD", help="an audit record, or its directory")
+    parser.add_argument(
+        "--role", metavar="ROLE", help="only this role (default: every role of the record)"
+    )
+    _shown_options(parser)
+
+
+def _usage(name: str, rest: str = "", *, parser_options: bool = True) -> str:
     """A command's usage, its own options on a second line aligned as argparse aligns them."""
+    if not parser_options:
+        return f"{PROG} {name} [-h] {rest}"
     text = f"{PROG} {name} [-h] {_PARSER_OPTIONS}"
     if rest:
         text += "\n" + " " * len(f"usage: {PROG} {name} ") + rest
@@ -265,14 +301,74 @@ def _commands() -> dict[str, _Command]:
                 "  # yaml-language-server: $schema=megatron-config.schema.json",
                 _no_options,
                 _run_schema,
-                False,
+                takes_argv=False,
+            ),
+            _Command(
+                "audit",
+                _usage("audit", "[-o PATH] -- ARGV..."),
+                "the audit record of the configuration, as JSON run metadata",
+                "Resolve the roles and write their audit record (what layerconf.write_audit "
+                "writes): every\nvalue of every role with its origin and what it shadowed, the "
+                "command line, the role\nfiles' sha256 and a fingerprint of the values, secrets "
+                "redacted. Printed on stdout,\nor written atomically with -o.",
+                "examples:\n"
+                f"  {PROG} audit -o runs/001/ -- $(cat launch_argv.txt)\n"
+                f"  {PROG} audit -- $(cat launch_argv.txt) > before.json\n\n"
+                "then:\n"
+                f"  {PROG} audit diff BEFORE AFTER     the values that changed between two "
+                "records\n"
+                f"  {PROG} audit replay RECORD         a record's roles, shown as 'show' shows "
+                "them\n\n"
+                "exit status: 0 written; 1 a configuration that does not resolve; 2 a usage "
+                "error\n(or a PATH that cannot be written).",
+                _audit_options,
+                _run_audit,
+            ),
+            _Command(
+                "audit diff",
+                _usage("audit diff", "[--json] BEFORE AFTER", parser_options=False),
+                "the values that changed between two audit records",
+                "The values that changed between two runs' audit records, per role and key, "
+                "with the layer\nthat set each side. Values compare as recorded (1 and 1.0 "
+                "differ); mappings are compared\nleaf by leaf; redacted secrets compare "
+                "equal. BEFORE and AFTER are record files, or the\ndirectories "
+                "write_audit() wrote them into.",
+                "example:\n"
+                f"  {PROG} audit diff runs/001 runs/002\n\n"
+                "exit status: 0 whatever the differences; 1 a record that cannot be read; 2 a "
+                "usage error.",
+                _audit_diff_options,
+                _run_audit_diff,
+                takes_argv=False,
+                takes_parser=False,
+            ),
+            _Command(
+                "audit replay",
+                _usage(
+                    "audit replay",
+                    "[--role ROLE] [--changed] [--json | --yaml] RECORD",
+                    parser_options=False,
+                ),
+                "a role's configuration rebuilt from an audit record",
+                "Rebuild each role's namespace from an audit record (AuditRecord.namespace) and "
+                "show it as\n'show' does: every key, its value and its recorded origin. "
+                "Secrets stay redacted.",
+                "example:\n"
+                f"  {PROG} audit replay runs/001 --role critic --changed\n\n"
+                "exit status: 0 shown; 1 a record that cannot be read or replayed; 2 a usage "
+                "error\n(an unknown ROLE).",
+                _audit_replay_options,
+                _run_audit_replay,
+                takes_argv=False,
+                takes_parser=False,
             ),
         )
     }
 
 
 def _top_parser(commands: Mapping[str, _Command]) -> argparse.ArgumentParser:
-    listing = "\n".join(f"  {c.name:<9}{c.summary}" for c in commands.values())
+    width = max(len(name) for name in commands) + 2
+    listing = "\n".join(f"  {c.name:<{width}}{c.summary}" for c in commands.values())
     return _CommandParser(
         prog=PROG,
         usage=_TOP_USAGE,
@@ -292,11 +388,16 @@ def _top_parser(commands: Mapping[str, _Command]) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``layerconf`` command on `argv` (default ``sys.argv[1:]``); return its exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    scrubber = _Scrubber()
+    scrubber.add_argv(arguments)
+    running = _SCRUBBER.set(scrubber)
     try:
-        return _main(arguments)
-    except _UsageError as error:
-        _print_error(str(error))
-        return EXIT_USAGE
+        with _scrubbed_output(scrubber):
+            try:
+                return _main(arguments)
+            except _UsageError as error:
+                _print_error(str(error))
+                return EXIT_USAGE
     except BrokenPipeError:
         # The reader went away (`layerconf show ... | head`): stop quietly, as cat does.
         try:
@@ -307,6 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PROBLEMS
     except KeyboardInterrupt:
         return 130
+    finally:
+        _SCRUBBER.reset(running)
 
 
 def _main(arguments: list[str]) -> int:
@@ -316,11 +419,12 @@ def _main(arguments: list[str]) -> int:
     else:
         own, trainer, separated = arguments, [], False
     commands = _commands()
+    names = list(dict.fromkeys(name.split()[0] for name in commands))
     if not own or own[0] in ("-h", "--help"):
         top = _top_parser(commands)
         if not own:
             sys.stderr.write(top.format_usage())
-            raise _UsageError("choose a command: " + ", ".join(commands), help_hint=True)
+            raise _UsageError("choose a command: " + ", ".join(names), help_hint=True)
         top.print_help()
         return EXIT_OK
     if own[0] == "--version":
@@ -328,20 +432,30 @@ def _main(arguments: list[str]) -> int:
 
         print(f"{PROG} {__version__}")
         return EXIT_OK
-    name = own[0]
+    name, rest = own[0], own[1:]
+    if name == "audit" and rest and not rest[0].startswith("-"):
+        # `audit diff`, `audit replay`: `audit` itself takes no positional argument.
+        subcommands = [command.split()[1] for command in commands if command.startswith("audit ")]
+        if rest[0] not in subcommands:
+            from layerconf._suggest import suggestion
+
+            raise _UsageError(
+                f"unknown audit command {rest[0]!r}{suggestion(rest[0], subcommands)} (audit "
+                "commands: " + ", ".join(subcommands) + ")",
+                f"{PROG} audit",
+            )
+        name, rest = f"{name} {rest[0]}", rest[1:]
     command = commands.get(name)
     if command is None:
         from layerconf._suggest import suggestion
 
         what = "option" if name.startswith("-") else "command"
         raise _UsageError(
-            f"unknown {what} {name!r}{suggestion(name, commands)} (commands: "
-            + ", ".join(commands)
-            + ")"
+            f"unknown {what} {name!r}{suggestion(name, names)} (commands: " + ", ".join(names) + ")"
         )
     parser = command.parser()
     try:
-        options = parser.parse_intermixed_args(own[1:])
+        options = parser.parse_intermixed_args(rest)
     except SystemExit as stop:  # --help
         return int(stop.code or 0)
     prog = f"{PROG} {name}"
@@ -537,6 +651,9 @@ def _resolve(parser: argparse.ArgumentParser, argv: list[str]) -> _Outcome:
         if problem is None:
             raise
         return _Outcome(None, [problem])
+    scrubber = _SCRUBBER.get()
+    if scrubber is not None:  # a role file's secrets too, wherever their text is quoted
+        scrubber.add(_secret_texts(roles))
     found = dict.fromkeys(problem for namespace in roles.values() for problem in notices(namespace))
     return _Outcome(roles, list(found))
 
@@ -650,6 +767,140 @@ def _crash_problem(error: Exception, argv: list[str]) -> Problem | None:
             hint=hint,
         )
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets
+
+
+class _Scrubber:
+    """Replaces every secret value found (in argv, in the roles) in the text the command writes.
+
+    The values of secret keys are redacted where they are printed as values (`_shown`); this
+    catches the same text anywhere else: an argv notice that quotes ``--sglang-api-key ...``,
+    a raw JSON string that embeds an ``HF_TOKEN``. As in audit records, values shorter than
+    ``SECRETS.min_scrub_length`` are redacted as values only, so that a key such as ``"1"``
+    cannot wreck the output.
+    """
+
+    def __init__(self) -> None:
+        from layerconf._secrets import SECRETS
+
+        self.policy = SECRETS
+        self.secrets: list[str] = []
+
+    def add(self, values: Iterable[str]) -> None:
+        import json
+
+        known = set(self.secrets)
+        for value in values:
+            if len(value) >= self.policy.min_scrub_length:
+                # As written, and as JSON and repr() escape it.
+                escaped = json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]
+                known.update((value, *escaped, repr(value)[1:-1]))
+        self.secrets = sorted(known, key=len, reverse=True)  # a secret holding another goes whole
+
+    def add_argv(self, argv: Sequence[str]) -> None:
+        from layerconf._secrets import redact_argv
+
+        self.add(redact_argv(argv, self.policy)[1])
+
+    def __call__(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, self.policy.placeholder)
+        return text
+
+
+# The scrubber of the running command, which learns the roles' secrets once they resolve.
+_SCRUBBER: contextvars.ContextVar[_Scrubber | None] = contextvars.ContextVar(
+    "layerconf_cli_scrubber", default=None
+)
+
+
+class _ScrubbedStream:
+    """A text stream that scrubs secrets from everything written to it; the rest is delegated."""
+
+    def __init__(self, stream: TextIO, scrubber: _Scrubber) -> None:
+        self._stream = stream
+        self._scrubber = scrubber
+
+    def write(self, text: str) -> int:
+        return self._stream.write(self._scrubber(text))
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, flush...
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _scrubbed_output(scrubber: _Scrubber) -> Iterator[None]:
+    from typing import cast
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = cast(TextIO, _ScrubbedStream(out, scrubber))
+    sys.stderr = cast(TextIO, _ScrubbedStream(err, scrubber))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
+    """The text of every secret the roles hold: secret keys' values, also inside mappings."""
+    from layerconf._secrets import SECRETS
+
+    found: list[str] = []
+
+    # What `_audit` remembers of a secret's value to scrub it: strings and ints, also inside.
+    def texts(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            found.append(str(value))
+        elif isinstance(value, Mapping):
+            for item in value.values():
+                texts(item)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            for item in value:
+                texts(item)
+
+    def visit(key: str, value: Any) -> None:
+        if SECRETS.is_secret(key):
+            if value is not None:
+                texts(value)
+        elif isinstance(value, Mapping):
+            for name, item in value.items():
+                visit(name, item)
+        elif type(value) is list or type(value) is tuple:
+            for item in value:
+                visit("", item)
+
+    for namespace in roles.values():
+        for key, value in vars(namespace).items():
+            visit(key, value)
+    return found
+
+
+def _shown(setting: Setting) -> Setting:
+    """`setting` as it may be printed: secret values redacted, and ``--wandb-key=...`` tokens."""
+    import attrs
+
+    from layerconf._secrets import redact_argv, redact_setting
+
+    def tokens(setting: Setting) -> Setting:
+        origin = setting.origin
+        if origin.token is not None and "=" in origin.token:
+            [token], _ = redact_argv([origin.token])
+            if token != origin.token:
+                origin = attrs.evolve(origin, token=token)
+        history = tuple(tokens(entry) for entry in setting.history)
+        if origin is setting.origin and all(
+            a is b for a, b in zip(history, setting.history, strict=True)
+        ):
+            return setting
+        return attrs.evolve(setting, origin=origin, history=history)
+
+    return tokens(redact_setting(setting))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -811,18 +1062,15 @@ def _dump_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
-def _origin_fields(origin: Origin) -> dict[str, Any]:
-    return {
-        "layer": origin.layer,
-        "kind": origin.kind,
-        "source": origin.source,
-        "line": origin.line,
-        "column": origin.column,
-        "argv_index": origin.argv_index,
-        "token": origin.token,
-        "rule": origin.rule,
-        "label": origin.label,
-    }
+def _origin_fields(origin: Origin | None) -> dict[str, Any]:
+    """Every field of `origin` in its order (all null without one): the CLI's origin fields."""
+    import attrs
+
+    from layerconf._records import Origin
+
+    if origin is None:
+        return dict.fromkeys(attrs.fields_dict(Origin))
+    return attrs.asdict(origin, recurse=False)
 
 
 def _value_fields(key: str, value: Any) -> dict[str, Any]:
@@ -856,7 +1104,6 @@ def _selected(roles: dict[str, Namespace], role: str | None) -> dict[str, Namesp
 
 def _run_explain(options: argparse.Namespace, argv: list[str]) -> int:
     from layerconf._explain import explain
-    from layerconf._secrets import redact_setting
     from layerconf._suggest import suggestion
 
     parser = _trainer_parser(options)
@@ -873,7 +1120,7 @@ def _run_explain(options: argparse.Namespace, argv: list[str]) -> int:
         found = False
         for namespace in roles.values():
             try:
-                settings.append(redact_setting(explain(namespace, key)))
+                settings.append(_shown(explain(namespace, key)))
             except KeyError:
                 continue
             found = True
@@ -929,18 +1176,27 @@ def _explained(setting: Setting, paint: _Paint) -> list[str]:
 
 
 def _run_show(options: argparse.Namespace, argv: list[str]) -> int:
-    from layerconf._explain import explain
-    from layerconf._secrets import redact_setting
-
     parser = _trainer_parser(options)
     outcome = _resolve(parser, argv)
     if outcome.roles is None:
         return _report_failure(outcome)
     _report_warnings(outcome)
+    _show_roles(_selected(outcome.roles, options.role), options)
+    return EXIT_OK
+
+
+def _show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namespace) -> None:
+    """Every key of each role, sorted, with its value and origin: a table, JSON or YAML.
+
+    `options` are those of `_shown_options`: ``changed``, ``json``, ``yaml``.
+    """
+    from layerconf._explain import explain_all
+
     shown: dict[str, list[Setting]] = {}
     totals: dict[str, int] = {}
-    for role, namespace in _selected(outcome.roles, options.role).items():
-        settings = [redact_setting(explain(namespace, key)) for key in sorted(vars(namespace))]
+    for role, namespace in roles.items():
+        explained = explain_all(namespace)
+        settings = [_shown(explained[key]) for key in sorted(explained)]
         totals[role] = len(settings)
         if options.changed:
             settings = [s for s in settings if s.origin.kind != "default"]
@@ -978,7 +1234,6 @@ def _run_show(options: argparse.Namespace, argv: list[str]) -> int:
             ]
             blocks.append("\n".join([paint(title, "1"), *_table(rows, indent="  ")]))
         print("\n\n".join(blocks))
-    return EXIT_OK
 
 
 def _show_yaml(shown: Mapping[str, Sequence[Setting]]) -> str:
@@ -1030,7 +1285,6 @@ def _yamlable(value: Any) -> Any:
 
 def _run_diff(options: argparse.Namespace, argv: list[str]) -> int:
     from layerconf._explain import explain, same_value
-    from layerconf._secrets import redact_setting
 
     parser = _trainer_parser(options)
     outcome = _resolve(parser, argv)
@@ -1050,9 +1304,7 @@ def _run_diff(options: argparse.Namespace, argv: list[str]) -> int:
             (
                 key,
                 {
-                    role: redact_setting(explain(namespace, key))
-                    if key in vars(namespace)
-                    else None
+                    role: _shown(explain(namespace, key)) if key in vars(namespace) else None
                     for role, namespace in roles.items()
                 },
             )
@@ -1137,212 +1389,169 @@ def _run_schema(options: argparse.Namespace, argv: list[str]) -> int:
         title = f"role file of {PROG} --parser {options.parser}"
     else:
         title = f"role file of {PROG} profile {options.profile!r}"
+    from layerconf._schema import role_file_schema
+
     _dump_json(role_file_schema(parser, title=title))
     return EXIT_OK
 
 
-def role_file_schema(
-    parser: argparse.ArgumentParser,
-    *,
-    roles: Sequence[str] | None = None,
-    title: str = "layerconf role file",
-) -> dict[str, Any]:
-    """A JSON Schema (draft 2020-12) of the role files `parser`'s command line takes.
-
-    Every key layerconf accepts in ``overrides`` (and ``args``) is a property with the JSON
-    types the type-coercion rule accepts for it, its choices as an ``enum``, its default and
-    help; other keys are refused (``additionalProperties: false``). Float and int dests also
-    take strings that Python's ``float()`` / ``int()`` read (YAML 1.1 reads ``1e-5`` as a
-    string), with a ``pattern``. The resource keys the ignored-keys rule drops are allowed and
-    marked ``deprecated``. `roles` (default: those of the `SLIME` preset) are the values
-    ``role`` may take.
-    """
-    from layerconf._ignored_keys import RESOURCE_KEYS
-    from layerconf._role_defaults import SLIME_CRITIC_DEFAULTS
-    from layerconf._roles import SLIME
-    from layerconf._unknown_keys import parser_dests
-
-    roles = SLIME.roles if roles is None else tuple(roles)
-    dests, _ = parser_dests(parser)
-    grouped: dict[str, list[argparse.Action]] = {}
-    for action in parser._actions:
-        if action.dest in dests:
-            grouped.setdefault(action.dest, []).append(action)
-
-    properties: dict[str, Any] = {}
-    for dest in sorted(set(dests) | set(SLIME_CRITIC_DEFAULTS) | set(RESOURCE_KEYS)):
-        actions = grouped.get(dest)
-        schema = _dest_schema(parser, dest, actions) if actions else {}
-        if dest in RESOURCE_KEYS:
-            note = (
-                f"Ignored in a role file: resources come from the command line "
-                f"({RESOURCE_KEYS[dest]})."
-            )
-            schema["description"] = (schema.get("description", "") + "\n\n" + note).strip()
-            schema["deprecated"] = True
-        elif not actions:
-            schema["description"] = "Set on the critic by slime (not a command-line argument)."
-        properties[dest] = schema
-
-    entry = {
-        "type": "object",
-        "description": "One role's overrides.",
-        "properties": {
-            "name": {"type": "string", "description": "A label; nothing depends on it."},
-            "role": {"enum": list(roles), "description": "The role these overrides are for."},
-            "overrides": {"$ref": "#/$defs/overrides"},
-            "args": {
-                "$ref": "#/$defs/overrides",
-                "deprecated": True,
-                "description": "The old name of 'overrides'; new files use 'overrides'.",
-            },
-        },
-        "required": ["role"],
-        "additionalProperties": False,
-        "not": {"required": ["overrides", "args"]},
-    }
-    return {
-        "$schema": _SCHEMA_DIALECT,
-        "title": title,
-        "description": "Per-role overrides on top of the shared command line "
-        "(slime's --megatron-config-path).",
-        "type": "object",
-        "properties": {
-            "megatron": {
-                "type": "array",
-                "description": "One entry per role: " + ", ".join(roles) + ".",
-                "items": {"$ref": "#/$defs/entry"},
-            }
-        },
-        "required": ["megatron"],
-        "additionalProperties": False,
-        "$defs": {
-            "entry": entry,
-            "overrides": {
-                "type": ["object", "null"],
-                "description": "Argument attribute names (lr, tensor_model_parallel_size) to "
-                "values.",
-                "properties": properties,
-                "additionalProperties": False,
-            },
-        },
-    }
+# ---------------------------------------------------------------------------------------------
+# audit, audit diff, audit replay
 
 
-def _dest_schema(
-    parser: argparse.ArgumentParser, dest: str, actions: list[argparse.Action]
-) -> dict[str, Any]:
-    """The schema of one dest: the JSON the type-coercion rule accepts for it, help, default."""
-    from layerconf._coerce import _dest_spec, expected_kind
+def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
+    # _dumps and _write_atomic are what write_audit() does, given the text once: the same
+    # bytes go to stdout or to any file name, and the fingerprint is reported.
+    from pathlib import Path
 
-    schema: dict[str, Any] = {}
-    spec = _dest_spec(parser, actions)
-    if spec is not None:
-        schema = _item_schema(spec.each.item if spec.each is not None else spec.item)
-        if spec.each is not None:
-            schema = _array(schema, spec.each.count, spec.each.non_empty)
-        if spec.many:
-            schema = _array(schema, spec.count, spec.non_empty)
-        if spec.nullable:
-            _allow_null(schema)
-    action = next((a for a in actions if a.help is not argparse.SUPPRESS), actions[0])
-    flags = ", ".join(option for a in actions for option in a.option_strings) or dest
-    default = next((a.default for a in actions if a.default is not argparse.SUPPRESS), None)
-    described = _help_text(parser, action)
-    kind = expected_kind(actions[0]) if spec is None else spec.kind
-    facts = f"{flags}; {kind}; default: {_default_text(default)}"
-    schema["description"] = f"{described}\n\n{facts}" if described else facts
-    encoded = _schema_default(default)
-    if encoded is not _NO_DEFAULT:
-        schema["default"] = encoded
-    return schema
+    from layerconf._audit import AUDIT_FILE, _dumps, _write_atomic, audit
 
-
-_NO_DEFAULT: Any = object()
-
-
-def _item_schema(item: Any) -> dict[str, Any]:
-    family: str = item.family
-    if item.choices is not None and family != "bool":
-        values = []
-        for choice in item.choices:
-            encoded = jsonable(choice)
-            if not isinstance(encoded, (str, int, float)) or (
-                isinstance(choice, float) and encoded != choice
-            ):
-                return _family_schema(family)  # a choice JSON cannot name: the type only
-            values.append(encoded)
-        return {"enum": values}
-    return _family_schema(family)
-
-
-def _family_schema(family: str) -> dict[str, Any]:
-    if family == "bool":
-        return {"type": "boolean"}
-    if family == "int":
-        return {"type": ["integer", "string"], "pattern": INT_PATTERN}
-    if family == "float":
-        return {"type": ["number", "string"], "pattern": FLOAT_PATTERN}
-    if family == "JSON":
-        return {"type": ["object", "array", "number", "boolean", "string"]}
-    # str, and custom callables: a YAML string, or an int read as its decimal text.
-    return {"type": ["string", "integer"]}
-
-
-def _array(items: dict[str, Any], count: int | None, non_empty: bool) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "array", "items": items}
-    if count is not None:
-        schema["minItems"] = schema["maxItems"] = count
-    elif non_empty:
-        schema["minItems"] = 1
-    return schema
-
-
-def _allow_null(schema: dict[str, Any]) -> None:
-    if "enum" in schema:
-        if None not in schema["enum"]:
-            schema["enum"] = [*schema["enum"], None]
-        return
-    kinds = schema["type"]
-    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
-    if "null" not in kinds:
-        kinds.append("null")
-    schema["type"] = kinds
-
-
-def _help_text(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
-    """The action's help with argparse's ``%(default)s``-style fields filled in."""
-    text = action.help
-    if not text or text is argparse.SUPPRESS:
-        return ""
-    if "%" not in text:
-        return text
-    params: dict[str, Any] = dict(vars(action), prog=parser.prog)
-    for name in list(params):
-        if params[name] is argparse.SUPPRESS:
-            del params[name]
-    if params.get("choices") is not None:
-        params["choices"] = ", ".join(str(choice) for choice in params["choices"])
+    parser = _trainer_parser(options)
+    outcome = _resolve(parser, argv)
+    if outcome.roles is None:
+        return _report_failure(outcome)
+    _report_warnings(outcome)
+    record = audit(outcome.roles)
+    text = _dumps(record) + "\n"
+    if options.output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    output: str = options.output
+    if output.endswith(("/", os.sep)) or os.path.isdir(output):
+        directory, name = Path(output), AUDIT_FILE
+    else:
+        directory, name = Path(output).parent, Path(output).name
     try:
-        return text % params
-    except (KeyError, TypeError, ValueError):
-        return text
+        written = _write_atomic(directory, name, text.encode("ascii"))
+    except OSError as error:
+        where = error.filename if isinstance(error.filename, str) else output
+        if os.path.basename(where).startswith(f".{name}."):  # the temporary file: name the target
+            where = str(directory / name)
+        # mkdir() meeting a file where a directory should be says "File exists".
+        reason = "Not a directory" if isinstance(error, FileExistsError) else error.strerror
+        raise _UsageError(
+            f"cannot write the audit record: {where}: {reason or error}", f"{PROG} audit"
+        ) from None
+    print(f"wrote {written} (fingerprint {record['fingerprint']})", file=sys.stderr)
+    return EXIT_OK
 
 
-def _default_text(default: Any) -> str:
-    import enum
+def _read_records(paths: Sequence[str], prog: str) -> list[AuditRecord] | None:
+    """The records at `paths` (files, or directories holding one); None if any is unreadable.
 
-    if isinstance(default, enum.Enum):
-        return default.name
-    return repr(default)
+    Each unreadable record is one error line on stderr, naming the file and what is wrong.
+    """
+    from layerconf._audit import load_audit
+    from layerconf.exceptions import AuditError
+
+    records = []
+    for path in paths:
+        try:
+            records.append(load_audit(path))
+        except AuditError as error:
+            _print_error(f"{prog}: error: {error}")
+        except OSError as error:
+            where = error.filename if isinstance(error.filename, str) else path
+            _print_error(f"{prog}: error: {where}: {error.strerror or error}")
+    return records if len(records) == len(paths) else None
 
 
-def _schema_default(default: Any) -> Any:
-    import math
+def _run_audit_diff(options: argparse.Namespace, argv: list[str]) -> int:
+    from layerconf._audit import diff_audits
+    from layerconf._secrets import redact
 
-    if default is argparse.SUPPRESS:
-        return _NO_DEFAULT
-    encoded = jsonable(default)
-    if isinstance(default, float) and not math.isfinite(default):
-        return _NO_DEFAULT
-    return encoded
+    del argv
+    records = _read_records([options.before, options.after], f"{PROG} audit diff")
+    if records is None:
+        return EXIT_PROBLEMS
+    before, after = records
+    changes = diff_audits(before, after)
+
+    def side(key: str | None, value: Any, origin: Origin | None) -> dict[str, Any]:
+        value = redact(key or "", value)  # a record holds no secret; a hand-made one might
+        return {"value": jsonable(value), "repr": repr(value)} | _origin_fields(origin)
+
+    if options.json:
+        _dump_json(
+            [
+                {
+                    "role": change.role,
+                    "key": change.key,
+                    "kind": change.kind,
+                    "before": None
+                    if change.kind == "added" or change.key is None
+                    else side(change.key, change.before, change.before_origin),
+                    "after": None
+                    if change.kind == "removed" or change.key is None
+                    else side(change.key, change.after, change.after_origin),
+                }
+                for change in changes
+            ]
+        )
+    elif changes:
+        paint = _Paint(sys.stdout)
+        head = ("role", "key", "before", "", "after", "")
+        rows: list[list[_Cell]] = [[(text, lambda t: paint(t, "1")) for text in head]]
+        for change in changes:
+            row: list[_Cell] = [(change.role, None)]
+            if change.key is None:  # a whole role
+                held = (before if change.kind == "removed" else after).data["roles"][change.role]
+                present: list[_Cell] = [(f"({len(held['settings'])} keys)", None), ("", None)]
+                unset: list[_Cell] = [("(unset)", None), ("", None)]
+                row.append(("(role)", None))
+                row += present + unset if change.kind == "removed" else unset + present
+                rows.append(row)
+                continue
+            row.append((change.key, None))
+            for kind, value, origin in (
+                ("added", change.before, change.before_origin),
+                ("removed", change.after, change.after_origin),
+            ):
+                if change.kind == kind:
+                    row += [("(unset)", None), ("", None)]
+                    continue
+                shown = redact(change.key, value)
+                row.append((repr(shown), None))
+                if origin is None:
+                    row.append(("", None))
+                else:
+                    row.append((origin.where, paint.layer(origin.kind)))
+            rows.append(row)
+        print("\n".join(_table(rows)))
+    count = len(changes)
+    between = f"between {options.before} and {options.after}"
+    if count:
+        print(f"{count} change{'' if count == 1 else 's'} {between}", file=sys.stderr)
+    else:
+        print(f"no change {between}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
+    from layerconf.exceptions import AuditError
+
+    del argv
+    prog = f"{PROG} audit replay"
+    records = _read_records([options.record], prog)
+    if records is None:
+        return EXIT_PROBLEMS
+    [record] = records
+    roles = record.roles
+    if options.role is not None and options.role not in roles:
+        from layerconf._suggest import suggestion
+
+        raise _UsageError(
+            f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "
+            f"{record.path}: {', '.join(roles)})",
+            prog,
+        )
+    try:
+        replayed = {
+            role: record.namespace(role)
+            for role in (roles if options.role is None else (options.role,))
+        }
+    except AuditError as error:  # an enum whose module cannot be imported
+        _print_error(f"{prog}: error: {error}")
+        return EXIT_PROBLEMS
+    _show_roles(replayed, options)
+    return EXIT_OK
