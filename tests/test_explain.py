@@ -262,3 +262,19 @@ class TestUnusualValues:
         assert explain(args, "color").layer == "cli"
         vars(args)["color"] = Color.blue
         assert explain(args, "color").layer == "runtime"
+
+
+class TestSecrets:
+    """A credential never shows in explain's text or dict, in values or in argv tokens."""
+
+    def test_value_and_token(self) -> None:
+        """Both spellings of a secret flag, and the values, are redacted; .value stays real."""
+        from layerconf import load_profile, parse_args
+
+        argv = ["--rollout-batch-size", "1", "--wandb-key=sk-SECRET99", "--wandb-key", "sk-OTHER77"]
+        setting = explain(parse_args(load_profile(), argv), "wandb_key")
+        shown = str(setting) + repr(setting.to_dict())
+        assert "SECRET99" not in shown
+        assert "OTHER77" not in shown
+        assert "'--wandb-key=<redacted>'" in shown
+        assert setting.value == "sk-OTHER77"

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from layerconf._secrets import redact
+from layerconf._secrets import redact_setting
 from layerconf._values import ATOMIC_TYPES, is_atomic, private_copy
 
 __all__ = ["Layer", "Origin", "Reason", "Setting", "join_path", "key_path", "split_key"]
@@ -233,11 +233,15 @@ class Setting:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-shaped dict: the flat fields, and `history` as a list of the same dicts.
 
-        A secret's value (``wandb_key``, ``*_api_key``...) is ``"<redacted>"`` here.
+        A secret (``wandb_key``, ``*_api_key``...) shows as ``"<redacted>"`` here, in its
+        values and in an argv token such as ``--wandb-key=...``.
         """
+        return redact_setting(self)._as_dict()
+
+    def _as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "key": self.key,
-            "value": redact(self.key, self.value),
+            "value": self.value,
             "layer": self.layer,
             "source": self.source,
             "line": self.line,
@@ -251,20 +255,21 @@ class Setting:
             data["by"] = self.by
         else:
             data["role"] = self.role
-            data["history"] = [entry.to_dict() for entry in self.history]
+            data["history"] = [entry._as_dict() for entry in self.history]
         return data
 
     def _shadowed(self) -> str:
-        text = f"{redact(self.key, self.value)!r} from {self.origin.where}"
+        text = f"{self.value!r} from {self.origin.where}"
         if self.reason in (Reason.IGNORED, Reason.CONVERTED, Reason.MERGED):
             text += f" ({self.reason.value}" + (f" by rule {self.by})" if self.by else ")")
         return text
 
     def __str__(self) -> str:
-        """One short answer; a secret's values show as ``'<redacted>'``."""
-        text = f"{self.key} = {redact(self.key, self.value)!r}  from {self.origin.where}"
-        if self.role is not None:
-            text += f" (role {self.role})"
-        if self.history:
-            text += "; shadows " + ", ".join(entry._shadowed() for entry in self.history)
+        """One short answer; a secret shows as ``'<redacted>'``, as in `to_dict`."""
+        shown = redact_setting(self)
+        text = f"{shown.key} = {shown.value!r}  from {shown.origin.where}"
+        if shown.role is not None:
+            text += f" (role {shown.role})"
+        if shown.history:
+            text += "; shadows " + ", ".join(entry._shadowed() for entry in shown.history)
         return text

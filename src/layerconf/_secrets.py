@@ -160,14 +160,22 @@ def redact(key: str, value: Any, policy: SecretPolicy = SECRETS) -> Any:
 
 
 def redact_setting(setting: Setting, policy: SecretPolicy = SECRETS) -> Setting:
-    """`setting` as it may be shown: secret values redacted in it and in its history."""
+    """`setting` as it may be shown: secrets redacted in its values, in the argv tokens of its
+    origins (``--wandb-key=...``) and in its history."""
     value = policy.redact(setting.key, setting.value)
+    origin = setting.origin
+    if origin.token is not None and "=" in origin.token:
+        token = redact_argv([origin.token], policy)[0][0]
+        if token != origin.token:
+            origin = attrs.evolve(origin, token=token)
     history = tuple(redact_setting(entry, policy) for entry in setting.history)
-    if value is setting.value and all(
-        a is b for a, b in zip(history, setting.history, strict=True)
+    if (
+        value is setting.value
+        and origin is setting.origin
+        and all(a is b for a, b in zip(history, setting.history, strict=True))
     ):
         return setting
-    return attrs.evolve(setting, value=value, history=history)
+    return attrs.evolve(setting, value=value, origin=origin, history=history)
 
 
 def redact_argv(argv: Sequence[str], policy: SecretPolicy = SECRETS) -> tuple[list[str], list[str]]:
