@@ -61,7 +61,7 @@ from typing import Any
 from layerconf._merge import Policy
 from layerconf._namespace import Namespace, Provenance
 from layerconf._records import Layer, Origin, Path
-from layerconf._values import copy_value, is_atomic
+from layerconf._values import copy_value, is_atomic, same_value
 from layerconf.exceptions import Problem
 
 __all__ = ["parse_args", "parse_known_args"]
@@ -787,13 +787,13 @@ class _Cached:
             if name in self.shared:
                 if value is not self.shared[name]:
                     return False
-            elif not _same(held[name], value):
+            elif not same_value(held[name], value, copied=False):
                 return False
             values[index] = self.values[index]
         if all(map(operator.is_, values, self.values)):
             return True
         # Made anew but equal (a string default that the type converts on every parse).
-        return all(map(_same, values, self.values))
+        return all(same_value(a, b, copied=False) for a, b in zip(values, self.values, strict=True))
 
 
 # A few default layers per parser, most recently used first: the defaults differ between
@@ -830,22 +830,3 @@ def _default_layer(
     shared.update(found.shared)
     notices.extend(found.notices)
     return found.layer
-
-
-def _same(held: Any, value: Any) -> bool:
-    """Equal, of the same type, and (for floats) the same sign and NaN-ness."""
-    if held is value:
-        return True
-    kind = type(held)
-    if kind is not type(value):
-        return False
-    if kind is float:
-        return repr(held) == repr(value)
-    if kind in (list, tuple):
-        return len(held) == len(value) and all(map(_same, held, value))
-    if kind is dict:
-        return held.keys() == value.keys() and all(_same(held[k], value[k]) for k in held)
-    try:
-        return bool(held == value)
-    except Exception:
-        return False

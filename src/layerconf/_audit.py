@@ -35,6 +35,7 @@ from layerconf._namespace import Namespace, Provenance, provenance_of
 from layerconf._records import Layer, Origin, Path, Reason, Setting, join_path, split_key
 from layerconf._secrets import SECRETS, SecretPolicy, redact_argv
 from layerconf._suggest import suggestion
+from layerconf._values import same_value
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
 
 __all__ = [
@@ -1042,7 +1043,7 @@ def _diff_entry(
     else:
         entry_a, entry_b = _lookup_entry(a, key), _lookup_entry(b, key)
         value_a, value_b = values
-    if value_a is not missing and value_b is not missing and _same(value_a, value_b):
+    if value_a is not missing and value_b is not missing and same_value(value_a, value_b):
         return []
     # A leaf without an entry of its own has the origin of the mapping that holds it.
     origin_a = _origin(entry_a) if entry_a is not None else origins[0]
@@ -1085,18 +1086,6 @@ def _diff_entry(
 
 
 _MISSING = object()
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as encoded: of one JSON type all the way down (so 1, 1.0 and true differ)."""
-    if a is b:
-        return True
-    kind = type(a)
-    if kind is not type(b):
-        return False
-    if kind is dict or kind is list:
-        return _canonical(a) == _canonical(b)
-    return bool(a == b)
 
 
 def _plain_dict(value: Any) -> bool:

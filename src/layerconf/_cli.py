@@ -1284,7 +1284,8 @@ def _yamlable(value: Any) -> Any:
 
 
 def _run_diff(options: argparse.Namespace, argv: list[str]) -> int:
-    from layerconf._explain import explain, same_value
+    from layerconf._explain import explain
+    from layerconf._values import same_value
 
     parser = _trainer_parser(options)
     outcome = _resolve(parser, argv)

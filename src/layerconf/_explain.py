@@ -12,10 +12,10 @@ from layerconf._merge import trace
 from layerconf._namespace import Provenance, Write, provenance_of, runtime_writes
 from layerconf._records import Origin, Path, Reason, Setting, join_path, split_key
 from layerconf._suggest import suggestion
-from layerconf._values import copy_value, is_atomic
+from layerconf._values import copy_value, same_value
 from layerconf.exceptions import NoProvenanceError, UnknownKeyError
 
-__all__ = ["explain", "explain_all", "same_value", "setting_for"]
+__all__ = ["explain", "explain_all", "setting_for"]
 
 _RUNTIME = Origin("runtime", "runtime")
 
@@ -128,25 +128,6 @@ def setting_for(
         history=tuple(reversed(ordered)),
         role=provenance.role,
     )
-
-
-def same_value(recorded: Any, current: Any) -> bool:
-    """Whether `current` is still the value that was recorded (same type, equal).
-
-    A copied object whose type compares by identity, or a value whose ``==`` is not a truth
-    value (an array), cannot be told apart from its own copy: it counts as the same. Shared
-    values (numbers, strings, enum members) are never copied, so identity decides for them.
-    """
-    if recorded is current:
-        return True
-    if type(recorded) is not type(current):
-        return False
-    if type(current).__eq__ is object.__eq__:  # type: ignore[comparison-overlap]
-        return not is_atomic(current)
-    try:
-        return bool(recorded == current)
-    except Exception:
-        return True
 
 
 def _lookup(values: Mapping[str, Any], path: Path) -> Any:

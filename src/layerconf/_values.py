@@ -52,3 +52,35 @@ def private_copy(mapping: Mapping[str, Any]) -> dict[str, Any]:
     return {
         key: value if type(value) in atomic else copy_value(value) for key, value in mapping.items()
     }
+
+
+def same_value(recorded: Any, current: Any, *, copied: bool = True) -> bool:
+    """Whether `current` is still the value that was `recorded`.
+
+    Same type all the way down and equal: ``1``, ``1.0`` and ``True`` differ; floats compare
+    by their text, so ``-0.0`` differs from ``0.0`` and a NaN equals a NaN. When `current`
+    may be a copy of `recorded` (`copied`), an object whose type compares by identity, or
+    whose ``==`` is not a truth value (an array), cannot be told apart from its copy and
+    counts as the same; otherwise such objects are the same only if they are one object.
+    """
+    if recorded is current:
+        return True
+    kind = type(recorded)
+    if kind is not type(current):
+        return False
+    if kind is float:
+        return repr(recorded) == repr(current)
+    if kind is list or kind is tuple:
+        return len(recorded) == len(current) and all(
+            same_value(a, b, copied=copied) for a, b in zip(recorded, current, strict=True)
+        )
+    if kind is dict:
+        return recorded.keys() == current.keys() and all(
+            same_value(recorded[key], current[key], copied=copied) for key in recorded
+        )
+    if kind.__eq__ is object.__eq__:  # type: ignore[comparison-overlap]
+        return copied and not is_atomic(current)
+    try:
+        return bool(recorded == current)
+    except Exception:
+        return copied

@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf._explain import same_value
 from layerconf._ignored_keys import RESOURCE_KEYS, IgnoredKeys
 from layerconf._merge import merge_layers
 from layerconf._namespace import Namespace, provenance_of
@@ -30,6 +29,7 @@ from layerconf._records import Layer, Origin
 from layerconf._role_defaults import RoleDefaults
 from layerconf._rules import Convert, Decision, RuleContext, RuleSet
 from layerconf._stack import LayerStack
+from layerconf._values import same_value
 from layerconf._yaml import check_role_file
 from layerconf.exceptions import ConfigError, Problem
 
