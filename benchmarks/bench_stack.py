@@ -3,6 +3,9 @@
 Run: ``python benchmarks/bench_stack.py`` (``--quick`` to only prove it runs).
 The data has the shape of a Megatron namespace: 60% numbers, 15% booleans, 15% strings,
 7% None, 3% short lists; a command-line layer of 60 keys; a role layer of 10 keys.
+
+The generator (`synthetic`, and `synthetic_parser`, `synthetic_argv`, `synthetic_role_file`
+for a whole slime-shaped job of any size) is shared with ``benchmarks/run.py``'s scaling runs.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import copy
 import random
 import sys
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +42,78 @@ def synthetic(n: int, seed: int = 0) -> dict[str, Any]:
             value = [rng.randint(0, 9) for _ in range(3)]
         values[f"key_{i}"] = value
     return values
+
+
+def synthetic_parser(values: dict[str, Any]) -> argparse.ArgumentParser:
+    """A parser with one option per key of `values` (``key_7`` -> ``--key-7``), defaulting to it.
+
+    Numbers get ``type=int`` / ``float``, strings and None ``type=str``, booleans a
+    ``store_true`` / ``store_false`` flag, lists ``nargs="+"`` of ints; plus slime's
+    ``--megatron-config-path`` and ``--use-critic``, so that `layerconf.resolve_roles` and
+    slime's role resolution both run on it. ``allow_abbrev`` is off, as in Megatron.
+    """
+    parser = argparse.ArgumentParser(allow_abbrev=False, add_help=False)
+    parser.add_argument("--megatron-config-path", default=None)
+    parser.add_argument("--use-critic", action="store_true")
+    for key, value in values.items():
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            parser.add_argument(flag, dest=key, action="store_false" if value else "store_true")
+        elif isinstance(value, list):
+            parser.add_argument(flag, dest=key, type=int, nargs="+", default=value)
+        elif value is None or isinstance(value, str):
+            parser.add_argument(flag, dest=key, type=str, default=value)
+        else:
+            parser.add_argument(flag, dest=key, type=type(value), default=value)
+    return parser
+
+
+def synthetic_argv(
+    values: dict[str, Any], *, config: str | None = None, flags: int = 60, unknown: int = 2
+) -> list[str]:
+    """A command line for `synthetic_parser(values)`: `flags` options spread over the keys,
+    ``--use-critic``, ``--megatron-config-path config`` and `unknown` options the parser does
+    not own (as slime's SGLang flags). Its length does not grow with the number of keys."""
+    argv = ["--use-critic"]
+    if config is not None:
+        argv += ["--megatron-config-path", config]
+    keys = list(values)
+    for index, key in enumerate(keys[:: max(1, len(keys) // flags)][:flags]):
+        flag, value = "--" + key.replace("_", "-"), values[key]
+        if isinstance(value, bool):
+            argv.append(flag)
+        elif isinstance(value, list):
+            argv += [flag, "1", "2"]
+        elif isinstance(value, (int, float)):
+            argv += [flag, str(value + 1)]
+        else:
+            argv += [flag, f"cli-{index}"]
+    for index in range(unknown):
+        argv += [f"--sglang-option-{index}", str(index)]
+    return argv
+
+
+def synthetic_role_file(
+    values: dict[str, Any], roles: Sequence[str], *, overrides: int = 10
+) -> str:
+    """A slime role file (a ``megatron:`` list) giving each role `overrides` values, written as
+    real role files write them: floats as ``2e-5`` (a string to YAML 1.1: both slime and
+    layerconf convert it), ints as ints, strings as checkpoint paths."""
+    scalars = [key for key, value in values.items() if type(value) in (int, float, str)]
+    chosen = scalars[:: max(1, len(scalars) // overrides)][:overrides]
+    lines = ["megatron:"]
+    for index, role in enumerate(roles):
+        lines += ["  - name: default", f"    role: {role}", "    overrides:"]
+        for key in chosen:
+            value = values[key]
+            if type(value) is float:
+                text = f"{index + 1}e-5"
+            elif type(value) is int:
+                text = str(index + 2)
+            else:
+                text = f"/ckpt/{role}/{key}"
+            lines.append(f"      {key}: {text}")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:

@@ -1,0 +1,246 @@
+"""The benchmarks still run: ``benchmarks/run.py --quick`` and every ``bench_*.py --quick``.
+
+Each runs as a subprocess on a copy of ``benchmarks/`` in a temporary directory (with
+``tests/`` linked beside it, where they find the fixtures), so that a quick run never
+overwrites the results of a real one in ``benchmarks/results/``. They run concurrently, as
+they time nothing here: only their exit status and the shape of ``run.json`` are checked.
+Peers that are not installed are skipped by run.py with a note, and their tests here. They are
+never imported into the test process: importing ConfigArgParse replaces argparse's
+``add_argument`` for every parser of the process (each action gains ``env_var`` and three more
+attributes), which would change what later tests of the profile see. So `_require` skips on
+``importlib.util.find_spec`` where ``pytest.importorskip`` would import the module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from layerconf import load_profile, resolve_roles
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "benchmarks"
+SCRIPTS = sorted(path.name for path in BENCHMARKS.glob("bench_*.py"))
+PEERS = {
+    "omegaconf": "omegaconf",
+    "dynaconf": "dynaconf",
+    "configargparse": "configargparse",
+    "jsonargparse": "jsonargparse",
+}
+TIMEOUT = 300
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _require(module: str) -> None:
+    """``pytest.importorskip`` without the import (see the module's docstring)."""
+    if not _has(module):
+        pytest.skip(f"{module} is not installed")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every benchmark's quick run, started at once; name -> (returncode, output, workdir)."""
+    work = tmp_path_factory.mktemp("bench")
+    copy = work / "benchmarks"
+    copy.mkdir()
+    for script in BENCHMARKS.glob("*.py"):
+        shutil.copy(script, copy / script.name)
+    (work / "tests").symlink_to(ROOT / "tests", target_is_directory=True)
+    env = dict(os.environ)
+    env["MPLBACKEND"] = "Agg"
+    plots = work / "plots"
+    commands = {"run.py": [sys.executable, "run.py", "--quick", "--plots", str(plots)]}
+    commands.update({name: [sys.executable, name, "--quick"] for name in SCRIPTS})
+    started = {
+        name: subprocess.Popen(
+            command,
+            cwd=copy,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name, command in commands.items()
+    }
+    finished = {}
+    try:
+        for name, process in started.items():
+            output, _ = process.communicate(timeout=TIMEOUT)
+            finished[name] = (process.returncode, output)
+    finally:
+        for process in started.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return {"results": finished, "work": work, "plots": plots}
+
+
+@pytest.fixture(scope="module")
+def run_json(runs: dict[str, Any]) -> dict[str, Any]:
+    code, output = runs["results"]["run.py"]
+    assert code == 0, output[-3000:]
+    path = runs["work"] / "benchmarks" / "results" / "run.json"
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_each_benchmark_runs(runs: dict[str, Any], script: str) -> None:
+    code, output = runs["results"][script]
+    assert code == 0, output[-3000:]
+
+
+def test_run_json_shape(run_json: dict[str, Any]) -> None:
+    assert run_json["format"] == 1
+    assert run_json["quick"] is True
+    assert run_json["command"].startswith("python benchmarks/run.py")
+    machine = run_json["machine"]
+    assert {"platform", "cpu_count", "python", "versions"} <= set(machine)
+    assert machine["versions"]["layerconf"]
+    assert run_json["workload"]["roles"] == ["actor", "critic"]
+    assert run_json["workload"]["argv_tokens"] == 109
+    assert set(run_json["groups"]) == {"argv", "namespace", "per-key", "process"}
+    for row in run_json["rows"]:
+        assert {"group", "approach", "median_s", "ratio", "repeat"} <= set(row)
+        assert row["group"] in run_json["groups"]
+        assert row["median_s"] > 0
+    baselines = {row["approach"] for row in run_json["rows"]}
+    for group in run_json["groups"].values():
+        assert group["baseline"] in baselines
+    keys = {row["key"] for row in run_json["rows"]}
+    assert {"slime", "layerconf", "slime-ns", "compat", "explain", "explain-mean"} <= keys
+    assert {"audit", "write_audit", "load_profile"} <= keys
+    processes = {row["approach"] for row in run_json["rows"] if row["group"] == "process"}
+    assert "python -c 'import layerconf'" in processes
+    assert "layerconf explain lr -- <fixture argv>" in processes
+
+
+def test_targets(run_json: dict[str, Any]) -> None:
+    """Five targets, each judged PASS or MISS with a number (never asserted to pass)."""
+    targets = run_json["targets"]
+    assert len(targets) == 5
+    for target in targets:
+        assert target["verdict"] in ("PASS", "MISS")
+        assert isinstance(target["measured"], float)
+        assert math.isfinite(target["measured"])
+
+
+def test_memory(run_json: dict[str, Any]) -> None:
+    memory = run_json["memory"]
+    deep = memory["layerconf_deep"]
+    assert deep["kept"] == deep["own"] + deep["provenance"]
+    assert deep["own"] > 0
+    assert {row["key"] for row in memory["rows"]} >= {"slime", "layerconf"}
+    assert set(memory["definition"]) == {"kept_bytes", "peak_bytes", "deep"}
+
+
+def test_layerconf_gives_slime_values(run_json: dict[str, Any]) -> None:
+    """Checked inside the run: layerconf and the drop-in compute slime's values, every key."""
+    capabilities = run_json["capabilities"]
+    assert capabilities["layerconf"]["values_equal_slime"] is True
+    assert capabilities["compat"]["values_equal_slime"] is True
+
+
+def test_scaling(run_json: dict[str, Any]) -> None:
+    scaling = run_json["scaling"]
+    assert set(scaling) == {"keys", "layers", "roles"}
+    for dimension in scaling.values():
+        layerconf = dimension["layerconf"]
+        assert len(layerconf["sizes"]) == len(layerconf["time_s"]) >= 2
+        assert isinstance(layerconf["time_exponent"], float)
+        assert isinstance(layerconf["memory_exponent"], float)
+    deep = scaling["keys"]["layerconf"]
+    assert len(deep["provenance_bytes"]) == len(deep["sizes"])
+    checks = run_json["linearity"]
+    assert len(checks) == 6  # time and memory, in keys, layers and roles
+    assert {check["verdict"] for check in checks} <= {"PASS", "MISS"}
+
+
+@pytest.mark.parametrize("peer", sorted(PEERS))
+def test_peer_measured(run_json: dict[str, Any], peer: str) -> None:
+    _require(PEERS[peer])
+    assert peer in {row["key"] for row in run_json["rows"]}
+    assert peer in run_json["scaling"]["keys"]
+    assert peer not in run_json["skipped"]
+
+
+def test_missing_peers_are_skipped_with_a_note(run_json: dict[str, Any]) -> None:
+    measured = {row["key"] for row in run_json["rows"]}
+    for peer, module in PEERS.items():
+        if not _has(module):
+            assert peer not in measured
+            assert "not installed" in run_json["skipped"][peer]
+
+
+def test_plots(runs: dict[str, Any], run_json: dict[str, Any]) -> None:
+    _require("matplotlib")
+    for dimension in ("keys", "layers", "roles"):
+        path = runs["plots"] / f"scaling-{dimension}.png"
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(run_json["plots"]) == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# slime's way, as the benchmark writes it, computes what layerconf computes on the fixture
+
+
+@pytest.fixture(scope="module")
+def bench_run() -> Iterator[ModuleType]:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location("layerconf_bench_run", BENCHMARKS / "run.py")
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+        sys.modules.pop("layerconf_bench_run", None)
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return [
+        key for key in a.keys() | b.keys() if key not in a or key not in b or a[key] != b[key]
+    ] + [key for key in a.keys() & b.keys() if type(a[key]) is not type(b[key])]
+
+
+def test_slime_baseline_matches_layerconf(
+    bench_run: ModuleType,
+    fixtures_dir: Path,
+    slime_argv: list[str],
+    slime_expected: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(fixtures_dir)  # the command line names its role file relatively
+    parser = load_profile()
+    slime = bench_run.slime_resolve_roles(parser, slime_argv)
+    ours = resolve_roles(parser, slime_argv)
+    assert list(slime) == list(ours) == ["actor", "critic"]
+    for role in slime:
+        assert isinstance(slime[role], argparse.Namespace)
+        assert _same(vars(slime[role]), vars(ours[role])) == []
+    expected = slime_expected["megatron_yaml"]["role_args_via_slime_parse_megatron_role_args"]
+    for role, values in expected.items():
+        for key, value in values.items():
+            if value == "<<absent>>":
+                assert not hasattr(slime[role], key)
+            else:
+                assert getattr(slime[role], key) == value
+                assert type(getattr(slime[role], key)) is type(value)
