@@ -197,15 +197,30 @@ def _unknown_tokens(
 def _close_option(parser: argparse.ArgumentParser, flag: str) -> str | None:
     """The parser's option closest to `flag`, if one is very close (a likely typo).
 
-    Only options of about the same length and first letter are compared: difflib over every
-    option of a 1,000-action parser would cost milliseconds per token.
+    Only options of about the same length and the same first letter are compared: difflib
+    over every option of a 1,000-action parser would cost milliseconds per token.
     """
-    size, first = len(flag), flag[2:3]
-    options = [
-        option
-        for action in parser._actions
-        for option in action.option_strings
-        if abs(len(option) - size) <= 2 and option[2:3] == first and option.startswith("--")
-    ]
+    index = _options_by_shape(parser)
+    first, size = flag[2:3], len(flag)
+    options = [o for length in range(size - 2, size + 3) for o in index.get((first, length), ())]
     matches = difflib.get_close_matches(flag, options, n=1, cutoff=0.85)
     return matches[0] if matches else None
+
+
+# Long options by (first letter, length), per parser; rebuilt when the parser gains an action.
+_OPTIONS: weakref.WeakKeyDictionary[
+    argparse.ArgumentParser, tuple[int, dict[tuple[str, int], list[str]]]
+] = weakref.WeakKeyDictionary()
+
+
+def _options_by_shape(parser: argparse.ArgumentParser) -> dict[tuple[str, int], list[str]]:
+    stamp = len(parser._actions)
+    cached = _OPTIONS.get(parser)
+    if cached is None or cached[0] != stamp:
+        index: dict[tuple[str, int], list[str]] = {}
+        for action in parser._actions:
+            for option in action.option_strings:
+                if option.startswith("--"):
+                    index.setdefault((option[2:3], len(option)), []).append(option)
+        cached = _OPTIONS[parser] = (stamp, index)
+    return cached[1]
