@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from layerconf._secrets import redact_setting
-from layerconf._values import ATOMIC_TYPES, is_atomic, private_copy
+from layerconf._values import ATOMIC_TYPES, copy_value, is_atomic
 
 __all__ = ["Layer", "Origin", "Reason", "Setting", "join_path", "key_path", "split_key"]
 
@@ -94,18 +94,31 @@ class Reason(str, enum.Enum):
         return self.value
 
 
-def _check_top_keys(_: object, __: attrs.Attribute[Any], values: Mapping[str, Any]) -> None:
-    if "" in values or not set(map(type, values)) <= {str}:  # one C-speed pass, then look
-        for key in values:
+def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
+    """A private copy of a layer's values and its mutable top-level keys, in one pass."""
+    if not isinstance(values, Mapping):
+        raise TypeError(f"a layer's values must be a mapping (got {type(values).__name__})")
+    atomic = ATOMIC_TYPES
+    private: dict[str, Any] = {}
+    mutable: list[str] = []
+    for key, value in values.items():
+        if type(value) in atomic or is_atomic(value):
+            private[key] = value
+        else:
+            private[key] = copy_value(value)
+            mutable.append(key)
+    if "" in private or not set(map(type, private)) <= {str}:  # one C-speed pass, then look
+        for key in private:
             if type(key) is not str or not key:
                 raise TypeError(f"layer keys must be non-empty strings (got {key!r})")
+    return private, frozenset(mutable)
 
 
 def _origins_dict(origins: Mapping[Path, Origin]) -> dict[Path, Origin]:
     return dict(origins)
 
 
-@attrs.frozen
+@attrs.frozen(init=False)
 class Layer:
     """One layer of values, with the origin of every leaf.
 
@@ -118,22 +131,32 @@ class Layer:
 
     name: str = attrs.field(validator=attrs.validators.min_len(1))
     kind: str
-    values: dict[str, Any] = attrs.field(converter=private_copy, validator=_check_top_keys)
-    origin: Origin = attrs.field()
-    origins: Mapping[Path, Origin] = attrs.field(factory=dict, converter=_origins_dict)
-    key_origins: Mapping[Path, Origin] = attrs.field(factory=dict, converter=_origins_dict)
+    values: dict[str, Any]
+    origin: Origin
+    origins: Mapping[Path, Origin] = attrs.field(converter=_origins_dict)
+    key_origins: Mapping[Path, Origin] = attrs.field(converter=_origins_dict)
     # Top-level keys whose values are not atomic: the only ones a merge has to copy or recurse.
-    mutable_keys: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
+    mutable_keys: frozenset[str] = attrs.field(eq=False, repr=False)
 
-    @origin.default
-    def _origin_default(self) -> Origin:
-        return Origin(self.name, self.kind)
-
-    @mutable_keys.default
-    def _mutable_keys(self) -> frozenset[str]:
-        atomic = ATOMIC_TYPES  # the common case, without a call per value
-        return frozenset(
-            k for k, v in self.values.items() if type(v) not in atomic and not is_atomic(v)
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        values: Mapping[str, Any],
+        origin: Origin | None = None,
+        origins: Mapping[Path, Origin] | None = None,
+        key_origins: Mapping[Path, Origin] | None = None,
+        mutable_keys: object = None,  # recomputed; accepted so that attrs.evolve works
+    ) -> None:
+        private, mutable = _private_values(values)
+        self.__attrs_init__(
+            name,
+            kind,
+            private,
+            origin if origin is not None else Origin(name, kind),
+            origins or {},
+            key_origins or {},
+            mutable,
         )
 
     @classmethod
@@ -155,7 +178,7 @@ class Layer:
         return cls(
             name,
             kind,
-            mapping,  # the converter copies it into a dict
+            mapping,  # the constructor copies it into a dict
             Origin(name, kind, source=source),
             origins or {},
         )

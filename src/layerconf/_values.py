@@ -44,16 +44,6 @@ def copy_value(value: Any) -> Any:
         return value
 
 
-def private_copy(mapping: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain-dict copy of `mapping` that shares nothing mutable with it."""
-    if not isinstance(mapping, Mapping):
-        raise TypeError(f"a layer's values must be a mapping (got {type(mapping).__name__})")
-    atomic = ATOMIC_TYPES
-    return {
-        key: value if type(value) in atomic else copy_value(value) for key, value in mapping.items()
-    }
-
-
 def same_value(recorded: Any, current: Any, *, copied: bool = True) -> bool:
     """Whether `current` is still the value that was `recorded`.
 
