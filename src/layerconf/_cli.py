@@ -622,6 +622,14 @@ class _Outcome:
         return sum(problem.severity == "info" for problem in self.problems)
 
 
+def _resolved(options: argparse.Namespace, argv: list[str]) -> _Outcome:
+    """Resolve the trainer's command line with the chosen parser; report warnings if it worked."""
+    outcome = _resolve(_trainer_parser(options), argv)
+    if outcome.roles is not None:
+        _report_warnings(outcome)
+    return outcome
+
+
 def _resolve(parser: argparse.ArgumentParser, argv: list[str]) -> _Outcome:
     import warnings
 
@@ -1106,11 +1114,9 @@ def _run_explain(options: argparse.Namespace, argv: list[str]) -> int:
     from layerconf._explain import explain
     from layerconf._suggest import suggestion
 
-    parser = _trainer_parser(options)
-    outcome = _resolve(parser, argv)
+    outcome = _resolved(options, argv)
     if outcome.roles is None:
         return _report_failure(outcome)
-    _report_warnings(outcome)
     roles = _selected(outcome.roles, options.role)
     keys: list[str] = list(dict.fromkeys(options.keys))
 
@@ -1176,11 +1182,9 @@ def _explained(setting: Setting, paint: _Paint) -> list[str]:
 
 
 def _run_show(options: argparse.Namespace, argv: list[str]) -> int:
-    parser = _trainer_parser(options)
-    outcome = _resolve(parser, argv)
+    outcome = _resolved(options, argv)
     if outcome.roles is None:
         return _report_failure(outcome)
-    _report_warnings(outcome)
     _show_roles(_selected(outcome.roles, options.role), options)
     return EXIT_OK
 
@@ -1287,11 +1291,9 @@ def _run_diff(options: argparse.Namespace, argv: list[str]) -> int:
     from layerconf._explain import explain
     from layerconf._values import same_value
 
-    parser = _trainer_parser(options)
-    outcome = _resolve(parser, argv)
+    outcome = _resolved(options, argv)
     if outcome.roles is None:
         return _report_failure(outcome)
-    _report_warnings(outcome)
     roles = outcome.roles
     names = list(roles)
     keys = sorted({key for namespace in roles.values() for key in vars(namespace)})
@@ -1407,11 +1409,9 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
 
     from layerconf._audit import AUDIT_FILE, _dumps, _write_atomic, audit
 
-    parser = _trainer_parser(options)
-    outcome = _resolve(parser, argv)
+    outcome = _resolved(options, argv)
     if outcome.roles is None:
         return _report_failure(outcome)
-    _report_warnings(outcome)
     record = audit(outcome.roles)
     text = _dumps(record) + "\n"
     if options.output is None:
