@@ -770,10 +770,9 @@ class _Cached:
         self.notices = notices
         # Containers may change in place, or be made anew by a type on every parse: compare
         # them by value with the layer's copy instead.
+        position = dict(zip(self.keys, range(len(self.keys)), strict=True))
         self.containers = tuple(
-            (index, name)
-            for index, name in enumerate(self.keys)
-            if name in layer.mutable_keys or name in shared
+            sorted((position[name], name) for name in layer.mutable_keys | shared.keys())
         )
 
     def matches(self, defaults: dict[str, Any]) -> bool:
@@ -820,8 +819,12 @@ def _default_layer(
     if found is None:
         own_shared: dict[str, Any] = {}
         own_notices: list[Problem] = []
-        values = _faithful(defaults, own_shared, own_notices, DEFAULT)
-        layer = Layer(DEFAULT, "default", values, _DEFAULT_ORIGIN)
+        layer = Layer(DEFAULT, "default", defaults, _DEFAULT_ORIGIN)
+        # Only containers and unknown objects can lose something when copied: check those.
+        mutable = {name: defaults[name] for name in layer.mutable_keys}
+        if _faithful(mutable, own_shared, own_notices, DEFAULT) is not mutable:
+            kept = {k: v for k, v in defaults.items() if k not in own_shared}
+            layer = Layer(DEFAULT, "default", kept, _DEFAULT_ORIGIN)
         found = _Cached(defaults, layer, own_shared, tuple(own_notices))
     if not entries or entries[0] is not found:
         entries = [found, *(entry for entry in entries if entry is not found)][:_PER_PARSER]
