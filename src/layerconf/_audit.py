@@ -63,7 +63,6 @@ _FINGERPRINT_PREFIX = b"layerconf-fingerprint-1\n"
 # Ints longer than this are written as hex: Python 3.11+ refuses to print ints of more than
 # 4,300 decimal digits (sys.set_int_max_str_digits), and a record must never fail to encode.
 _MAX_INT_BITS = 13_000
-_RUNTIME = Origin("runtime", "runtime")
 _ORIGIN_FIELDS = (
     "layer",
     "kind",

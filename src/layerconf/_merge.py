@@ -28,7 +28,6 @@ __all__ = [
     "Policy",
     "Trace",
     "merge_layers",
-    "merges_into",
     "trace",
 ]
 
@@ -106,7 +105,7 @@ class Trace(NamedTuple):
     present: bool
 
 
-def merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
+def _merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
     """Whether `earlier` lives on inside `later` when merged under `policy`."""
     if type(earlier) is dict and type(later) is dict:
         return policy != "replace"
@@ -157,7 +156,7 @@ def trace(
             contributions.append(Contribution(index, value, None))
             continue
         _, later, later_held, later_wipes = entries[position + 1]
-        merged = later_held and not later_wipes and merges_into(value, later, policy)
+        merged = later_held and not later_wipes and _merges_into(value, later, policy)
         contributions.append(
             Contribution(index, value, Reason.MERGED if merged else Reason.OVERRIDDEN)
         )
