@@ -33,7 +33,7 @@ import attrs
 from layerconf._explain import explain, explain_all
 from layerconf._namespace import Namespace, Provenance, provenance_of
 from layerconf._records import Layer, Origin, Path, Reason, Setting, join_path, split_key
-from layerconf._secrets import SECRETS, SecretPolicy, redact_argv
+from layerconf._secrets import SECRETS, SecretPolicy, redact_argv, secret_texts
 from layerconf._suggest import suggestion
 from layerconf._values import same_value
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
@@ -156,21 +156,8 @@ class _Encoder:
             return self.value(value)
         if value is None:
             return None
-        self._remember(value)
+        self.found.extend(secret_texts(value))
         return self.policy.placeholder
-
-    def _remember(self, value: Any) -> None:
-        kind = type(value)
-        if kind is str:
-            self.found.append(value)
-        elif kind is int and value.bit_length() <= _MAX_INT_BITS:
-            self.found.append(str(value))
-        elif isinstance(value, Mapping):
-            for item in value.values():
-                self._remember(item)
-        elif isinstance(value, (list, tuple, set, frozenset)):
-            for item in value:
-                self._remember(item)
 
     def value(self, value: Any) -> Any:
         kind = type(value)

@@ -855,27 +855,14 @@ def _scrubbed_output(scrubber: _Scrubber) -> Iterator[None]:
 
 def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
     """The text of every secret the roles hold: secret keys' values, also inside mappings."""
-    from layerconf._secrets import SECRETS
+    from layerconf._secrets import SECRETS, secret_texts
 
     found: list[str] = []
-
-    # What `_audit` remembers of a secret's value to scrub it: strings and ints, also inside.
-    def texts(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, int) and not isinstance(value, bool):
-            found.append(str(value))
-        elif isinstance(value, Mapping):
-            for item in value.values():
-                texts(item)
-        elif isinstance(value, (list, tuple, set, frozenset)):
-            for item in value:
-                texts(item)
 
     def visit(key: str, value: Any) -> None:
         if SECRETS.is_secret(key):
             if value is not None:
-                texts(value)
+                found.extend(secret_texts(value))
         elif isinstance(value, Mapping):
             for name, item in value.items():
                 visit(name, item)

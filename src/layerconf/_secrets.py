@@ -26,6 +26,7 @@ __all__ = [
     "redact",
     "redact_argv",
     "redact_setting",
+    "secret_texts",
 ]
 
 #: What a secret's value is replaced with.
@@ -157,6 +158,27 @@ def redact(key: str, value: Any, policy: SecretPolicy = SECRETS) -> Any:
     as it is.
     """
     return policy.redact(key, value)
+
+
+def secret_texts(value: Any) -> list[str]:
+    """The text of a secret's value, to search for and scrub elsewhere (argv, notices).
+
+    Strings and ints, also inside mappings, lists, tuples and sets; an int too long to print
+    (Python refuses more than 4,300 digits) is left out.
+    """
+    found: list[str] = []
+    kind = type(value)
+    if kind is str:
+        found.append(value)
+    elif kind is int and value.bit_length() <= 13_000:
+        found.append(str(value))
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            found.extend(secret_texts(item))
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            found.extend(secret_texts(item))
+    return found
 
 
 def redact_setting(setting: Setting, policy: SecretPolicy = SECRETS) -> Setting:

@@ -89,18 +89,8 @@ def _eval_pattern(pattern: str) -> Any:
     return eval(pattern, {"__builtins__": {}})
 
 
-def no_rope_freq_type(x: int | str | None) -> Any:
-    """``--no-rope-freq``: an int N (int or string) or a list pattern such as ``([0]*3+[1])*3``."""
-    if x is None or isinstance(x, int):
-        return x
-    assert isinstance(x, str)
-    if "[" in x:
-        return _eval_pattern(x)
-    return int(x)
-
-
-def moe_freq_type(x: int | str) -> Any:
-    """``--moe-layer-freq``, ``--window-attn-skip-freq``: an int N or a list pattern."""
+def _freq(x: int | str) -> Any:
+    """An int N (int or string) or a list pattern such as ``([0]*3+[1])*3``."""
     if isinstance(x, int):
         return x
     assert isinstance(x, str)
@@ -109,14 +99,20 @@ def moe_freq_type(x: int | str) -> Any:
     return int(x)
 
 
+# Three names, as in Megatron: argparse quotes a type's __name__ in its error messages.
+def no_rope_freq_type(x: int | str | None) -> Any:
+    """``--no-rope-freq``: None, an int N or a list pattern."""
+    return None if x is None else _freq(x)
+
+
+def moe_freq_type(x: int | str) -> Any:
+    """``--moe-layer-freq``, ``--window-attn-skip-freq``: an int N or a list pattern."""
+    return _freq(x)
+
+
 def la_freq_type(x: int | str | None) -> Any:
-    """``--linear-attention-freq``: an int N or a list pattern."""
-    if x is None or isinstance(x, int):
-        return x
-    assert isinstance(x, str)
-    if "[" in x:
-        return _eval_pattern(x)
-    return int(x)
+    """``--linear-attention-freq``: None, an int N or a list pattern."""
+    return None if x is None else _freq(x)
 
 
 def tuple_type(x: tuple[int, ...] | str | None) -> tuple[int, ...] | None:
