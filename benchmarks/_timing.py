@@ -50,6 +50,23 @@ def measure(function: Callable[[], object], *, repeat: int = 31, number: int = 0
     return statistics.median(samples)
 
 
+def cold(function: Callable[[], object]) -> Callable[[], object]:
+    """`function`, called as the first read of its role file in a process.
+
+    layerconf keeps the role files it read lately (by path and sha256 of the bytes), which
+    spares slime's second ``parse_megatron_role_args`` call re-reading the file the first one
+    read. A benchmark repeats one job many times, so each call starts with that cache emptied:
+    a round costs what it costs in a fresh trainer.
+    """
+    from layerconf._yaml import _ROLE_FILES
+
+    def call() -> object:
+        _ROLE_FILES.clear()
+        return function()
+
+    return call
+
+
 def report(title: str, rows: Sequence[tuple[str, float]], baseline: str) -> list[dict[str, Any]]:
     """Print one aligned table (name, median, ratio to `baseline`) and return it as records."""
     base = dict(rows)[baseline]

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _timing import measure, report, save
+from _timing import cold, measure, report, save
 from layerconf import explain, load_profile, resolve_roles
 from layerconf._audit import audit, diff_audits, flatten, load_audit, write_audit
 
@@ -53,7 +53,7 @@ def main() -> None:
 
         rows = [
             ("json.dumps(vars(ns)) per role (no origins)", measure(plain_json)),
-            ("resolve_roles(parser, argv)", measure(lambda: resolve_roles(parser, ARGV))),
+            ("resolve_roles(parser, argv)", measure(cold(lambda: resolve_roles(parser, ARGV)))),
             ("audit(roles)", measure(lambda: audit(roles))),
             (
                 "write_audit(roles, dir) (fsync included)",

@@ -60,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import layerconf  # noqa: E402
-from _timing import QUICK, measure, save  # noqa: E402
+from _timing import QUICK, cold, measure, save  # noqa: E402
 from bench_stack import (  # noqa: E402
     synthetic,
     synthetic_argv,
@@ -390,7 +390,7 @@ def _make_slime_argv(w: Workload) -> Callable[[], Any]:
 
 
 def _make_layerconf_argv(w: Workload) -> Callable[[], Any]:
-    return lambda: layerconf.resolve_roles(w.parser, w.argv, preset=w.preset)
+    return cold(lambda: layerconf.resolve_roles(w.parser, w.argv, preset=w.preset))
 
 
 def _make_slime_namespace(w: Workload) -> Callable[[], Any]:
@@ -402,12 +402,16 @@ def _make_slime_namespace(w: Workload) -> Callable[[], Any]:
 
 def _make_compat_namespace(w: Workload) -> Callable[[], Any]:
     base = w.base
-    return lambda: {role: parse_megatron_role_args(base, w.role_file, role) for role in w.roles}
+    return cold(
+        lambda: {role: parse_megatron_role_args(base, w.role_file, role) for role in w.roles}
+    )
 
 
 def _make_compat_traced_namespace(w: Workload) -> Callable[[], Any]:
     base, _ = layerconf.parse_known_args(w.parser, w.argv)  # a base that has provenance
-    return lambda: {role: parse_megatron_role_args(base, w.role_file, role) for role in w.roles}
+    return cold(
+        lambda: {role: parse_megatron_role_args(base, w.role_file, role) for role in w.roles}
+    )
 
 
 def _make_omegaconf(w: Workload) -> Callable[[], Any]:

@@ -689,6 +689,57 @@ class TestRoleFileErrors:
             check_role_file(FIXTURE, layer_name="")
 
 
+class TestRoleFileReadAgain:
+    """A role file read again with the same bytes gives what the first read gave."""
+
+    TEXT = "megatron:\n  - role: actor\n    overrides:\n      lr: 1.0e-6\n"
+
+    def test_same_bytes_same_result(self, tmp_path: Path) -> None:
+        path = write(tmp_path, self.TEXT)
+        first, again = check_role_file(path), check_role_file(path)
+        assert again == first
+        assert again.layers["actor"] is first.layers["actor"]  # immutable, so shared
+
+    def test_changed_bytes_are_read(self, tmp_path: Path) -> None:
+        path = write(tmp_path, self.TEXT)
+        stat = path.stat()
+        assert check_role_file(path).layers["actor"].values == {"lr": 1e-6}
+        write(tmp_path, self.TEXT.replace("1.0e-6", "3.0e-6"))  # same size
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the same mtime
+        assert check_role_file(path).layers["actor"].values == {"lr": 3e-6}
+
+    def test_a_caller_changing_the_result_changes_no_later_read(self, tmp_path: Path) -> None:
+        path = write(tmp_path, self.TEXT)
+        first = check_role_file(path)
+        first.layers.clear()  # type: ignore[attr-defined]
+        assert check_role_file(path).layers["actor"].values == {"lr": 1e-6}
+
+    def test_the_path_roles_and_layer_name_are_part_of_the_read(self, tmp_path: Path) -> None:
+        path = write(tmp_path, self.TEXT)
+        copy = write(tmp_path, self.TEXT, "copy.yaml")
+        assert check_role_file(copy).path == str(copy)
+        assert check_role_file(path).layers["actor"].origin.source == str(path)
+        assert check_role_file(path, ("actor",)).roles_missing == ()
+        assert check_role_file(path).roles_missing == ("critic",)
+        assert check_role_file(path, layer_name="roles").layers["actor"].name == "roles"
+
+    def test_the_reader_settings_are_part_of_the_read(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = write(tmp_path, self.TEXT)
+        assert not check_role_file(path).errors
+        monkeypatch.setattr(yaml_source, "MAX_NODES", 3)
+        assert "more than 3" in str(check_role_file(path).errors)
+
+    def test_only_the_latest_files_are_kept(self, tmp_path: Path) -> None:
+        for number in range(3 * yaml_source._ROLE_FILES_KEPT):
+            check_role_file(write(tmp_path, self.TEXT, f"role{number}.yaml"))
+        assert len(yaml_source._ROLE_FILES) == yaml_source._ROLE_FILES_KEPT
+        kept = {key[0] for key in yaml_source._ROLE_FILES}
+        assert str(tmp_path / f"role{3 * yaml_source._ROLE_FILES_KEPT - 1}.yaml") in kept
+        assert str(tmp_path / "role0.yaml") not in kept
+
+
 ROLES = ("actor", "critic")
 _NO_BREAKS = st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"))
 override_keys = st.from_regex(r"[a-z_][a-z0-9_]{0,20}", fullmatch=True).filter(

@@ -95,22 +95,29 @@ class Reason(str, enum.Enum):
 
 
 def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
-    """A private copy of a layer's values and its mutable top-level keys, in one pass."""
+    """A private copy of a layer's values and its mutable top-level keys.
+
+    Almost every value of a real configuration is atomic and shared as it is, so the copy is
+    one dict copy, one pass picking out the values of other types, and a real copy of those
+    that are not atomic (lists, mappings) only.
+    """
     if not isinstance(values, Mapping):
         raise TypeError(f"a layer's values must be a mapping (got {type(values).__name__})")
-    atomic = ATOMIC_TYPES
-    private: dict[str, Any] = {}
-    mutable: list[str] = []
-    for key, value in values.items():
-        if type(value) in atomic or is_atomic(value):
-            private[key] = value
-        else:
-            private[key] = copy_value(value)
-            mutable.append(key)
-    if "" in private or not set(map(type, private)) <= {str}:  # one C-speed pass, then look
+    private = dict(values)
+    try:
+        "".join(private)  # every key a string, checked at C speed
+        valid = "" not in private
+    except TypeError:
+        valid = False
+    if not valid:
         for key in private:
             if type(key) is not str or not key:
                 raise TypeError(f"layer keys must be non-empty strings (got {key!r})")
+    atomic = ATOMIC_TYPES
+    others = [key for key, value in private.items() if type(value) not in atomic]
+    mutable = [key for key in others if not is_atomic(private[key])]
+    for key in mutable:
+        private[key] = copy_value(private[key])
     return private, frozenset(mutable)
 
 

@@ -198,7 +198,7 @@ class _Resolution:
                 del parent[path[-1]]
             else:
                 parent[path[-1]] = decision.value
-        return attrs.evolve(layer, values=values)
+        return Layer(layer.name, layer.kind, values, layer.origin, layer.origins, layer.key_origins)
 
     def _layer_index(self, candidate: Rule, name: str) -> int:
         for index, layer in enumerate(self.layers):

@@ -30,12 +30,15 @@ def is_atomic(value: Any) -> bool:
 def copy_value(value: Any) -> Any:
     """A copy of `value` sharing nothing mutable with it; every mapping becomes a plain dict."""
     kind = type(value)
-    if kind in ATOMIC_TYPES:
+    atomic = ATOMIC_TYPES
+    if kind in atomic:
         return value
-    if kind is dict or isinstance(value, Mapping):
-        return {key: copy_value(item) for key, item in value.items()}
     if kind is list:
-        return [copy_value(item) for item in value]
+        return [item if type(item) in atomic else copy_value(item) for item in value]
+    if kind is dict or isinstance(value, Mapping):
+        return {
+            key: item if type(item) in atomic else copy_value(item) for key, item in value.items()
+        }
     if is_atomic(value):
         return value
     try:

@@ -22,7 +22,9 @@ another rule's job. Walking the nodes ourselves is what lets the reader
 `read_role_file` and `check_role_file` read the file of slime's ``--megatron-config-path``
 contract (``megatron:`` list of ``role`` entries with ``overrides``) into one `Layer` per role.
 They check the file's structure only: whether override keys are real argument names, and
-whether their values have the right types, is decided by other rules.
+whether their values have the right types, is decided by other rules. A trainer reads its role
+file once per role (slime does): the last few role files read are kept by the sha256 of their
+bytes, so reading the same bytes again costs a read and a hash, not a parse.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
@@ -170,7 +173,14 @@ def _failed(source: str, problem: Problem, sha256: str | None = None) -> YamlDoc
 
 
 def _read(path: str | os.PathLike[str], layer: str | None, empty_hint: str) -> YamlDocument:
-    source = os.fspath(path)
+    data = _read_bytes(os.fspath(path), layer)
+    if isinstance(data, YamlDocument):
+        return data
+    return _decode(data, os.fspath(path), layer, empty_hint)
+
+
+def _read_bytes(source: str, layer: str | None) -> bytes | YamlDocument:
+    """The bytes of the file at `source`, or a failed document saying why it cannot be read."""
 
     def fail(message: str, hint: str) -> YamlDocument:
         return _failed(source, Problem(message, layer=layer, source=source, hint=hint))
@@ -206,7 +216,13 @@ def _read(path: str | os.PathLike[str], layer: str | None, empty_hint: str) -> Y
             f"is larger than {MAX_BYTES:,} bytes: not a configuration file",
             "check the path: it should name a small YAML file",
         )
-    sha256 = hashlib.sha256(data).hexdigest()
+    return data
+
+
+def _decode(
+    data: bytes, source: str, layer: str | None, empty_hint: str, sha256: str | None = None
+) -> YamlDocument:
+    sha256 = sha256 or hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -691,13 +707,44 @@ def check_role_file(
     """Read a role file like `read_role_file`, returning its problems instead of raising.
 
     Every problem is located at ``file:line:column`` and says what to write instead; they are
-    sorted by position. This is what a ``check`` command reports.
+    sorted by position. This is what a ``check`` command reports. The file is read on every
+    call; when its bytes are those of a recent call, that call's result is given again.
     """
     valid = _valid_roles(roles)
     if not isinstance(layer_name, str) or not layer_name:
         raise ValueError(f"layer_name must be a non-empty string (got {layer_name!r})")
-    document = _read(path, layer_name, _ROLE_EMPTY_HINT)
-    return _RoleReader(document, valid, layer_name).read()
+    source = os.fspath(path)
+    data = _read_bytes(source, layer_name)
+    if isinstance(data, YamlDocument):
+        return _RoleReader(data, valid, layer_name).read()
+    # The same bytes read the same way: a trainer reads its role file once per role.
+    sha256 = hashlib.sha256(data).hexdigest()
+    key = (source, valid, layer_name, sha256, _LOADER, MAX_NODES, MAX_DEPTH)
+    with _ROLE_FILES_LOCK:
+        role_file = _ROLE_FILES.get(key)
+    if role_file is None:
+        document = _decode(data, source, layer_name, _ROLE_EMPTY_HINT, sha256)
+        role_file = _RoleReader(document, valid, layer_name).read()
+        with _ROLE_FILES_LOCK:
+            _ROLE_FILES[key] = role_file
+            while len(_ROLE_FILES) > _ROLE_FILES_KEPT:  # forget the oldest
+                del _ROLE_FILES[next(iter(_ROLE_FILES))]
+    return RoleFile(
+        role_file.path,
+        role_file.sha256,
+        dict(role_file.layers),
+        role_file.roles_missing,
+        role_file.problems,
+    )
+
+
+#: Role files read lately, by path, roles, layer name, sha256 of the bytes and the reader's
+#: settings. What is kept is immutable (a `RoleFile`'s layers dict is copied on the way out),
+#: and a file whose bytes changed has another key, so a hit is exactly what reading the file
+#: again would give.
+_ROLE_FILES: dict[tuple[Any, ...], RoleFile] = {}
+_ROLE_FILES_KEPT = 8
+_ROLE_FILES_LOCK = threading.Lock()
 
 
 def _valid_roles(roles: Sequence[str]) -> tuple[str, ...]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterator
+from collections import ChainMap
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -92,12 +93,11 @@ class _SlimeCoercion:
             yield Convert(LAYER, key, converted)
 
 
-def _base_values(layers: tuple[Layer, ...]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for layer in layers:
-        if layer.name != LAYER:
-            values.update(layer.values)
-    return values
+def _base_values(layers: tuple[Layer, ...]) -> Mapping[str, Any]:
+    below = [layer.values for layer in layers if layer.name != LAYER]
+    if len(below) == 1:  # a plain namespace: one base layer
+        return below[0]
+    return ChainMap(*reversed(below))
 
 
 _RULES = RuleSet(
