@@ -221,6 +221,9 @@ class RuleSet:
     """An ordered, immutable collection of rules with unique names, checked on creation."""
 
     rules: tuple[Rule, ...] = attrs.field(default=(), converter=_to_tuple, validator=_check_rules)
+    _by_stage: dict[str, tuple[Rule, ...]] = attrs.field(
+        init=False, repr=False, eq=False, factory=dict
+    )
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
@@ -239,7 +242,12 @@ class RuleSet:
         return tuple(candidate.name for candidate in self.rules)
 
     def for_stage(self, stage: Stage) -> tuple[Rule, ...]:
-        return tuple(candidate for candidate in self.rules if candidate.stage == stage)
+        """The rules of `stage`, in order (worked out once per set and stage)."""
+        found = self._by_stage.get(stage)
+        if found is None:
+            found = tuple(candidate for candidate in self.rules if candidate.stage == stage)
+            self._by_stage[stage] = found
+        return found
 
     def add(self, new: Rule, *, before: str | None = None, after: str | None = None) -> RuleSet:
         """A new set with `new` at the end, or just before / after the rule named so."""

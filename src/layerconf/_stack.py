@@ -8,6 +8,7 @@ found any error raises one `ConfigError` holding them all.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import warnings
@@ -228,7 +229,7 @@ class _Resolution:
                 child = parent[part] = {}
             parent = child
         parent[path[-1]] = copy_value(decision.value)
-        origin = Origin(f"rule:{candidate.name}", "rule", rule=candidate.name, label=decision.note)
+        origin = _rule_origin(candidate.name, decision.note)
         self._sets += 1
         self._record(
             path,
@@ -252,6 +253,12 @@ class _Resolution:
 
     def namespace(self, notices: Sequence[Problem] = ()) -> Namespace:
         return Namespace._from_values(self.values, self.provenance(notices))
+
+
+@functools.lru_cache(maxsize=256)
+def _rule_origin(rule: str, note: str | None) -> Origin:
+    """The origin of a value a rule set (immutable, so one per rule and note)."""
+    return Origin(f"rule:{rule}", "rule", rule=rule, label=note)
 
 
 def _finish(

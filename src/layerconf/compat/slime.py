@@ -147,10 +147,12 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     if provenance is None or any(layer.name in (LAYER, "runtime") for layer in provenance.layers):
         return [Layer("base", "mapping", current, Origin("base", "mapping"))], []
     recorded = merge_layers(provenance.layers, provenance.policies)
-    changed = {
+    missing = object()
+    changed = {  # the identity test first: almost every value is the one resolved
         key: value
         for key, value in current.items()
-        if key not in recorded or not same_value(recorded[key], value)
+        if recorded.get(key, missing) is not value
+        and (key not in recorded or not same_value(recorded[key], value))
     }
     deleted = [key for key in recorded if key not in current]
     layers = list(provenance.layers)
