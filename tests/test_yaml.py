@@ -416,7 +416,7 @@ class TestFiles:
         def refuse(*args: object, **kwargs: object) -> object:
             raise PermissionError(13, "Permission denied")
 
-        monkeypatch.setattr(yaml_source, "open", refuse, raising=False)
+        monkeypatch.setattr(yaml_source.os, "open", refuse)
         [problem] = check_yaml(path).problems
         assert problem.message == "cannot be read: permission denied"
 

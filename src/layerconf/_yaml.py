@@ -185,14 +185,20 @@ def _read_bytes(source: str, layer: str | None) -> bytes | YamlDocument:
     def fail(message: str, hint: str) -> YamlDocument:
         return _failed(source, Problem(message, layer=layer, source=source, hint=hint))
 
+    limit = MAX_BYTES + 1
     try:
-        with open(source, "rb") as stream:
+        # os.read, not open(): no file object to build for a file read in one or two calls.
+        descriptor = os.open(source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
             # read(n) allocates n bytes first: size the read from the file, and bound it only
             # for files that report no size (pipes, /proc) or that grow while being read.
-            size = os.fstat(stream.fileno()).st_size
-            data = stream.read(size + 1 if 0 < size <= MAX_BYTES else MAX_BYTES + 1)
-            if 0 < size < len(data):
-                data += stream.read(MAX_BYTES + 1 - len(data))
+            size = os.fstat(descriptor).st_size
+            data = chunk = os.read(descriptor, size + 1 if 0 < size <= MAX_BYTES else limit)
+            while chunk and len(data) < limit:  # until the end of the file
+                chunk = os.read(descriptor, limit - len(data))
+                data += chunk
+        finally:
+            os.close(descriptor)
     except FileNotFoundError:
         return fail(
             "file not found",
