@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -425,6 +426,19 @@ class TestFiles:
         monkeypatch.setattr(yaml_source, "MAX_BYTES", 8)
         [problem] = check_yaml(write(tmp_path, "a: 123456789\n")).problems
         assert "larger than" in problem.message
+
+    def test_a_small_file_is_read_without_a_large_buffer(self, tmp_path: Path) -> None:
+        """Reading asks for the file's size (and a byte more), never for MAX_BYTES."""
+        path = write(tmp_path, "a: 1\n")
+        yaml_source._read_bytes(str(path), None)  # warm: first-call allocations are not ours
+        tracemalloc.start()
+        try:
+            data = yaml_source._read_bytes(str(path), None)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert data == b"a: 1\n"
+        assert peak < 64 * 1024 < yaml_source.MAX_BYTES
 
     @pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="needs /dev/fd")
     def test_file_without_a_size(self) -> None:

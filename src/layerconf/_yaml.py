@@ -190,13 +190,20 @@ def _read_bytes(source: str, layer: str | None) -> bytes | YamlDocument:
         # os.read, not open(): no file object to build for a file read in one or two calls.
         descriptor = os.open(source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         try:
-            # read(n) allocates n bytes first: size the read from the file, and bound it only
-            # for files that report no size (pipes, /proc) or that grow while being read.
+            # read(n) allocates n bytes first: ask for the file's size and one byte more (a
+            # second, empty read says it ended), or for 64 KiB at a time from files that
+            # report no size (pipes, /proc); never for more than `limit` in all.
             size = os.fstat(descriptor).st_size
-            data = chunk = os.read(descriptor, size + 1 if 0 < size <= MAX_BYTES else limit)
-            while chunk and len(data) < limit:  # until the end of the file
-                chunk = os.read(descriptor, limit - len(data))
-                data += chunk
+            step = size + 1 if 0 < size <= MAX_BYTES else 1 << 16
+            chunks: list[bytes] = []
+            total = 0
+            while total < limit:
+                chunk = os.read(descriptor, min(step, limit - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            data = b"".join(chunks)
         finally:
             os.close(descriptor)
     except FileNotFoundError:
