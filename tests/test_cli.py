@@ -29,6 +29,19 @@ COMMANDS = ("explain", "show", "diff", "check", "schema", "audit")
 # Commands that read audit records: no trainer parser, no trainer command line.
 RECORD_COMMANDS = ("audit diff", "audit replay")
 
+# Where a value came from, as every JSON output spells it.
+ORIGIN_FIELDS = (
+    "layer",
+    "kind",
+    "source",
+    "line",
+    "column",
+    "argv_index",
+    "token",
+    "rule",
+    "label",
+)
+
 # Every launcher of the command: `python -m layerconf` always, the console script if installed.
 LAUNCHERS = {"python -m layerconf": [sys.executable, "-m", "layerconf"]}
 _SCRIPT = shutil.which(
@@ -174,22 +187,7 @@ class TestExplain:
             ("attention_backend", "actor"),
             ("attention_backend", "critic"),
         ]
-        keys = {
-            "role",
-            "key",
-            "value",
-            "repr",
-            "layer",
-            "kind",
-            "source",
-            "line",
-            "column",
-            "argv_index",
-            "token",
-            "rule",
-            "label",
-            "history",
-        }
+        keys = {"role", "key", "value", "repr", *ORIGIN_FIELDS, "history"}
         assert all(set(d) == keys for d in data)
         critic_lr = data[1]
         assert (
@@ -395,19 +393,7 @@ class TestDiff:
         assert data["kl_coef"]["actor"]["value"] == 0.01
         assert data["kl_coef"]["critic"]["layer"] == "rule:critic-defaults"
         assert data["disable_param_buffers_cpu_backup"]["actor"] is None
-        assert set(data["lr"]["critic"]) == {
-            "value",
-            "repr",
-            "layer",
-            "kind",
-            "source",
-            "line",
-            "column",
-            "argv_index",
-            "token",
-            "rule",
-            "label",
-        }
+        assert set(data["lr"]["critic"]) == {"value", "repr", *ORIGIN_FIELDS}
 
     def test_no_difference_exits_0(self, launcher: list[str]) -> None:
         """Without a role file both roles are the command line: nothing differs, exit 0."""
