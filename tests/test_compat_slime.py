@@ -74,6 +74,26 @@ class TestSameValuesAsSlime:
             )
         assert result.my_key == 3
 
+    def test_warnings_say_where_and_what_to_do(
+        self, base: argparse.Namespace, tmp_path: Path
+    ) -> None:
+        """Each of slime's silent conversions is a warning at the value, with a hint."""
+        path = write(
+            tmp_path,
+            "megatron:\n  - role: actor\n    overrides:\n"
+            "      my_key: 3\n      lr: fast\n      use_kl_loss: 'false'\n",
+        )
+        with pytest.warns(LayerconfWarning) as caught:
+            parse_megatron_role_args(base, path, "actor")
+        assert [str(warning.message) for warning in caught] == [
+            f"{path}:4:15: warning: 'my_key' is not a known argument; it is set anyway, as slime "
+            "does (check the spelling against the dest names in --help)",
+            f"{path}:5:11: warning: 'lr' stays the string 'fast': it is not a float "
+            "(write a float, as on the command line)",
+            f"{path}:6:20: warning: 'use_kl_loss': the string 'false' became True, as slime "
+            "computes (write true or false without quotes)",
+        ]
+
     def test_only_two_resource_keys_are_ignored(
         self, base: argparse.Namespace, tmp_path: Path
     ) -> None:

@@ -56,14 +56,18 @@ class _SlimeCoercion:
         if layer is None:
             return
         base = _base_values(context.layers)
+
+        def warning(key: str, message: str, hint: str) -> Problem:
+            return Problem.at(
+                layer.origin_at((key,)), message, key=key, hint=hint, severity="warning"
+            )
+
         for key, value in layer.values.items():
             if key not in base:
-                yield Problem.at(
-                    layer.origin_at((key,)),
+                yield warning(
+                    key,
                     f"{key!r} is not a known argument; it is set anyway, as slime does",
-                    key=key,
-                    hint="check the spelling against the dest names in --help",
-                    severity="warning",
+                    "check the spelling against the dest names in --help",
                 )
                 continue
             original = base[key]
@@ -71,24 +75,21 @@ class _SlimeCoercion:
                 continue
             if not isinstance(original, (int, float)):
                 continue
+            kind = type(original).__name__
             try:
                 converted = type(original)(value)
             except (ValueError, TypeError):
-                yield Problem.at(
-                    layer.origin_at((key,)),
-                    f"{key!r} stays the string {value!r}: it is not a {type(original).__name__}",
-                    key=key,
-                    hint=f"write a {type(original).__name__}, as on the command line",
-                    severity="warning",
+                yield warning(
+                    key,
+                    f"{key!r} stays the string {value!r}: it is not a {kind}",
+                    f"write a {kind}, as on the command line",
                 )
                 continue
             if isinstance(original, bool):
-                yield Problem.at(
-                    layer.origin_at((key,)),
+                yield warning(
+                    key,
                     f"{key!r}: the string {value!r} became {converted!r}, as slime computes",
-                    key=key,
-                    hint="write true or false without quotes",
-                    severity="warning",
+                    "write true or false without quotes",
                 )
             yield Convert(LAYER, key, converted)
 
