@@ -65,11 +65,21 @@ class TestLayer:
         layer = Layer.from_mapping("a", MappingProxyType({"o": MappingProxyType({"b": 1})}))
         assert type(layer.values["o"]) is dict
 
-    @pytest.mark.parametrize("bad", [{1: 2}, {"": 1}])
+    @pytest.mark.parametrize(
+        "bad", [{1: 2}, {"": 1}, {("a",): 1}, {b"a": 1}, {**{f"k{i}": i for i in range(50)}, 3: 4}]
+    )
     def test_top_level_keys_are_names(self, bad: dict[object, int]) -> None:
         """Top-level keys are non-empty strings (they become attributes)."""
         with pytest.raises(TypeError, match="non-empty strings"):
             Layer.from_mapping("a", bad)  # type: ignore[arg-type]
+
+    def test_a_string_subclass_is_a_name(self) -> None:
+        """A key of a str subclass (a StrEnum member) is a string like any other."""
+
+        class Name(str):
+            pass
+
+        assert Layer.from_mapping("a", {Name("lr"): 1}).values == {"lr": 1}
 
     def test_values_must_be_a_mapping(self) -> None:
         """A list is not a layer."""

@@ -111,7 +111,7 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
         valid = False
     if not valid:
         for key in private:
-            if type(key) is not str or not key:
+            if not isinstance(key, str) or not key:
                 raise TypeError(f"layer keys must be non-empty strings (got {key!r})")
     atomic = ATOMIC_TYPES
     others = [key for key, value in private.items() if type(value) not in atomic]
