@@ -283,6 +283,11 @@ class TestBadDecisions:
         with pytest.raises(RuleError, match=message.replace("(", r"\(").replace(")", r"\)")):
             stack([bad]).resolve()
 
+    def test_a_note_is_text(self) -> None:
+        """A note is shown with the value: anything but a string is refused where it is made."""
+        with pytest.raises(TypeError, match="'note' must be <class 'str'>"):
+            SetValue("lr", 1, note=["not", "text"])  # type: ignore[arg-type]
+
     def test_not_iterable(self) -> None:
         """A rule must return decisions or None."""
         bad = rule("layers", name="bad")(lambda context: 5)  # type: ignore[arg-type,return-value]

@@ -71,7 +71,9 @@ class SetValue:
     key: str | tuple[str, ...]
     value: Any
     role: str | None = None
-    note: str | None = None
+    note: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
+    )
 
 
 Decision = Union[Problem, Drop, Convert, SetValue]
