@@ -1,0 +1,71 @@
+"""Where the drop-in `layerconf.compat.slime.parse_megatron_role_args` spends its time.
+
+On the real slime PPO launch: the namespace `parse_known_args` gives, and its role file. slime's
+driver calls ``parse_megatron_role_args`` for the actor and then for the critic, with the same
+namespace and file; the whole-call rows do the same (each round starts with layerconf's cache of
+role files empty, as a fresh process does). The part rows time each step of one call apart:
+reading the role file (parsed, or the same bytes again), building the base layer from
+``vars(base_args)``, and resolving one role with slime's rules. Baseline: slime's own function,
+as `benchmarks/run.py` reproduces it.
+
+Run: ``python benchmarks/bench_compat.py`` (``--quick`` for a smoke run).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from pathlib import Path
+
+from _timing import cold, measure, report, save
+from layerconf._stack import LayerStack
+from layerconf._yaml import check_role_file
+from layerconf.compat import slime as compat
+from run import FIXTURES, real_workload, slime_parse_megatron_role_args
+
+ROLES = ("actor", "critic")
+
+
+def main() -> None:
+    workload = real_workload(Path(tempfile.mkdtemp()))
+    os.chdir(FIXTURES)  # the command line names its role file relatively
+    base, path = workload.base, workload.role_file
+    role_file = check_role_file(path, ROLES, layer_name=compat.LAYER)
+    base_layers, _ = compat._base_layers(base)
+
+    def slime_pair() -> object:
+        return [slime_parse_megatron_role_args(base, path, role) for role in ROLES]
+
+    def compat_pair() -> object:
+        return [compat.parse_megatron_role_args(base, path, role) for role in ROLES]
+
+    each_cold = [
+        cold(functools.partial(compat.parse_megatron_role_args, base, path, role)) for role in ROLES
+    ]
+
+    def parsed_each_time() -> object:
+        return [call() for call in each_cold]
+
+    def resolve(role: str) -> object:
+        stack = LayerStack([*base_layers, role_file.layers[role]], compat._RULES)
+        return stack.resolve(role=role)
+
+    baseline = "slime's parse_megatron_role_args, actor then critic"
+    rows = [
+        (baseline, measure(slime_pair)),
+        ("compat, actor then critic (the file parsed once)", measure(cold(compat_pair))),
+        ("compat, actor then critic (the file parsed for each)", measure(parsed_each_time)),
+        ("  part: the role file read and parsed", measure(cold(lambda: check_role_file(path)))),
+        ("  part: the same bytes read again", measure(lambda: check_role_file(path))),
+        ("  part: the base layer from vars(base_args)", measure(lambda: compat._base_layers(base))),
+        ("  part: the actor resolved with slime's rules", measure(lambda: resolve("actor"))),
+        ("  part: the critic resolved with slime's rules", measure(lambda: resolve("critic"))),
+    ]
+    keys = len(vars(base))
+    table = report(f"The drop-in on the real launch ({keys:,} keys, 2 roles)", rows, baseline)
+    print(f"\nsaved {save('bench_compat', {'keys': keys, 'rows': table})}")
+
+
+if __name__ == "__main__":
+    main()
