@@ -81,6 +81,20 @@ class TestLayer:
 
         assert Layer.from_mapping("a", {Name("lr"): 1}).values == {"lr": 1}
 
+    def test_with_values_keeps_every_other_field(self) -> None:
+        """What a rule's drop or conversion builds is what attrs.evolve would."""
+        layer = Layer(
+            "role-config",
+            "file",
+            {"lr": "1e-5", "opt": {"b": 1}},
+            Origin("role-config", "file", source="r.yaml", line=1),
+            {("lr",): Origin("role-config", "file", source="r.yaml", line=3, column=5)},
+            {("lr",): Origin("role-config", "file", source="r.yaml", line=3, column=1)},
+        )
+        changed = layer._with_values({"lr": 1e-5, "opt": {"b": 1}})
+        assert changed == attrs.evolve(layer, values={"lr": 1e-5, "opt": {"b": 1}})
+        assert changed.mutable_keys == frozenset({"opt"})
+
     def test_values_must_be_a_mapping(self) -> None:
         """A list is not a layer."""
         with pytest.raises(TypeError, match="must be a mapping"):

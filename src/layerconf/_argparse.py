@@ -61,7 +61,7 @@ from typing import Any
 from layerconf._merge import Policy
 from layerconf._namespace import Namespace, Provenance
 from layerconf._records import Layer, Origin, Path
-from layerconf._values import copy_value, is_atomic, same_value
+from layerconf._values import ATOMIC_TYPES, copy_value, is_atomic, same_value
 from layerconf.exceptions import Problem
 
 __all__ = ["parse_args", "parse_known_args"]
@@ -323,12 +323,7 @@ class _Recorder:
                 self.pending = 1
                 self._hook_get_values()
                 return count
-        if action.nargs == argparse.SUPPRESS:
-            pass  # argparse does not call it
-        elif type(action) in _SINGLE_SETATTR:
-            # It sets its dest once: what it set is the value before the next setter.
-            self.occurrences.append((action, batch, self.state.get(action.dest, _MISSING)))
-        else:
+        if action.nargs != argparse.SUPPRESS:  # else argparse does not call it
             self._note(action, batch)
         return count
 
@@ -522,13 +517,8 @@ class _Recorder:
                 origin = _CLI_ORIGIN
             else:
                 origin = table[position] or self._origin(table, position)
-            if type(occurrence) is tuple:
-                name = action.dest
-                if name in last:
-                    note(name, events, origin)
-                else:
-                    first[name] = events
-                    last[name] = origin
+            if type(occurrence) is tuple:  # a built-in action: `events` is its dest's old value
+                note(action.dest, events, origin)
                 continue
             dest = action.dest
             for name, old, _ in events:
@@ -698,7 +688,7 @@ def _faithful(
     values: dict[str, Any], shared: dict[str, Any], notices: list[Problem], layer: str
 ) -> dict[str, Any]:
     """`values` without those a layer cannot hold a faithful private copy of (noted in `shared`)."""
-    plain = _PLAIN
+    plain = ATOMIC_TYPES
     unfaithful = [
         name
         for name, value in values.items()
@@ -721,9 +711,6 @@ def _faithful(
             )
         )
     return values
-
-
-_PLAIN = frozenset({int, float, str, bool, type(None)})
 
 
 def _copies_faithfully(value: Any) -> bool:

@@ -35,7 +35,7 @@ from layerconf._namespace import Namespace, Provenance, provenance_of
 from layerconf._records import Layer, Origin, Path, Reason, Setting, join_path, split_key
 from layerconf._secrets import SECRETS, SecretPolicy, redact_argv, secret_texts
 from layerconf._suggest import suggestion
-from layerconf._values import same_value
+from layerconf._values import MAX_INT_BITS, same_value
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
 
 __all__ = [
@@ -60,9 +60,6 @@ AUDIT_FILE = "layerconf-audit.json"
 _TAG = "$type"
 _AGAIN = "write it again with layerconf.write_audit(roles, directory)"
 _FINGERPRINT_PREFIX = b"layerconf-fingerprint-1\n"
-# Ints longer than this are written as hex: Python 3.11+ refuses to print ints of more than
-# 4,300 decimal digits (sys.set_int_max_str_digits), and a record must never fail to encode.
-_MAX_INT_BITS = 13_000
 _ORIGIN_FIELDS = (
     "layer",
     "kind",
@@ -164,7 +161,7 @@ class _Encoder:
         if kind is str or kind is bool or value is None:
             return value
         if kind is int:
-            if value.bit_length() > _MAX_INT_BITS:
+            if value.bit_length() > MAX_INT_BITS:  # written as hex: it must never fail
                 return {_TAG: "int", "hex": hex(value)}
             return value
         if kind is float:
@@ -227,7 +224,7 @@ class _Encoder:
             return {_TAG: "float", "class": _qualified(cls), "value": shown}
         if isinstance(value, int) or _is_integral(value):
             number = int(value)
-            if number.bit_length() > _MAX_INT_BITS:
+            if number.bit_length() > MAX_INT_BITS:
                 return {_TAG: "int", "class": _qualified(cls), "hex": hex(number)}
             return {_TAG: "int", "class": _qualified(cls), "value": number}
         if isinstance(value, str):
@@ -625,8 +622,14 @@ def write_audit(
     or the new one, never half of one, and a writer killed mid-way leaves the old file intact
     (and at most its temporary file). The directory is created if it does not exist.
     """
-    data = (_dumps(audit(roles, secrets=secrets)) + "\n").encode("ascii")
-    return _write_atomic(pathlib.Path(directory), AUDIT_FILE, data)
+    return _write_atomic(
+        pathlib.Path(directory), AUDIT_FILE, _record_bytes(audit(roles, secrets=secrets))
+    )
+
+
+def _record_bytes(record: Mapping[str, Any]) -> bytes:
+    """The bytes of a record's file: what `write_audit` writes and ``layerconf audit`` prints."""
+    return (_dumps(record) + "\n").encode("ascii")
 
 
 def _write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Path:
@@ -728,7 +731,9 @@ def _validate(data: Any) -> tuple[list[str], str]:
         if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT:
             newer = f"format {version} was written by a newer layerconf ({data.get('layerconf')})"
             return [newer], f"this layerconf ({__version__}) reads format {FORMAT}: upgrade it"
-        return [f"its format is {version!r}"], f"this layerconf ({__version__}) reads format 1"
+        return [
+            f"its format is {version!r}"
+        ], f"this layerconf ({__version__}) reads format {FORMAT}"
     expect: dict[str, tuple[Any, str]] = {
         "layerconf": (str, "a string"),
         "fingerprint": (str, "a string"),
@@ -899,9 +904,7 @@ class AuditRecord:
     def setting(self, role: str, key: str) -> Setting:
         """The recorded `Setting` of `key` (a top-level key or a dotted path), with history."""
         section = self._section(role)
-        entry = section["settings"].get(key)
-        if entry is None:
-            entry = section.get("leaves", {}).get(key)
+        entry = _lookup_entry(section, key)
         if entry is None:
             known = [*section["settings"], *section.get("leaves", {})]
             raise UnknownKeyError(

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     # A table cell: its text, and a colour applied after padding (alignment ignores ANSI).
     _Cell = tuple[str, Callable[[str], str] | None]
 
+from layerconf._values import json_key, jsonable
+
 __all__ = ["jsonable", "main"]
 
 PROG = "layerconf"
@@ -685,7 +687,7 @@ def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: li
     """A problem for argparse's own error message, at the argv token it is about."""
     import re
 
-    from layerconf._suggest import suggestion
+    from layerconf._suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
 
     if message is None:  # --help, --version, or an action that exits
@@ -716,7 +718,7 @@ def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: li
         action = next((a for a in parser._actions if set(options) <= set(a.option_strings)), None)
         if value is not None and action is not None and action.choices is not None:
             names = [str(getattr(choice, "name", choice)) for choice in action.choices]
-            hint = suggestion(value.group(1), names).removeprefix("; ") or None
+            hint = did_you_mean_hint(value.group(1), names)
     elif message.startswith("the following arguments are required"):
         hint = "add them to the command line"
     return Problem(message, layer="cli", argv_index=index, hint=hint)
@@ -745,7 +747,7 @@ def _crash_problem(error: Exception, argv: list[str]) -> Problem | None:
     """The problem of an exception argparse let through from a type callable, or None."""
     import traceback
 
-    from layerconf._suggest import suggestion
+    from layerconf._suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
 
     tb: TracebackType | None = error.__traceback__
@@ -762,7 +764,7 @@ def _crash_problem(error: Exception, argv: list[str]) -> Problem | None:
             index = _value_index(argv, index, token)
         if action.choices is not None:
             names = [getattr(choice, "name", str(choice)) for choice in action.choices]
-            hint = suggestion(token, names).removeprefix("; ") or "choose from " + ", ".join(
+            hint = did_you_mean_hint(token, names) or "choose from " + ", ".join(
                 repr(n) for n in names
             )
         else:
@@ -877,25 +879,10 @@ def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
 
 
 def _shown(setting: Setting) -> Setting:
-    """`setting` as it may be printed: secret values redacted, and ``--wandb-key=...`` tokens."""
-    import attrs
+    """`setting` as it may be printed: secret values and ``--wandb-key=...`` tokens redacted."""
+    from layerconf._secrets import redact_setting
 
-    from layerconf._secrets import redact_argv, redact_setting
-
-    def tokens(setting: Setting) -> Setting:
-        origin = setting.origin
-        if origin.token is not None and "=" in origin.token:
-            [token], _ = redact_argv([origin.token])
-            if token != origin.token:
-                origin = attrs.evolve(origin, token=token)
-        history = tuple(tokens(entry) for entry in setting.history)
-        if origin is setting.origin and all(
-            a is b for a, b in zip(history, setting.history, strict=True)
-        ):
-            return setting
-        return attrs.evolve(setting, origin=origin, history=history)
-
-    return tokens(redact_setting(setting))
+    return redact_setting(setting)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1006,51 +993,6 @@ def _report_warnings(outcome: _Outcome) -> None:
             print(_problem_line(problem, paint), file=sys.stderr)
 
 
-def jsonable(value: Any) -> Any:
-    """`value` as JSON can hold it; see docs/cli.md for the encoding.
-
-    Enum members are their name (``"flash"``: what the command line and YAML take), tuples
-    and lists arrays, sets sorted arrays, paths and other objects strings, mapping keys strings,
-    and floats JSON cannot hold (nan, inf) the strings ``"nan"``, ``"inf"``, ``"-inf"``.
-    """
-    import enum
-    import math
-
-    if value is None or value is True or value is False:
-        return value
-    if isinstance(value, enum.Enum):
-        return value.name
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value) if math.isfinite(value) else repr(float(value))
-    if isinstance(value, Mapping):
-        return {_json_key(key): jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(item) for item in value]
-    if isinstance(value, (set, frozenset)):
-        import json
-
-        items = [jsonable(item) for item in value]
-        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
-    if isinstance(value, os.PathLike):
-        path = os.fspath(value)
-        return path if isinstance(path, str) else path.decode("utf-8", "backslashreplace")
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "backslashreplace")
-    return repr(value)
-
-
-def _json_key(key: Any) -> str:
-    """A mapping key as JSON names it: text as it is, ``true``, ``null``, ``1``, an enum's name."""
-    import json
-
-    encoded = jsonable(key)
-    return encoded if isinstance(encoded, str) else json.dumps(encoded)
-
-
 def _dump_json(data: Any) -> None:
     import json
 
@@ -1068,19 +1010,19 @@ def _origin_fields(origin: Origin | None) -> dict[str, Any]:
     return attrs.asdict(origin, recurse=False)
 
 
-def _value_fields(key: str, value: Any) -> dict[str, Any]:
-    return {"key": key, "value": jsonable(value), "repr": repr(value)}
+def _value_json(value: Any, origin: Origin | None) -> dict[str, Any]:
+    """A value as every JSON output shows it: value, repr, and its origin's fields."""
+    return {"value": jsonable(value), "repr": repr(value)} | _origin_fields(origin)
 
 
 def _setting_json(setting: Setting) -> dict[str, Any]:
     """One explained value: role, key, value, repr, its origin's fields, and its history."""
-    data: dict[str, Any] = {"role": setting.role}
-    data.update(_value_fields(setting.key, setting.value))
-    data.update(_origin_fields(setting.origin))
+    data: dict[str, Any] = {"role": setting.role, "key": setting.key}
+    data.update(_value_json(setting.value, setting.origin))
     data["history"] = [
         {
-            **_value_fields(entry.key, entry.value),
-            **_origin_fields(entry.origin),
+            "key": entry.key,
+            **_value_json(entry.value, entry.origin),
             "reason": None if entry.reason is None else entry.reason.value,
             "by": entry.by,
         }
@@ -1196,11 +1138,7 @@ def _show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Names
     if options.json:
         _dump_json(
             {
-                role: {
-                    s.key: {"value": jsonable(s.value), "repr": repr(s.value)}
-                    | _origin_fields(s.origin)
-                    for s in settings
-                }
+                role: {s.key: _value_json(s.value, s.origin) for s in settings}
                 for role, settings in shown.items()
             }
         )
@@ -1264,7 +1202,7 @@ def _yamlable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return float(value)  # YAML has .inf and .nan
     if isinstance(value, Mapping):
-        return {_json_key(key): _yamlable(item) for key, item in value.items()}
+        return {json_key(key): _yamlable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_yamlable(item) for item in value]
     return jsonable(value)
@@ -1308,8 +1246,7 @@ def _run_diff(options: argparse.Namespace, argv: list[str]) -> int:
                     "roles": {
                         role: None
                         if setting is None
-                        else {"value": jsonable(setting.value), "repr": repr(setting.value)}
-                        | _origin_fields(setting.origin)
+                        else _value_json(setting.value, setting.origin)
                         for role, setting in sides.items()
                     },
                 }
@@ -1390,19 +1327,19 @@ def _run_schema(options: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
-    # _dumps and _write_atomic are what write_audit() does, given the text once: the same
-    # bytes go to stdout or to any file name, and the fingerprint is reported.
+    # _record_bytes and _write_atomic are what write_audit() does, given the record once: the
+    # same bytes go to stdout or to any file name, and the fingerprint is reported.
     from pathlib import Path
 
-    from layerconf._audit import AUDIT_FILE, _dumps, _write_atomic, audit
+    from layerconf._audit import AUDIT_FILE, _record_bytes, _write_atomic, audit
 
     outcome = _resolved(options, argv)
     if outcome.roles is None:
         return _report_failure(outcome)
     record = audit(outcome.roles)
-    text = _dumps(record) + "\n"
+    data = _record_bytes(record)
     if options.output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(data.decode("ascii"))
         return EXIT_OK
     output: str = options.output
     if output.endswith(("/", os.sep)) or os.path.isdir(output):
@@ -1410,7 +1347,7 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
     else:
         directory, name = Path(output).parent, Path(output).name
     try:
-        written = _write_atomic(directory, name, text.encode("ascii"))
+        written = _write_atomic(directory, name, data)
     except OSError as error:
         where = error.filename if isinstance(error.filename, str) else output
         if os.path.basename(where).startswith(f".{name}."):  # the temporary file: name the target
@@ -1457,7 +1394,7 @@ def _run_audit_diff(options: argparse.Namespace, argv: list[str]) -> int:
 
     def side(key: str | None, value: Any, origin: Origin | None) -> dict[str, Any]:
         value = redact(key or "", value)  # a record holds no secret; a hand-made one might
-        return {"value": jsonable(value), "repr": repr(value)} | _origin_fields(origin)
+        return _value_json(value, origin)
 
     if options.json:
         _dump_json(

@@ -43,7 +43,7 @@ import attrs
 
 from layerconf._records import Origin
 from layerconf._rules import Convert, Decision, RuleContext, Stage
-from layerconf._suggest import did_you_mean
+from layerconf._suggest import did_you_mean_hint
 from layerconf.exceptions import Problem
 
 __all__ = ["TypeCoercion", "expected_kind"]
@@ -107,8 +107,8 @@ class _Item:
     def _hint(self, value: Any, error: Exception | None) -> str:
         family = self.family
         if self.choices is not None:
-            match = did_you_mean(value, self.names) if type(value) is str else None
-            return f"did you mean {match!r}?" if match else "write one of the values listed"
+            close = did_you_mean_hint(value, self.names) if type(value) is str else None
+            return close or "write one of the values listed"
         if family == "bool":
             return "write true or false" + (", without quotes" if type(value) is str else "")
         if family == "JSON":

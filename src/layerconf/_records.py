@@ -41,7 +41,8 @@ class Origin:
 
     `kind` says what the layer is: ``default`` (parser defaults), ``argv`` (a command line),
     ``file`` (a file such as a role YAML), ``mapping`` (a plain mapping), ``rule`` (a value a
-    rule set; `rule` names it) or ``runtime`` (an assignment after resolution).
+    rule set; `rule` names it), ``runtime`` (an assignment after resolution) or ``audit`` (a
+    value replayed from an audit record whose origin was not recorded).
     Positions are 1-based; `argv_index` is the index into the argument list that was parsed.
     `label` is a free annotation, such as the ``name`` of a role-file entry.
     """
@@ -189,6 +190,14 @@ class Layer:
             Origin(name, kind, source=source),
             origins or {},
         )
+
+    def _with_values(self, values: Mapping[str, Any]) -> Layer:
+        """This layer holding (a copy of) `values` instead; everything else kept.
+
+        What ``attrs.evolve(layer, values=values)`` gives, without its per-call introspection
+        (rules that drop or convert a value call it on the resolve path).
+        """
+        return Layer(self.name, self.kind, values, self.origin, self.origins, self.key_origins)
 
     @property
     def source(self) -> str | None:

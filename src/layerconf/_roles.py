@@ -9,7 +9,6 @@ check, drop, convert and set values; a role missing from the file inherits the c
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 import weakref
 from collections.abc import Callable, Iterable
@@ -25,7 +24,8 @@ from layerconf._ppo_scope import PpoScope
 from layerconf._records import Layer, Origin
 from layerconf._role_defaults import SLIME_CRITIC_DEFAULTS, RoleDefaults
 from layerconf._rules import RuleSet
-from layerconf._stack import LayerStack, resolve_stacks
+from layerconf._stack import LayerStack, _to_rules, resolve_stacks
+from layerconf._suggest import did_you_mean
 from layerconf._topology import TopologyGuard
 from layerconf._unknown_keys import UnknownKeys
 from layerconf._yaml import check_role_file
@@ -87,10 +87,7 @@ def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
     per_parser = _RULES.setdefault(parser, {})
     cached = per_parser.get(preset)
     if cached is None or cached[0] != stamp:
-        rules = preset.rules(parser)
-        if not isinstance(rules, RuleSet):
-            rules = RuleSet(rules)
-        cached = per_parser[preset] = (stamp, rules)
+        cached = per_parser[preset] = (stamp, _to_rules(preset.rules(parser)))
     return cached[1]
 
 
@@ -106,7 +103,9 @@ def resolve_roles(
     every role equals the command line. Raises one `ConfigError` with every problem found
     (the role file's structure, its keys and values, the command line, across roles);
     warnings are issued as `LayerconfWarning` and kept in `notices(namespace)`.
-    Tokens the parser does not own are allowed and reported as notices.
+    Tokens the parser does not own are allowed and reported as notices. argparse's own
+    errors (``--lr abc``) stay argparse's: it exits with status 2 before the role file is read,
+    as with `parse_known_args`.
     """
     argv = tuple(sys.argv[1:] if args is None else args)
     parsed, unknown = parse_known_args(parser, list(argv))
@@ -150,7 +149,7 @@ def _unknown_tokens(
     slime hands such flags to SGLang's parser, so they are allowed (``info``); but a flag
     that looks like a misspelt option of this parser is a warning with a did-you-mean, since
     training would silently ignore it. argparse returns unknown tokens in argv order, so each
-    is found after the previous one; a flag's notice names the values that follow it.
+    is found after the previous one; an unknown flag's note names the values that follow it.
     """
     groups: list[tuple[int | None, list[str]]] = []
     position = 0
@@ -203,8 +202,7 @@ def _close_option(parser: argparse.ArgumentParser, flag: str) -> str | None:
     index = _options_by_shape(parser)
     first, size = flag[2:3], len(flag)
     options = [o for length in range(size - 2, size + 3) for o in index.get((first, length), ())]
-    matches = difflib.get_close_matches(flag, options, n=1, cutoff=0.85)
-    return matches[0] if matches else None
+    return did_you_mean(flag, options, cutoff=0.85)
 
 
 # Long options by (first letter, length), per parser; rebuilt when the parser gains an action.

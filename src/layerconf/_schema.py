@@ -14,12 +14,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from layerconf._cli import jsonable
 from layerconf._coerce import _dest_spec, expected_kind
 from layerconf._ignored_keys import RESOURCE_KEYS
 from layerconf._role_defaults import SLIME_CRITIC_DEFAULTS
 from layerconf._roles import SLIME
 from layerconf._unknown_keys import parser_dests
+from layerconf._values import jsonable
 
 __all__ = ["FLOAT_PATTERN", "INT_PATTERN", "role_file_schema"]
 
@@ -222,9 +222,7 @@ def _default_text(default: Any) -> str:
 
 
 def _schema_default(default: Any) -> Any:
-    if default is argparse.SUPPRESS:
-        return _NO_DEFAULT
-    encoded = jsonable(default)
+    """The default as JSON, or `_NO_DEFAULT` for a float JSON cannot hold (nan, inf)."""
     if isinstance(default, float) and not math.isfinite(default):
         return _NO_DEFAULT
-    return encoded
+    return jsonable(default)

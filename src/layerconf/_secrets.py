@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from layerconf._values import MAX_INT_BITS
+
 if TYPE_CHECKING:
     from layerconf._records import Setting
 
@@ -113,17 +115,17 @@ class SecretPolicy:
         return self._redact_inside(value)
 
     def _redact_inside(self, value: Any) -> Any:
+        """`value` with the secrets inside it replaced; `value` itself when it holds none."""
         if isinstance(value, Mapping):
-            return {
-                name: (
-                    (None if item is None else self.placeholder)
-                    if self.is_secret(name)
-                    else self._redact_inside(item)
-                )
-                for name, item in value.items()
-            }
+            mapping = {name: self.redact(name, item) for name, item in value.items()}
+            if all(mapping[name] is item for name, item in value.items()):
+                return value
+            return mapping
         if type(value) is list or type(value) is tuple:
-            return type(value)(self._redact_inside(item) for item in value)
+            items = [self._redact_inside(item) for item in value]
+            if all(new is old for new, old in zip(items, value, strict=True)):
+                return value
+            return type(value)(items)
         return value
 
     def extend(self, *, names: Iterable[str] = (), suffixes: Iterable[str] = ()) -> SecretPolicy:
@@ -170,7 +172,7 @@ def secret_texts(value: Any) -> list[str]:
     kind = type(value)
     if kind is str:
         found.append(value)
-    elif kind is int and value.bit_length() <= 13_000:
+    elif kind is int and value.bit_length() <= MAX_INT_BITS:
         found.append(str(value))
     elif isinstance(value, Mapping):
         for item in value.values():

@@ -83,11 +83,7 @@ class LayerStack:
 
         Rules of the ``roles`` stage need several roles and run only in `resolve_stacks`.
         """
-        resolution = _Resolution(self, role)
-        resolution.run_layer_rules()
-        resolution.merge()
-        resolution.run_resolved_rules()
-        return _finish({role: resolution}, [])[role]
+        return _finish({role: _Resolution(self, role).run()}, [])[role]
 
 
 def resolve_stacks(
@@ -99,11 +95,7 @@ def resolve_stacks(
     them. `problems` found before (reading the inputs) are reported with the resolution's
     own. Raises one `ConfigError` with the problems of every role.
     """
-    resolutions = {role: _Resolution(stack, role) for role, stack in stacks.items()}
-    for resolution in resolutions.values():
-        resolution.run_layer_rules()
-        resolution.merge()
-        resolution.run_resolved_rules()
+    resolutions = {role: _Resolution(stack, role).run() for role, stack in stacks.items()}
     shared: list[Problem] = list(problems)
     cross_rules: dict[str, Rule] = {}
     for stack in stacks.values():
@@ -155,6 +147,13 @@ class _Resolution:
         self.problems: list[Problem] = []
         self._sets = 0
 
+    def run(self) -> _Resolution:
+        """The ``layers`` rules, the merge, the ``resolved`` rules."""
+        self.run_layer_rules()
+        self.merge()
+        self.run_resolved_rules()
+        return self
+
     def _context(self, stage: Stage) -> RuleContext:
         return RuleContext(
             stage,
@@ -199,7 +198,7 @@ class _Resolution:
                 del parent[path[-1]]
             else:
                 parent[path[-1]] = decision.value
-        return Layer(layer.name, layer.kind, values, layer.origin, layer.origins, layer.key_origins)
+        return layer._with_values(values)
 
     def _layer_index(self, candidate: Rule, name: str) -> int:
         for index, layer in enumerate(self.layers):
@@ -281,8 +280,8 @@ def _finish(
 
 
 def _reading_order(problem: Problem) -> tuple[bool, str, int, int, int]:
-    """Command-line problems first, then file by file, line by line (a stable sort keeps
-    the order of discovery among equals)."""
+    """Problems without a file first (the command line's, those of rules across roles), then
+    file by file, line by line (a stable sort keeps the order of discovery among equals)."""
     return (
         problem.source is not None,
         problem.source or "",

@@ -6,20 +6,29 @@ import difflib
 from collections.abc import Iterable
 
 
-def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
-    """The closest candidate to `word`, or None when nothing is close enough."""
+def did_you_mean(word: str, candidates: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The closest candidate to `word`, or None when nothing is close enough (`cutoff` is
+    difflib's similarity ratio)."""
     pool = list(candidates)
-    matches = difflib.get_close_matches(word, pool, n=1, cutoff=0.6)
+    matches = difflib.get_close_matches(word, pool, n=1, cutoff=cutoff)
     if not matches:
-        # A flag spelling (`--lr`, `tensor-model-parallel-size`) of a dest.
-        normal = word.lstrip("-").replace("-", "_")
-        if normal != word and normal in pool:
-            return normal
-        return None
+        return dest_of_flag(word, pool)
     return matches[0]
 
 
-def suggestion(word: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)``-style text for a message, or ``""``."""
+def dest_of_flag(word: str, dests: Iterable[str]) -> str | None:
+    """The dest a flag spelling names (``--lr``, ``tensor-model-parallel-size``), or None."""
+    normal = word.lstrip("-").replace("-", "_")
+    return normal if normal != word and normal in dests else None
+
+
+def did_you_mean_hint(word: str, candidates: Iterable[str]) -> str | None:
+    """``did you mean 'x'?`` for a problem's hint, or None when nothing is close enough."""
     match = did_you_mean(word, candidates)
-    return f"; did you mean {match!r}?" if match else ""
+    return f"did you mean {match!r}?" if match else None
+
+
+def suggestion(word: str, candidates: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` to end a message with, or ``""``."""
+    hint = did_you_mean_hint(word, candidates)
+    return f"; {hint}" if hint else ""

@@ -41,7 +41,7 @@ class TopologyGuard:
     """After every role is resolved, `keys` must be equal across roles.
 
     ``error`` (default) refuses a mismatch, ``warn`` only says so, ``off`` checks nothing.
-    The problem points at the value that differs from the command line's, in its role file.
+    The problem points at the first role whose value comes from a role file, at that value.
     """
 
     keys: tuple[str, ...] = attrs.field(default=TOPOLOGY_KEYS, converter=tuple)

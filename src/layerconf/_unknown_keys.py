@@ -14,7 +14,7 @@ from typing import Literal
 import attrs
 
 from layerconf._rules import Decision, RuleContext
-from layerconf._suggest import did_you_mean
+from layerconf._suggest import dest_of_flag, did_you_mean_hint
 from layerconf.exceptions import Problem
 
 __all__ = ["UnknownKeys", "parser_dests"]
@@ -77,8 +77,7 @@ class UnknownKeys:
                 hint = f"write {dest}"
             else:
                 message = f"{key!r} is not an argument of this parser"
-                guess = did_you_mean(key, self._dests)
-                hint = f"did you mean {guess!r}?" if guess else "check the spelling in --help"
+                hint = did_you_mean_hint(key, self._dests) or "check the spelling in --help"
             if self.action == "warn":
                 message += "; it is set anyway"
             yield Problem.at(
@@ -93,7 +92,4 @@ class UnknownKeys:
         for option in (key, "--" + key, "-" + key):
             if option in self._flags:
                 return self._flags[option]
-        normal = key.lstrip("-").replace("-", "_")
-        if normal != key and normal in self._dests:
-            return normal
-        return None
+        return dest_of_flag(key, self._dests)

@@ -1,4 +1,5 @@
-"""Copying configuration values without sharing anything mutable.
+"""Configuration values: copying them without sharing anything mutable, comparing them, and
+their JSON form.
 
 Most configuration values are atomic (numbers, strings, booleans, None, enum members), and
 those are shared as they are; only containers and unknown objects are copied. This is what lets
@@ -9,11 +10,16 @@ from __future__ import annotations
 
 import copy
 import enum
+import math
+import os
 from collections.abc import Mapping
 from typing import Any
 
 #: Types whose values are immutable and shared as they are.
 ATOMIC_TYPES = frozenset({int, float, bool, str, bytes, complex, type(None)})
+#: The longest int (in bits) that is printed in decimal: Python 3.11+ refuses to print ints of
+#: more than 4,300 digits (sys.set_int_max_str_digits); longer ones are written some other way.
+MAX_INT_BITS = 13_000
 
 
 def is_atomic(value: Any) -> bool:
@@ -77,3 +83,46 @@ def same_value(recorded: Any, current: Any, *, copied: bool = True) -> bool:
         return bool(recorded == current)
     except Exception:
         return copied
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as JSON can hold it; see docs/cli.md for the encoding.
+
+    Enum members are their name (``"flash"``: what the command line and YAML take), tuples
+    and lists arrays, sets sorted arrays, paths and other objects strings, mapping keys strings,
+    and floats JSON cannot hold (nan, inf) the strings ``"nan"``, ``"inf"``, ``"-inf"``.
+    """
+
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else repr(float(value))
+    if isinstance(value, Mapping):
+        return {json_key(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        import json
+
+        items = [jsonable(item) for item in value]
+        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+    if isinstance(value, os.PathLike):
+        path = os.fspath(value)
+        return path if isinstance(path, str) else path.decode("utf-8", "backslashreplace")
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    return repr(value)
+
+
+def json_key(key: Any) -> str:
+    """A mapping key as JSON names it: text as it is, ``true``, ``null``, ``1``, an enum's name."""
+    import json
+
+    encoded = jsonable(key)
+    return encoded if isinstance(encoded, str) else json.dumps(encoded)

@@ -173,10 +173,11 @@ def _failed(source: str, problem: Problem, sha256: str | None = None) -> YamlDoc
 
 
 def _read(path: str | os.PathLike[str], layer: str | None, empty_hint: str) -> YamlDocument:
-    data = _read_bytes(os.fspath(path), layer)
+    source = os.fspath(path)
+    data = _read_bytes(source, layer)
     if isinstance(data, YamlDocument):
         return data
-    return _decode(data, os.fspath(path), layer, empty_hint)
+    return _decode(data, source, layer, empty_hint)
 
 
 def _read_bytes(source: str, layer: str | None) -> bytes | YamlDocument:

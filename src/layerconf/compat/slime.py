@@ -71,7 +71,7 @@ class _SlimeCoercion:
                 )
                 continue
             original = base[key]
-            if original is None or not isinstance(value, str):
+            if not isinstance(value, str):
                 continue
             if not isinstance(original, (int, float)):
                 continue

@@ -37,21 +37,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from layerconf import _profile
 from layerconf.profiles import megatron_slime
 
 __all__ = ["FORMAT", "KINDS", "compile_profile", "dumps", "main", "reference_parser"]
 
-FORMAT = 1
-KINDS = ("store", "store_true", "store_false", "boolean_optional", "append")
-_KIND_OF_CLASS = {
-    "_StoreAction": 0,
-    "_StoreTrueAction": 1,
-    "_StoreFalseAction": 2,
-    "BooleanOptionalAction": 3,
-    "_AppendAction": 4,
-}
+# The data format is the loader's (one definition): its version, action kinds and types.
+FORMAT = _profile._FORMAT
+KINDS = _profile._KIND_NAMES
+_KIND_OF_CLASS = {cls.__name__: kind for kind, cls in enumerate(_profile._KINDS)}
 _CONST_OF_KIND = {0: None, 1: True, 2: False, 3: None, 4: None}
-_BUILTIN_TYPES = frozenset({"int", "str", "float", "bool"})
+_BUILTIN_TYPES = frozenset(_profile._BUILTIN_TYPES)
 _OWN_GROUP = "options"  # argparse's title for the parser's own optionals group (Python >= 3.10)
 _PARSER_KEYS = (
     "description",
@@ -268,8 +264,7 @@ def reference_parser(spec: Mapping[str, Any]) -> argparse.ArgumentParser:
     settings = spec["parser"]
     parser = argparse.ArgumentParser(**{key: settings[key] for key in _PARSER_KEYS})
     groups: dict[str, argparse._ArgumentGroup] = {_OWN_GROUP: parser._optionals}
-    builtin: Mapping[str, Any] = {"int": int, "str": str, "float": float, "bool": bool}
-    types = {**builtin, **megatron_slime.TYPES}
+    types = {**_profile._BUILTIN_TYPES, **megatron_slime.TYPES}
     for action in [*spec["actions"], *ADDITIONS]:
         kind = _KIND_OF_CLASS[action["action"]]
         group = groups.get(action["group"])
