@@ -4,7 +4,8 @@ Baselines measured in the same run: ``json.dumps(vars(ns), default=repr)`` for e
 dump with no origins, no tags, no fingerprint) and one `resolve_roles` call (the resolution
 the record describes). Also measured: `write_audit` (with its fsyncs), reading the record back,
 replaying both roles, `flatten`, `diff_audits`, and `explain` on every key of both roles (what
-the bulk origin walk of `audit` replaces).
+the bulk origin walk of `audit` replaces), and shipping one role to a worker: pickling its
+namespace, loading it, and the one-role audit a worker checks its fingerprint with.
 
 Run: ``python benchmarks/bench_audit.py`` (``--quick`` for a smoke run).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import sys
 import tempfile
 from pathlib import Path
@@ -32,6 +34,11 @@ def main() -> None:
     record = audit(roles)
     other = audit(resolve_roles(parser, [*ARGV, "--seed", "7"]))
     keys = sum(len(vars(namespace)) for namespace in roles.values())
+    critic = roles["critic"]
+    shipped = pickle.dumps(critic)
+
+    def one_role() -> None:
+        audit({"critic": critic})
 
     def plain_json() -> None:
         for namespace in roles.values():
@@ -64,10 +71,14 @@ def main() -> None:
             ("flatten(record)", measure(lambda: flatten(record))),
             ("diff_audits(record, other)", measure(lambda: diff_audits(record, other))),
             ("explain() on every key (per-key alternative)", measure(explain_every_key)),
+            ("pickle.dumps(one role's namespace)", measure(lambda: pickle.dumps(critic))),
+            ("pickle.loads(one role's namespace)", measure(lambda: pickle.loads(shipped))),
+            ("audit({role: args}) of one role (a worker's check)", measure(one_role)),
         ]
     title = (
         f"Auditing the real slime PPO launch: 2 roles, {keys} keys, "
-        f"{size / 1024:.0f} KiB file (python {sys.version.split()[0]})"
+        f"{size / 1024:.0f} KiB file, {len(shipped) / 1024:.0f} KiB a role pickled "
+        f"(python {sys.version.split()[0]})"
     )
     by_json = report(title, rows, baseline="json.dumps(vars(ns)) per role (no origins)")
     by_resolve = report("The same, against one resolution", rows, "resolve_roles(parser, argv)")
@@ -76,6 +87,7 @@ def main() -> None:
         {
             "keys": keys,
             "file_bytes": size,
+            "pickled_role_bytes": len(shipped),
             "rows_vs_json": by_json,
             "rows_vs_resolve_roles": by_resolve,
         },
