@@ -405,6 +405,35 @@ class TestPresets:
         assert roles["policy"].lr == 1e-3
         assert roles["reward"].tensor_model_parallel_size == 2
 
+    def test_a_preset_of_another_layer_name_keeps_every_check(self, tmp_path: Path) -> None:
+        """The default rules work on the preset's role layer, whatever it is named."""
+        made = argparse.ArgumentParser()
+        made.add_argument("--roles-file")
+        made.add_argument("--lr", type=float, default=1e-3)
+        path = tmp_path / "roles.yaml"
+        path.write_text("megatron:\n  - role: actor\n    overrides: {lr: '3', lrr: 1}\n")
+        preset = Preset("mine", config_dest="roles_file", layer="overrides")
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(made, ["--roles-file", str(path)], preset=preset)
+        assert [(p.key, p.rule) for p in caught.value.errors] == [("lrr", "unknown-keys")]
+        path.write_text("megatron:\n  - role: actor\n    overrides: {lr: '3'}\n")
+        roles = resolve_roles(made, ["--roles-file", str(path)], preset=preset)
+        assert roles["actor"].lr == 3.0
+        assert explain(roles["actor"], "lr").layer == "overrides"
+
+    def test_presets_equal_but_for_their_rules_get_their_own(self, tmp_path: Path) -> None:
+        """Rule sets are kept per parser and preset: a preset's own rules are never another's."""
+        made = argparse.ArgumentParser()
+        made.add_argument("--roles-file")
+        made.add_argument("--lr", type=float, default=1e-3)
+        path = tmp_path / "roles.yaml"
+        path.write_text("megatron:\n  - role: actor\n    overrides: {lrr: 1}\n")
+        argv = ["--roles-file", str(path)]
+        lenient = Preset("x", config_dest="roles_file", rules=lambda parser: RuleSet([]))
+        assert resolve_roles(made, argv, preset=lenient)["actor"].lrr == 1
+        with pytest.raises(ConfigError, match="'lrr' is not an argument"):
+            resolve_roles(made, argv, preset=Preset("x", config_dest="roles_file"))
+
     def test_slime_is_the_default(self) -> None:
         """The default preset is slime's."""
         assert (SLIME.roles, SLIME.config_dest) == (("actor", "critic"), "megatron_config_path")

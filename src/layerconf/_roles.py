@@ -9,6 +9,7 @@ check, drop, convert and set values; a role missing from the file inherits the c
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import weakref
 from collections.abc import Callable, Iterable
@@ -37,22 +38,29 @@ __all__ = ["SLIME", "Preset", "resolve_roles", "slime_rules"]
 def slime_rules(
     parser: argparse.ArgumentParser,
     *,
+    layer: str = "role-config",
     ignored_keys: Literal["warn", "error", "allow"] = "warn",
     unknown_keys: Literal["error", "warn"] = "error",
     topology: Literal["error", "warn", "off"] = "error",
 ) -> RuleSet:
-    """The rules of slime's contract for `parser`, in the order they run.
+    """The rules of slime's contract for `parser`, in the order they run, on the role layer
+    named `layer`.
 
     Start from these to build your own: ``slime_rules(parser).replace("topology-guard",
     TopologyGuard(action="warn"))``, ``.without("ppo-scope")``, ``.add(my_rule)``.
     """
     return RuleSet(
         [
-            IgnoredKeys(action=ignored_keys),
-            UnknownKeys(parser, action=unknown_keys, also_known=SLIME_CRITIC_DEFAULTS.keys()),
-            TypeCoercion(parser),
-            PpoScope(),
-            RoleDefaults(),
+            IgnoredKeys(action=ignored_keys, layer=layer),
+            UnknownKeys(
+                parser,
+                action=unknown_keys,
+                also_known=SLIME_CRITIC_DEFAULTS.keys(),
+                layer=layer,
+            ),
+            TypeCoercion(parser, layers=(layer,)),
+            PpoScope(layer=layer),
+            RoleDefaults(layer=layer),
             TopologyGuard(action=topology),
         ]
     )
@@ -63,14 +71,15 @@ class Preset:
     """What a role resolution needs to know: the roles, the role file's dest, the rules.
 
     `rules` builds the rule set for a parser (rules such as type coercion need the parser);
-    it is called once per parser and the result reused. `layer` names the role layer.
+    it is called once per parser and the result reused. `layer` names the role layer; without
+    `rules`, the rules are `slime_rules` on that layer.
     """
 
     name: str
     roles: tuple[str, ...] = attrs.field(default=("actor", "critic"), converter=tuple)
     config_dest: str = "megatron_config_path"
     layer: str = "role-config"
-    rules: Callable[[argparse.ArgumentParser], RuleSet] = attrs.field(default=slime_rules, eq=False)
+    rules: Callable[[argparse.ArgumentParser], RuleSet] | None = attrs.field(default=None, eq=False)
 
 
 #: slime's ``--megatron-config-path`` contract: PPO's actor and critic.
@@ -85,9 +94,11 @@ _RULES: weakref.WeakKeyDictionary[argparse.ArgumentParser, dict[Any, tuple[int, 
 def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
     stamp = len(parser._actions)  # rebuilt when the parser gains an argument
     per_parser = _RULES.setdefault(parser, {})
-    cached = per_parser.get(preset)
+    key = (preset, preset.rules)  # equal presets may still build their rules differently
+    cached = per_parser.get(key)
     if cached is None or cached[0] != stamp:
-        cached = per_parser[preset] = (stamp, _to_rules(preset.rules(parser)))
+        build = preset.rules or functools.partial(slime_rules, layer=preset.layer)
+        cached = per_parser[key] = (stamp, _to_rules(build(parser)))
     return cached[1]
 
 
