@@ -434,6 +434,19 @@ class TestPresets:
         with pytest.raises(ConfigError, match="'lrr' is not an argument"):
             resolve_roles(made, argv, preset=Preset("x", config_dest="roles_file"))
 
+    def test_a_replaced_argument_is_seen(self, tmp_path: Path) -> None:
+        """conflict_handler="resolve" replaces an action without changing how many there are."""
+        made = argparse.ArgumentParser(conflict_handler="resolve")
+        made.add_argument("--megatron-config-path")
+        made.add_argument("--lr", type=float, default=1e-3)
+        path = tmp_path / "roles.yaml"
+        path.write_text("megatron:\n  - role: actor\n    overrides: {rate: 0.5}\n")
+        argv = ["--megatron-config-path", str(path)]
+        with pytest.raises(ConfigError, match="'rate' is not an argument"):
+            resolve_roles(made, argv)
+        made.add_argument("--lr", type=float, default=1e-3, dest="rate")  # replaces --lr
+        assert resolve_roles(made, argv)["actor"].rate == 0.5
+
     def test_slime_is_the_default(self) -> None:
         """The default preset is slime's."""
         assert (SLIME.roles, SLIME.config_dest) == (("actor", "critic"), "megatron_config_path")

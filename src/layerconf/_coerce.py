@@ -269,6 +269,27 @@ def expected_kind(action: argparse.Action) -> str:
 
 _UNSEEN: Any = object()
 
+#: What a parser's actions looked like: their number and a weak reference to the last one.
+ParserShape = tuple[int, "weakref.ref[argparse.Action] | None"]
+
+
+def parser_shape(parser: argparse.ArgumentParser) -> ParserShape:
+    """A mark telling whether `parser` gained or replaced an action since (`same_shape`).
+
+    argparse only ever appends actions, a ``conflict_handler="resolve"`` replacement too, so
+    the count and the last action tell. The action is held weakly: it refers to its parser,
+    which a cache keyed weakly by the parser must not keep alive.
+    """
+    actions = parser._actions
+    return len(actions), weakref.ref(actions[-1]) if actions else None
+
+
+def same_shape(parser: argparse.ArgumentParser, shape: ParserShape) -> bool:
+    """Whether `parser`'s actions are still those `shape` was taken of."""
+    actions = parser._actions
+    size, last = shape
+    return size == len(actions) and (last is None or last() is actions[-1])
+
 
 class _Table:
     """One parser's dests, and the spec of each dest a layer has held so far.
@@ -279,14 +300,13 @@ class _Table:
     which would then outlive its last user in `_TABLES`).
     """
 
-    __slots__ = ("defaults", "last", "positions", "size", "specs")
+    __slots__ = ("defaults", "positions", "shape", "specs")
 
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         actions = parser._actions
         # What the parser looked like: argparse only ever appends actions (a conflict_handler
         # "resolve" replacement too), and set_defaults rewrites action defaults.
-        self.size = len(actions)
-        self.last = weakref.ref(actions[-1]) if actions else None
+        self.shape = parser_shape(parser)
         self.defaults = dict(parser._defaults)
         positions: dict[str, list[int]] = {}
         for index, action in enumerate(actions):
@@ -297,10 +317,7 @@ class _Table:
         self.specs: dict[str, _Spec | None] = {}
 
     def current(self, parser: argparse.ArgumentParser) -> bool:
-        actions = parser._actions
-        if self.size != len(actions) or self.defaults != parser._defaults:
-            return False
-        return self.last is None or self.last() is actions[-1]
+        return same_shape(parser, self.shape) and self.defaults == parser._defaults
 
     def compile(self, parser: argparse.ArgumentParser, dest: str) -> _Spec | None:
         """The spec of `dest` (None: not a dest, or one layerconf leaves alone), kept."""

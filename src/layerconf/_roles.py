@@ -18,7 +18,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf._argparse import parse_known_args
-from layerconf._coerce import TypeCoercion
+from layerconf._coerce import ParserShape, TypeCoercion, parser_shape, same_shape
 from layerconf._ignored_keys import IgnoredKeys
 from layerconf._namespace import Namespace, provenance_of, with_inputs
 from layerconf._ppo_scope import PpoScope
@@ -86,19 +86,18 @@ class Preset:
 SLIME = Preset("slime")
 
 # Rule sets built per (parser, preset); held weakly so a parser can still be freed.
-_RULES: weakref.WeakKeyDictionary[argparse.ArgumentParser, dict[Any, tuple[int, RuleSet]]] = (
-    weakref.WeakKeyDictionary()
-)
+_RULES: weakref.WeakKeyDictionary[
+    argparse.ArgumentParser, dict[Any, tuple[ParserShape, RuleSet]]
+] = weakref.WeakKeyDictionary()
 
 
 def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
-    stamp = len(parser._actions)  # rebuilt when the parser gains an argument
     per_parser = _RULES.setdefault(parser, {})
     key = (preset, preset.rules)  # equal presets may still build their rules differently
     cached = per_parser.get(key)
-    if cached is None or cached[0] != stamp:
+    if cached is None or not same_shape(parser, cached[0]):  # rebuilt when an action changes
         build = preset.rules or functools.partial(slime_rules, layer=preset.layer)
-        cached = per_parser[key] = (stamp, _to_rules(build(parser)))
+        cached = per_parser[key] = (parser_shape(parser), _to_rules(build(parser)))
     return cached[1]
 
 
@@ -216,20 +215,19 @@ def _close_option(parser: argparse.ArgumentParser, flag: str) -> str | None:
     return did_you_mean(flag, options, cutoff=0.85)
 
 
-# Long options by (first letter, length), per parser; rebuilt when the parser gains an action.
+# Long options by (first letter, length), per parser; rebuilt when an action changes.
 _OPTIONS: weakref.WeakKeyDictionary[
-    argparse.ArgumentParser, tuple[int, dict[tuple[str, int], list[str]]]
+    argparse.ArgumentParser, tuple[ParserShape, dict[tuple[str, int], list[str]]]
 ] = weakref.WeakKeyDictionary()
 
 
 def _options_by_shape(parser: argparse.ArgumentParser) -> dict[tuple[str, int], list[str]]:
-    stamp = len(parser._actions)
     cached = _OPTIONS.get(parser)
-    if cached is None or cached[0] != stamp:
+    if cached is None or not same_shape(parser, cached[0]):
         index: dict[tuple[str, int], list[str]] = {}
         for action in parser._actions:
             for option in action.option_strings:
                 if option.startswith("--"):
                     index.setdefault((option[2:3], len(option)), []).append(option)
-        cached = _OPTIONS[parser] = (stamp, index)
+        cached = _OPTIONS[parser] = (parser_shape(parser), index)
     return cached[1]
