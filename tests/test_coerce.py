@@ -612,6 +612,15 @@ class TestExpectedKind:
         (action,) = [a for a in PARSER._actions if a.dest == dest]
         assert expected_kind(action) == kind
 
+    def test_a_registered_type_name_is_its_callable(self) -> None:
+        """A type given by a name registered with parser.register reads as what it converts
+        to, as the coercion rule converts it (in the parser itself and in a group)."""
+        parser = argparse.ArgumentParser()
+        parser.register("type", "count", int)
+        parser.add_argument("--x", type="count")
+        parser.add_argument_group("g").add_argument("--y", type="count")
+        assert [expected_kind(a) for a in parser._actions[1:]] == ["int", "int"]
+
     def test_long_choices_are_shortened(self, real_parser: argparse.ArgumentParser) -> None:
         """The platform's signals (33 on Linux) show ten, and the count."""
         (action,) = [a for a in real_parser._actions if a.dest == "exit_signal"]

@@ -263,8 +263,17 @@ def expected_kind(action: argparse.Action) -> str:
     `json.loads`; an action layerconf does not convert (help, version, store_const of a
     non-bool, append_const, custom action classes) is ``"any"``.
     """
-    spec = _spec_for(action, action.type, action.default, action.required)
+    container = getattr(action, "container", None)  # its parser or group (same registry)
+    type_ = _registered(container, action.type) if container is not None else action.type
+    spec = _spec_for(action, type_, action.default, action.required)
     return spec.kind if spec is not None else "any"
+
+
+def _registered(container: Any, type_: Any) -> Any:
+    """`type_`, or the callable registered under that name (``parser.register("type", ...)``)."""
+    if isinstance(type_, str):
+        return container._registry_get("type", type_, type_)
+    return type_
 
 
 _UNSEEN: Any = object()
@@ -342,10 +351,7 @@ def _dest_spec(parser: argparse.ArgumentParser, actions: list[argparse.Action]) 
     chosen = next((a for a in actions if not _is_flag(a)), actions[0])
     default = next((a.default for a in actions if a.default is not argparse.SUPPRESS), None)
     required = any(a.required for a in actions)
-    type_ = chosen.type
-    if isinstance(type_, str):  # a name registered with parser.register("type", ...)
-        type_ = parser._registry_get("type", type_, type_)
-    return _spec_for(chosen, type_, default, required)
+    return _spec_for(chosen, _registered(parser, chosen.type), default, required)
 
 
 def _is_flag(action: argparse.Action) -> bool:
