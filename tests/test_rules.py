@@ -295,6 +295,31 @@ class TestBadDecisions:
             stack([bad]).resolve()
 
 
+class TestExplainInRules:
+    """context.explain answers what its stage can know, and says so otherwise."""
+
+    def test_not_before_the_merge(self) -> None:
+        """A layers-stage rule has nothing to explain yet."""
+        asks = rule("layers", name="asks")(lambda context: [context.explain("lr")])
+        with pytest.raises(RuleError, match="not available in the 'layers' stage"):
+            stack([asks]).resolve()
+
+    def test_only_its_own_role_when_resolved(self) -> None:
+        """A resolved-stage rule knows its own role only."""
+        asks = rule("resolved", name="asks")(lambda context: [context.explain("lr", "actor")])
+        with pytest.raises(RuleError, match="asks about another role"):
+            LayerStack([Layer.from_mapping("default", {"lr": 1})], rules=[asks]).resolve(
+                role="critic"
+            )
+
+    def test_a_role_is_named_across_roles(self) -> None:
+        """A roles-stage rule says which role it asks about."""
+        asks = rule("roles", name="asks")(lambda context: [context.explain("lr")])
+        stacks = {"a": LayerStack([Layer.from_mapping("default", {"lr": 1})], rules=[asks])}
+        with pytest.raises(RuleError, match=r"needs a role: context.explain\(key, role\)"):
+            resolve_stacks(stacks)
+
+
 class TestRolesStage:
     """Rules of the roles stage compare the resolved roles."""
 

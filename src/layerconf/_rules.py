@@ -110,7 +110,9 @@ class RuleContext:
         return None
 
     def explain(self, key: str, role: str | None = None) -> Setting:
-        """Where `key` of `role` (default: the role being resolved) comes from, so far."""
+        """Where `key` of `role` comes from, so far: in the ``resolved`` stage of the role being
+        resolved (`role` None or that role), in the ``roles`` stage of the `role` named. Not
+        available in the ``layers`` stage, before the merge (`RuleError`)."""
         if self.explainer is None:
             raise RuleError(f"explain() is not available in the {self.stage!r} stage")
         return self.explainer(key, role)

@@ -126,7 +126,12 @@ def resolve_stacks(
 
 
 def _explain_role(resolutions: Mapping[str, _Resolution], key: str, role: str | None) -> Setting:
-    if role is None or role not in resolutions:
+    if role is None:
+        raise RuleError(
+            f"explain({key!r}) in the 'roles' stage needs a role: context.explain(key, role), "
+            f"role one of {sorted(resolutions)}"
+        )
+    if role not in resolutions:
         raise KeyError(f"no role {role!r}; roles: {sorted(resolutions)}")
     return resolutions[role].explain(key)
 
@@ -155,13 +160,22 @@ class _Resolution:
         return self
 
     def _context(self, stage: Stage) -> RuleContext:
+        # Before the merge there is nothing to explain: RuleContext.explain says so.
         return RuleContext(
             stage,
             self.role,
             tuple(self.layers),
             MappingProxyType(self.values),
-            explainer=lambda key, role: self.explain(key),
+            explainer=self._explain_own if stage == "resolved" else None,
         )
+
+    def _explain_own(self, key: str, role: str | None) -> Setting:
+        if role is not None and role != self.role:
+            raise RuleError(
+                f"explain({key!r}, {role!r}) asks about another role in the 'resolved' stage, "
+                f"where only role {self.role!r} is known; compare roles in a 'roles' stage rule"
+            )
+        return self.explain(key)
 
     def run_layer_rules(self) -> None:
         for candidate in self.stack.rules.for_stage("layers"):
