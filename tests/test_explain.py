@@ -145,6 +145,23 @@ class TestAssignedAfterResolution:
         ]
         assert str(setting).startswith(f"lr = 5e-06  from runtime {__file__}:{line};")
 
+    def test_a_mapping_assigned_names_its_line_for_each_leaf(self) -> None:
+        """Writes are recorded per attribute; a dotted key finds the write that set it."""
+        args = issue_example()
+        args.opt = {"beta1": 0.8, "beta2": 0.99}
+        line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+        setting = explain(args, "opt.beta2")
+        assert (setting.value, setting.layer, setting.source, setting.line) == (
+            0.99,
+            "runtime",
+            __file__,
+            line,
+        )
+        assert [(h.value, h.layer) for h in setting.history] == [
+            (0.98, "role-config"),
+            (0.95, "default"),
+        ]
+
     def test_every_assignment_is_kept(self) -> None:
         """Two assignments: the last wins, the first is in the history."""
         args = issue_example()

@@ -26,7 +26,26 @@ def explain(args: argparse.Namespace, key: str) -> Setting:
     `key` is an attribute name, or a dotted path into a nested mapping (``"opt.beta2"``).
     Raises `UnknownKeyError` (a `KeyError`) with a did-you-mean for a key `args` does not hold.
     """
-    return setting_for(vars(args), _provenance(args), key, runtime_writes(args, key))
+    return setting_for(vars(args), _provenance(args), key, _writes_at(args, key))
+
+
+def _writes_at(args: argparse.Namespace, key: str) -> list[Write]:
+    """The assignments that set `key`: writes are recorded per attribute, so for a dotted key
+    inside a mapping, the writes of its attribute that hold the key, with the key's value."""
+    writes = runtime_writes(args, key)
+    if writes or not isinstance(key, str) or "." not in key or key in vars(args):
+        return writes
+    first, *rest = split_key(key)
+    found: list[Write] = []
+    for value, source, line in runtime_writes(args, first):
+        node = value
+        for part in rest:
+            if type(node) is not dict or part not in node:
+                break
+            node = node[part]
+        else:
+            found.append((node, source, line))
+    return found
 
 
 def _provenance(args: argparse.Namespace) -> Provenance:
