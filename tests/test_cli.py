@@ -837,6 +837,39 @@ class TestUsersParser:
         assert {"color", "lr"} <= set(keys)
         assert "size" not in keys
 
+    def test_a_parser_whose_own_code_raises(self, launcher: list[str], tmp_path: Path) -> None:
+        """The trainer's action raising is one line naming it and where, not a traceback."""
+        (tmp_path / "broken.py").write_text(
+            "import argparse\n"
+            "class Boom(argparse.Action):\n"
+            "    def __call__(self, parser, namespace, values, option_string=None):\n"
+            "        raise RuntimeError('boom')\n"
+            "PARSER = argparse.ArgumentParser()\n"
+            "PARSER.add_argument('--x', action=Boom)\n"
+        )
+        result = run(launcher, "check", "--parser", "broken:PARSER", "--", "--x", "1", cwd=tmp_path)
+        assert result.returncode == 2
+        assert "Traceback" not in result.stderr
+        assert result.stderr.splitlines() == [
+            "layerconf: error: the trainer's parser raised RuntimeError: boom at "
+            f"{tmp_path / 'broken.py'}:4; run the trainer with the same command line to see "
+            "the traceback"
+        ]
+
+    def test_a_file_named_as_an_imported_module(self, launcher: list[str], tmp_path: Path) -> None:
+        """A parser file named yaml.py must not replace the yaml module layerconf uses."""
+        # In a folder of its own: `python -m` puts the working directory first on sys.path.
+        (tmp_path / "trainer").mkdir()
+        (tmp_path / "trainer" / "yaml.py").write_text(
+            "import argparse\nPARSER = argparse.ArgumentParser()\n"
+        )
+        result = run(launcher, "check", "--parser", "trainer/yaml.py:PARSER", "--", cwd=tmp_path)
+        assert result.returncode == 2
+        assert result.stderr.startswith(
+            "layerconf: error: --parser: trainer/yaml.py would replace the module 'yaml' imported "
+            "from elsewhere; rename the file"
+        ), result.stderr
+
     def test_a_file_path(self, launcher: list[str], trainer: Path) -> None:
         """MODULE may be a path to a .py file."""
         result = run(

@@ -552,17 +552,40 @@ def _import_file(path: str) -> Any:
 
     if not os.path.isfile(path):
         raise _UsageError(f"--parser: no such file: {path}")
+    name = os.path.splitext(os.path.basename(path))[0]
+    if _other_module(name, os.path.abspath(path)):
+        raise _UsageError(
+            f"--parser: {path} would replace the module {name!r} imported from elsewhere; "
+            "rename the file, or name its module as MODULE:ATTR"
+        )
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:
         sys.path.insert(0, directory)  # as running the script would: its siblings import
-    name = os.path.splitext(os.path.basename(path))[0]
     found = importlib.util.spec_from_file_location(name, path)
     if found is None or found.loader is None:
         raise _UsageError(f"--parser: cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(found)
-    sys.modules[name] = module
-    found.loader.exec_module(module)
+    sys.modules[name] = module  # under its own name: records name its enums by that module
+    try:
+        found.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
+
+
+def _other_module(name: str, path: str) -> bool:
+    """Whether `name` is another module than the file at `path`, imported or importable."""
+    import importlib.util
+
+    module = sys.modules.get(name)
+    if module is not None:
+        return getattr(module, "__file__", None) != path
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and spec.origin != path
 
 
 def _describe(error: BaseException) -> str:
@@ -659,7 +682,7 @@ def _resolve(parser: argparse.ArgumentParser, argv: list[str]) -> _Outcome:
             return _Outcome(None, [_stop_problem(hidden.message, parser, argv)])
         problem = _crash_problem(error, argv)
         if problem is None:
-            raise
+            raise _UsageError(_crash_text(error)) from None
         return _Outcome(None, [problem])
     scrubber = _SCRUBBER.get()
     if scrubber is not None:  # a role file's secrets too, wherever their text is quoted
@@ -741,6 +764,18 @@ def _value_index(argv: list[str], option: int, value: str) -> int:
         if argv[index] == value or (index == option and argv[index].endswith("=" + value)):
             return index
     return option
+
+
+def _crash_text(error: Exception) -> str:
+    """One line for an exception the trainer's own code raised while parsing: what and where."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return (
+        f"the trainer's parser raised {type(error).__name__}: {error}{where}; run the trainer "
+        "with the same command line to see the traceback"
+    )
 
 
 def _crash_problem(error: Exception, argv: list[str]) -> Problem | None:
