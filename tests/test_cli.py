@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import enum
 import json
 import math
@@ -596,6 +597,21 @@ class TestSchema:
         assert entry["properties"]["role"]["enum"] == list(SLIME.roles)
         assert entry["additionalProperties"] is False
         assert schema["$defs"]["overrides"]["additionalProperties"] is False
+
+    def test_help_fields_as_help_fills_them(self) -> None:
+        """%(type)s, %(default)s, %(choices)s read as in --help; a bad field stays as written."""
+        parser = argparse.ArgumentParser(prog="t")
+        parser.add_argument(
+            "--x",
+            type=int,
+            default=3,
+            choices=[1, 2, 3],
+            help="an %(type)s, default %(default)s of %(choices)s",
+        )
+        parser.add_argument("--y", help="bad %(nope)s")
+        properties = role_file_schema(parser)["$defs"]["overrides"]["properties"]
+        assert properties["x"]["description"].startswith("an int, default 3 of 1, 2, 3\n")
+        assert properties["y"]["description"].startswith("bad %(nope)s\n")
 
     def test_every_dest(self, schema: dict[str, Any]) -> None:
         """Every dest has a property with a description, and its default where JSON holds it."""

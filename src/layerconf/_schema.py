@@ -197,20 +197,15 @@ def _allow_null(schema: dict[str, Any]) -> None:
 
 
 def _help_text(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
-    """The action's help with argparse's ``%(default)s``-style fields filled in."""
+    """The action's help with argparse's ``%(default)s``-style fields filled in, as ``--help``
+    fills them (argparse's own formatter does it); the text as written if that fails."""
     text = action.help
     if not text or text is argparse.SUPPRESS:
         return ""
     if "%" not in text:
         return text
-    params: dict[str, Any] = dict(vars(action), prog=parser.prog)
-    for name in list(params):
-        if params[name] is argparse.SUPPRESS:
-            del params[name]
-    if params.get("choices") is not None:
-        params["choices"] = ", ".join(str(choice) for choice in params["choices"])
     try:
-        return text % params
+        return str(parser._get_formatter()._expand_help(action))
     except (KeyError, TypeError, ValueError):
         return text
 
