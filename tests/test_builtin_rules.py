@@ -262,6 +262,22 @@ class TestPpoScope:
         stack = LayerStack([*base(**cli), role_layer({"lr": 1e-5})], rules=[PpoScope()])
         assert notices(stack.resolve(role="critic")) == ()
 
+    def test_the_hint_names_the_configured_flags(self) -> None:
+        """A PpoScope for other dests says what would run the critic with those."""
+        rule = PpoScope(
+            use_critic_dest="with_value_model",
+            estimator_dest="advantage_estimator",
+            critic_estimators=frozenset({"gae", "ppo"}),
+        )
+        stack = LayerStack([*base(), role_layer({"lr": 1e-5})], rules=[rule])
+        with pytest.warns(LayerconfWarning):
+            args = stack.resolve(role="critic")
+        (problem,) = notices(args)
+        assert problem.hint == (
+            "add --with-value-model or --advantage-estimator gae or --advantage-estimator ppo, "
+            "or remove the critic entry"
+        )
+
     def test_actor_is_not_checked(self) -> None:
         """Only the critic's overrides are about the critic."""
         stack = LayerStack([*base(), role_layer({"lr": 1e-5})], rules=[PpoScope()])

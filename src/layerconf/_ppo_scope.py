@@ -37,18 +37,18 @@ class PpoScope:
         layer = context.layer(self.layer)
         if layer is None or not layer.values:
             return
-        values = context.values
-        if (
-            values.get(self.use_critic_dest)
-            or values.get(self.estimator_dest) in self.critic_estimators
-        ):
+        estimator = context.values.get(self.estimator_dest)
+        if context.values.get(self.use_critic_dest) or estimator in self.critic_estimators:
             return
-        estimator = values.get(self.estimator_dest)
+        use_critic = "--" + self.use_critic_dest.replace("_", "-")
+        estimator_flag = "--" + self.estimator_dest.replace("_", "-")
+        runs_critic = " or ".join(
+            f"{estimator_flag} {name}" for name in sorted(self.critic_estimators)
+        )
         yield Problem.at(
             layer.origin,
             f"the {self.role}'s overrides are unused: no critic runs "
-            f"(--{self.estimator_dest.replace('_', '-')} is {estimator!r} and "
-            f"--{self.use_critic_dest.replace('_', '-')} is not given)",
-            hint=f"add --use-critic or --advantage-estimator ppo, or remove the {self.role} entry",
+            f"({estimator_flag} is {estimator!r} and {use_critic} is not given)",
+            hint=f"add {use_critic} or {runs_critic}, or remove the {self.role} entry",
             severity="warning",
         )
