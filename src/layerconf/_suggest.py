@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def did_you_mean(word: str, candidates: Iterable[str], *, cutoff: float = 0.6) -> str | None:
     """The closest candidate to `word`, or None when nothing is close enough (`cutoff` is
     difflib's similarity ratio)."""
+    import difflib  # only when a message needs it: not at `import layerconf`
+
     pool = list(candidates)
     matches = difflib.get_close_matches(word, pool, n=1, cutoff=cutoff)
     if not matches:

@@ -8,7 +8,7 @@ also where the dest differs from the flag (``disable-bias-linear`` -> ``add_bias
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 import attrs
@@ -53,16 +53,16 @@ class UnknownKeys:
     also_known: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     name: str = "unknown-keys"
     stage: Literal["layers"] = "layers"
+    _index: tuple[frozenset[str], dict[str, str]] = attrs.field(init=False, eq=False, repr=False)
     _dests: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
-    _flags: Mapping[str, str] = attrs.field(init=False, eq=False, repr=False)
+
+    @_index.default
+    def _read_index(self) -> tuple[frozenset[str], dict[str, str]]:
+        return parser_dests(self.parser)  # one walk over the parser's actions
 
     @_dests.default
     def _read_dests(self) -> frozenset[str]:
-        return parser_dests(self.parser)[0] | self.also_known
-
-    @_flags.default
-    def _read_flags(self) -> Mapping[str, str]:
-        return parser_dests(self.parser)[1]
+        return self._index[0] | self.also_known
 
     def __call__(self, context: RuleContext) -> Iterator[Decision]:
         layer = context.layer(self.layer)
@@ -90,6 +90,6 @@ class UnknownKeys:
 
     def _dest_of_flag(self, key: str) -> str | None:
         for option in (key, "--" + key, "-" + key):
-            if option in self._flags:
-                return self._flags[option]
+            if option in self._index[1]:
+                return self._index[1][option]
         return dest_of_flag(key, self._dests)
