@@ -65,6 +65,14 @@ def parser() -> argparse.ArgumentParser:
     return load_profile("megatron-slime")
 
 
+def lr_parser(role_file_flag: str, **options: Any) -> argparse.ArgumentParser:
+    """A small trainer parser: its role-file flag and --lr."""
+    made = argparse.ArgumentParser(**options)
+    made.add_argument(role_file_flag)
+    made.add_argument("--lr", type=float, default=1e-3)
+    return made
+
+
 def resolve(
     parser: argparse.ArgumentParser, tmp_path: Path, yaml: str | None, *extra: str
 ) -> dict[str, Any]:
@@ -407,9 +415,7 @@ class TestPresets:
 
     def test_a_preset_of_another_layer_name_keeps_every_check(self, tmp_path: Path) -> None:
         """The default rules work on the preset's role layer, whatever it is named."""
-        made = argparse.ArgumentParser()
-        made.add_argument("--roles-file")
-        made.add_argument("--lr", type=float, default=1e-3)
+        made = lr_parser("--roles-file")
         path = tmp_path / "roles.yaml"
         path.write_text("megatron:\n  - role: actor\n    overrides: {lr: '3', lrr: 1}\n")
         preset = Preset("mine", config_dest="roles_file", layer="overrides")
@@ -423,9 +429,7 @@ class TestPresets:
 
     def test_presets_equal_but_for_their_rules_get_their_own(self, tmp_path: Path) -> None:
         """Rule sets are kept per parser and preset: a preset's own rules are never another's."""
-        made = argparse.ArgumentParser()
-        made.add_argument("--roles-file")
-        made.add_argument("--lr", type=float, default=1e-3)
+        made = lr_parser("--roles-file")
         path = tmp_path / "roles.yaml"
         path.write_text("megatron:\n  - role: actor\n    overrides: {lrr: 1}\n")
         argv = ["--roles-file", str(path)]
@@ -436,9 +440,7 @@ class TestPresets:
 
     def test_a_replaced_argument_is_seen(self, tmp_path: Path) -> None:
         """conflict_handler="resolve" replaces an action without changing how many there are."""
-        made = argparse.ArgumentParser(conflict_handler="resolve")
-        made.add_argument("--megatron-config-path")
-        made.add_argument("--lr", type=float, default=1e-3)
+        made = lr_parser("--megatron-config-path", conflict_handler="resolve")
         path = tmp_path / "roles.yaml"
         path.write_text("megatron:\n  - role: actor\n    overrides: {rate: 0.5}\n")
         argv = ["--megatron-config-path", str(path)]
