@@ -20,7 +20,7 @@ from typing import Any
 
 import layerconf
 from _timing import QUICK, measure, report, save
-from layerconf import _argparse
+from layerconf.sources import argv as _argparse
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _timing import measure, report, save
 from layerconf import Layer, LayerStack, RuleContext, load_profile
-from layerconf._coerce import _TABLES, TypeCoercion, _Table, expected_kind
+from layerconf.rules.coercion import _TABLES, TypeCoercion, _Table, expected_kind
 
 # What a critic overrides: two values to convert ('1e-5', an int for a float), eight right.
 ROLE = {

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from _timing import QUICK, measure, report, save
-from layerconf import _profile
+from layerconf.profiles import loader as _profile
 from layerconf.profiles._compile import reference_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,7 @@ MODULE = "megatron_slime"
 # Each child imports what both paths need, then prints the seconds of one first build: the
 # interpreter is fresh (no data decoded, argparse never used yet, cold caches) and gc runs.
 _PRELUDE = """
-import json, time, layerconf._profile as p, layerconf.profiles._compile as c
+import json, time, layerconf.profiles.loader as p, layerconf.profiles._compile as c
 import layerconf.profiles.megatron_slime
 """
 _CHILD = {
@@ -42,11 +42,12 @@ t = time.perf_counter()
 with open({str(FIXTURE)!r}, "rb") as f: c.reference_parser(json.load(f))
 print(time.perf_counter() - t)
 """,
-    "fresh process: import layerconf._profile and its type module": """
+    "fresh process: import layerconf.profiles.loader and its type module": """
 import sys
-for name in ("layerconf._profile", "layerconf.profiles.megatron_slime"): del sys.modules[name]
+for name in ("layerconf.profiles.loader", "layerconf.profiles.megatron_slime"):
+    del sys.modules[name]
 t = time.perf_counter()
-import layerconf._profile, layerconf.profiles.megatron_slime
+import layerconf.profiles.loader, layerconf.profiles.megatron_slime
 print(time.perf_counter() - t)
 """,
 }

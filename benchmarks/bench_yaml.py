@@ -19,7 +19,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _timing import cold, measure, report, save
-from layerconf._yaml import check_role_file, parse_yaml, read_role_file
+from layerconf.sources.yaml import check_role_file, parse_yaml, read_role_file
 
 ROOT = Path(__file__).parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "slime_ppo_megatron.yaml"

@@ -37,7 +37,7 @@ from layerconf import (
     notices,
     resolve_roles,
 )
-from layerconf._audit import (
+from layerconf.audits.record import (
     AUDIT_FILE,
     FORMAT,
     AuditError,
@@ -51,8 +51,8 @@ from layerconf._audit import (
     load_audit,
     write_audit,
 )
-from layerconf._namespace import provenance_of
-from layerconf._secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
+from layerconf.core.namespace import provenance_of
+from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
 from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
 
 from .strategies import layer_lists, policies
@@ -498,7 +498,7 @@ HASH_SEED_SCRIPT = textwrap.dedent(
     """
     import pathlib, sys
     from layerconf import Layer, LayerStack, load_profile, resolve_roles
-    from layerconf._audit import audit
+    from layerconf.audits.record import audit
 
     roles = resolve_roles(load_profile(), pathlib.Path("slime_ppo_argv.txt").read_text().splitlines())
     words = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}
@@ -749,7 +749,7 @@ WRITER_SCRIPT = textwrap.dedent(
     """
     import os, pathlib, sys
     from layerconf import load_profile, resolve_roles
-    from layerconf import _audit
+    from layerconf.audits import record as _audit
 
     mode, directory = sys.argv[1], sys.argv[2]
     argv = pathlib.Path("slime_ppo_argv.txt").read_text().splitlines()

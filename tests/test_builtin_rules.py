@@ -18,11 +18,11 @@ from layerconf import (
     notices,
     resolve_stacks,
 )
-from layerconf._ignored_keys import IgnoredKeys
-from layerconf._ppo_scope import PpoScope
-from layerconf._role_defaults import RoleDefaults
-from layerconf._topology import TopologyGuard
-from layerconf._unknown_keys import UnknownKeys
+from layerconf.rules.ignored_keys import IgnoredKeys
+from layerconf.rules.ppo_scope import PpoScope
+from layerconf.rules.role_defaults import RoleDefaults
+from layerconf.rules.topology import TopologyGuard
+from layerconf.rules.unknown_keys import UnknownKeys
 
 
 def parser() -> argparse.ArgumentParser:

@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from layerconf import SLIME, ConfigError, Layer, LayerStack, Origin, TypeCoercion, load_profile
-from layerconf._cli import jsonable, main
-from layerconf._schema import FLOAT_PATTERN, INT_PATTERN, role_file_schema
+from layerconf.cli.app import jsonable, main
+from layerconf.presets.schema import FLOAT_PATTERN, INT_PATTERN, role_file_schema
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

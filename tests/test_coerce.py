@@ -30,8 +30,8 @@ from layerconf import (
     explain,
     load_profile,
 )
-from layerconf._coerce import _TABLES, TypeCoercion, _table_of, expected_kind
 from layerconf.profiles.megatron_slime import AttnBackend
+from layerconf.rules.coercion import _TABLES, TypeCoercion, _table_of, expected_kind
 
 # --- the real Megatron + slime parser ------------------------------------------------------
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 
 from layerconf import Layer, LayerStack, Namespace, explain, explain_all, notices, provenance_of
-from layerconf._records import join_path
+from layerconf.core.records import join_path
 
 from .strategies import layer_lists, leaf_paths
 

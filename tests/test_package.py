@@ -48,7 +48,7 @@ class TestLazyLoading:
         """Using a lazy name loads its module, once."""
         code = (
             "import sys, layerconf; layerconf.resolve_roles; "
-            "print('layerconf._roles' in sys.modules, layerconf.resolve_roles is layerconf.resolve_roles)"
+            "print('layerconf.presets.resolve' in sys.modules, layerconf.resolve_roles is layerconf.resolve_roles)"
         )
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-from layerconf import UnknownProfileError, _profile, available_profiles, load_profile
+from layerconf import UnknownProfileError, available_profiles, load_profile
 from layerconf.exceptions import LayerconfError
 from layerconf.profiles import _compile
+from layerconf.profiles import loader as _profile
 from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
 
-SHIPPED = Path(_profile.__file__).parent / "profiles" / "megatron_slime.json"
+SHIPPED = Path(_profile.__file__).parent / "megatron_slime.json"
 ADDED = ("use_critic", "critic_num_nodes", "critic_num_gpus_per_node")
 
 

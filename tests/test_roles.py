@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from layerconf import ConfigError, LayerconfWarning, Reason, RuleSet, explain, load_profile, notices
-from layerconf._roles import SLIME, Preset, resolve_roles, slime_rules
-from layerconf._topology import TopologyGuard
+from layerconf.presets.resolve import SLIME, Preset, resolve_roles, slime_rules
+from layerconf.rules.topology import TopologyGuard
 
 # The contract's "Typical use" command line, completed with the one required argument.
 TYPICAL = [

@@ -10,8 +10,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from layerconf import Layer, LayerStack, Reason, explain
-from layerconf._merge import merge_layers, trace
-from layerconf._records import join_path
+from layerconf.core.merge import merge_layers, trace
+from layerconf.core.records import join_path
 
 from .strategies import containers, layer_lists, leaf_paths, mappings, policies
 

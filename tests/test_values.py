@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from layerconf._values import copy_value, is_atomic, same_value
+from layerconf.core.values import copy_value, is_atomic, same_value
 
 
 class Color(enum.Enum):

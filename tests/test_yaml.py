@@ -17,9 +17,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import layerconf._yaml as yaml_source
+import layerconf.sources.yaml as yaml_source
 from layerconf import ConfigError, Layer, Origin
-from layerconf._yaml import (
+from layerconf.sources.yaml import (
     MAX_DEPTH,
     Position,
     RoleFile,

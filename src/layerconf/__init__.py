@@ -8,11 +8,11 @@ dependencies.
 
 from typing import TYPE_CHECKING, Any
 
-from layerconf._explain import explain, explain_all
-from layerconf._merge import Policy
-from layerconf._namespace import Namespace, Provenance, notices, provenance_of
-from layerconf._records import Layer, Origin, Reason, Setting
-from layerconf._rules import (
+from layerconf.core.explain import explain, explain_all
+from layerconf.core.merge import Policy
+from layerconf.core.namespace import Namespace, Provenance, notices, provenance_of
+from layerconf.core.records import Layer, Origin, Reason, Setting
+from layerconf.core.rules import (
     Convert,
     Decision,
     Drop,
@@ -24,8 +24,8 @@ from layerconf._rules import (
     Stage,
     rule,
 )
-from layerconf._secrets import SECRETS, SecretPolicy, is_secret, redact
-from layerconf._stack import LayerStack, resolve_stacks
+from layerconf.core.secrets import SECRETS, SecretPolicy, is_secret, redact
+from layerconf.core.stack import LayerStack, resolve_stacks
 from layerconf.exceptions import (
     AuditError,
     ConfigError,
@@ -39,8 +39,7 @@ from layerconf.exceptions import (
 )
 
 if TYPE_CHECKING:
-    from layerconf._argparse import parse_args, parse_known_args
-    from layerconf._audit import (
+    from layerconf.audits.record import (
         AuditChange,
         AuditRecord,
         OpaqueValue,
@@ -50,10 +49,11 @@ if TYPE_CHECKING:
         load_audit,
         write_audit,
     )
-    from layerconf._coerce import TypeCoercion, expected_kind
-    from layerconf._profile import available_profiles, load_profile
-    from layerconf._roles import SLIME, Preset, resolve_roles, slime_rules
-    from layerconf._yaml import (
+    from layerconf.presets.resolve import SLIME, Preset, resolve_roles, slime_rules
+    from layerconf.profiles.loader import available_profiles, load_profile
+    from layerconf.rules.coercion import TypeCoercion, expected_kind
+    from layerconf.sources.argv import parse_args, parse_known_args
+    from layerconf.sources.yaml import (
         RoleFile,
         YamlDocument,
         check_role_file,
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 
 # Loaded on first use: public name -> the module that defines it.
 _LAZY = {
-    **dict.fromkeys(["parse_args", "parse_known_args"], "layerconf._argparse"),
+    **dict.fromkeys(["parse_args", "parse_known_args"], "layerconf.sources.argv"),
     **dict.fromkeys(
         [
             "AuditChange",
@@ -77,11 +77,13 @@ _LAZY = {
             "load_audit",
             "write_audit",
         ],
-        "layerconf._audit",
+        "layerconf.audits.record",
     ),
-    **dict.fromkeys(["TypeCoercion", "expected_kind"], "layerconf._coerce"),
-    **dict.fromkeys(["available_profiles", "load_profile"], "layerconf._profile"),
-    **dict.fromkeys(["SLIME", "Preset", "resolve_roles", "slime_rules"], "layerconf._roles"),
+    **dict.fromkeys(["TypeCoercion", "expected_kind"], "layerconf.rules.coercion"),
+    **dict.fromkeys(["available_profiles", "load_profile"], "layerconf.profiles.loader"),
+    **dict.fromkeys(
+        ["SLIME", "Preset", "resolve_roles", "slime_rules"], "layerconf.presets.resolve"
+    ),
     **dict.fromkeys(
         [
             "RoleFile",
@@ -92,7 +94,7 @@ _LAZY = {
             "parse_yaml",
             "read_role_file",
         ],
-        "layerconf._yaml",
+        "layerconf.sources.yaml",
     ),
 }
 

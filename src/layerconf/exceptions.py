@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from layerconf._suggest import suggestion
+from layerconf.core.suggest import suggestion
 
 if TYPE_CHECKING:
-    from layerconf._records import Origin
+    from layerconf.core.records import Origin
 
 __all__ = [
     "AuditError",

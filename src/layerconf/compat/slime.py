@@ -23,16 +23,16 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf._ignored_keys import RESOURCE_KEYS, IgnoredKeys
-from layerconf._merge import merge_layers
-from layerconf._namespace import Namespace, provenance_of
-from layerconf._records import Layer, Origin
-from layerconf._role_defaults import RoleDefaults
-from layerconf._rules import Convert, Decision, RuleContext, RuleSet
-from layerconf._stack import LayerStack
-from layerconf._values import same_value
-from layerconf._yaml import check_role_file
+from layerconf.core.merge import merge_layers
+from layerconf.core.namespace import Namespace, provenance_of
+from layerconf.core.records import Layer, Origin
+from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
+from layerconf.core.stack import LayerStack
+from layerconf.core.values import same_value
 from layerconf.exceptions import ConfigError, Problem
+from layerconf.rules.ignored_keys import RESOURCE_KEYS, IgnoredKeys
+from layerconf.rules.role_defaults import RoleDefaults
+from layerconf.sources.yaml import check_role_file
 
 __all__ = ["SlimeConfigError", "parse_megatron_role_args"]
 

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from layerconf import _profile
+from layerconf.profiles import loader as _profile
 from layerconf.profiles import megatron_slime
 
 __all__ = ["FORMAT", "KINDS", "compile_profile", "dumps", "main", "reference_parser"]

@@ -8,11 +8,11 @@ from typing import Any
 
 import attrs
 
-from layerconf._merge import trace
-from layerconf._namespace import Provenance, Write, provenance_of, runtime_writes
-from layerconf._records import Origin, Path, Reason, Setting, join_path, split_key
-from layerconf._suggest import suggestion
-from layerconf._values import copy_value, same_value
+from layerconf.core.merge import trace
+from layerconf.core.namespace import Provenance, Write, provenance_of, runtime_writes
+from layerconf.core.records import Origin, Path, Reason, Setting, join_path, split_key
+from layerconf.core.suggest import suggestion
+from layerconf.core.values import copy_value, same_value
 from layerconf.exceptions import NoProvenanceError, UnknownKeyError
 
 __all__ = ["explain", "explain_all", "setting_for"]

@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, Union, runtime_checkable
 
 import attrs
 
-from layerconf._records import Layer, Setting
+from layerconf.core.records import Layer, Setting
 from layerconf.exceptions import Problem, RuleError
 
 __all__ = [

@@ -41,9 +41,9 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf._records import Origin
-from layerconf._rules import Convert, Decision, RuleContext, Stage
-from layerconf._suggest import did_you_mean_hint
+from layerconf.core.records import Origin
+from layerconf.core.rules import Convert, Decision, RuleContext, Stage
+from layerconf.core.suggest import did_you_mean_hint
 from layerconf.exceptions import Problem
 
 __all__ = ["TypeCoercion", "expected_kind"]

@@ -29,15 +29,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from layerconf._audit import AuditRecord
-    from layerconf._namespace import Namespace
-    from layerconf._records import Origin, Setting
+    from layerconf.audits.record import AuditRecord
+    from layerconf.core.namespace import Namespace
+    from layerconf.core.records import Origin, Setting
     from layerconf.exceptions import Problem
 
     # A table cell: its text, and a colour applied after padding (alignment ignores ANSI).
     _Cell = tuple[str, Callable[[str], str] | None]
 
-from layerconf._values import json_key, jsonable
+from layerconf.core.values import json_key, jsonable
 
 __all__ = ["jsonable", "main"]
 
@@ -140,7 +140,7 @@ def _parser_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _role_option(parser: argparse.ArgumentParser) -> None:
-    from layerconf._roles import SLIME
+    from layerconf.presets.resolve import SLIME
 
     parser.add_argument(
         "--role",
@@ -191,7 +191,7 @@ def _no_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _audit_options(parser: argparse.ArgumentParser) -> None:
-    from layerconf._audit import AUDIT_FILE
+    from layerconf.audits.record import AUDIT_FILE
 
     parser.add_argument(
         "-o",
@@ -439,7 +439,7 @@ def _main(arguments: list[str]) -> int:
         # `audit diff`, `audit replay`: `audit` itself takes no positional argument.
         subcommands = [command.split()[1] for command in commands if command.startswith("audit ")]
         if rest[0] not in subcommands:
-            from layerconf._suggest import suggestion
+            from layerconf.core.suggest import suggestion
 
             raise _UsageError(
                 f"unknown audit command {rest[0]!r}{suggestion(rest[0], subcommands)} (audit "
@@ -449,7 +449,7 @@ def _main(arguments: list[str]) -> int:
         name, rest = f"{name} {rest[0]}", rest[1:]
     command = commands.get(name)
     if command is None:
-        from layerconf._suggest import suggestion
+        from layerconf.core.suggest import suggestion
 
         what = "option" if name.startswith("-") else "command"
         raise _UsageError(
@@ -479,8 +479,8 @@ def _main(arguments: list[str]) -> int:
 def _trainer_parser(options: argparse.Namespace) -> argparse.ArgumentParser:
     if options.parser is not None:
         return _import_parser(options.parser)
-    from layerconf._profile import load_profile
     from layerconf.exceptions import UnknownProfileError
+    from layerconf.profiles.loader import load_profile
 
     try:
         return load_profile(options.profile)
@@ -522,7 +522,7 @@ def _import_parser(spec: str) -> argparse.ArgumentParser:
         try:
             target = getattr(target, part)
         except AttributeError:
-            from layerconf._suggest import suggestion
+            from layerconf.core.suggest import suggestion
 
             names = [name for name in dir(target) if not name.startswith("_")]
             raise _UsageError(
@@ -658,9 +658,9 @@ def _resolved(options: argparse.Namespace, argv: list[str]) -> _Outcome:
 def _resolve(parser: argparse.ArgumentParser, argv: list[str]) -> _Outcome:
     import warnings
 
-    from layerconf._namespace import notices
-    from layerconf._roles import resolve_roles
+    from layerconf.core.namespace import notices
     from layerconf.exceptions import ConfigError, LayerconfError, LayerconfWarning
+    from layerconf.presets.resolve import resolve_roles
 
     try:
         with warnings.catch_warnings():
@@ -710,7 +710,7 @@ def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: li
     """A problem for argparse's own error message, at the argv token it is about."""
     import re
 
-    from layerconf._suggest import did_you_mean_hint
+    from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
 
     if message is None:  # --help, --version, or an action that exits
@@ -782,7 +782,7 @@ def _crash_problem(error: Exception, argv: list[str]) -> Problem | None:
     """The problem of an exception argparse let through from a type callable, or None."""
     import traceback
 
-    from layerconf._suggest import did_you_mean_hint
+    from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
 
     tb: TracebackType | None = error.__traceback__
@@ -829,7 +829,7 @@ class _Scrubber:
     """
 
     def __init__(self) -> None:
-        from layerconf._secrets import SECRETS
+        from layerconf.core.secrets import SECRETS
 
         self.policy = SECRETS
         self.secrets: list[str] = []
@@ -846,7 +846,7 @@ class _Scrubber:
         self.secrets = sorted(known, key=len, reverse=True)  # a secret holding another goes whole
 
     def add_argv(self, argv: Sequence[str]) -> None:
-        from layerconf._secrets import redact_argv
+        from layerconf.core.secrets import redact_argv
 
         self.add(redact_argv(argv, self.policy)[1])
 
@@ -892,7 +892,7 @@ def _scrubbed_output(scrubber: _Scrubber) -> Iterator[None]:
 
 def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
     """The text of every secret the roles hold: secret keys' values, also inside mappings."""
-    from layerconf._secrets import SECRETS, secret_texts
+    from layerconf.core.secrets import SECRETS, secret_texts
 
     found: list[str] = []
 
@@ -915,7 +915,7 @@ def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
 
 def _shown(setting: Setting) -> Setting:
     """`setting` as it may be printed: secret values and ``--wandb-key=...`` tokens redacted."""
-    from layerconf._secrets import redact_setting
+    from layerconf.core.secrets import redact_setting
 
     return redact_setting(setting)
 
@@ -1038,7 +1038,7 @@ def _origin_fields(origin: Origin | None) -> dict[str, Any]:
     """Every field of `origin` in its order (all null without one): the CLI's origin fields."""
     import attrs
 
-    from layerconf._records import Origin
+    from layerconf.core.records import Origin
 
     if origin is None:
         return dict.fromkeys(attrs.fields_dict(Origin))
@@ -1075,8 +1075,8 @@ def _selected(roles: dict[str, Namespace], role: str | None) -> dict[str, Namesp
 
 
 def _run_explain(options: argparse.Namespace, argv: list[str]) -> int:
-    from layerconf._explain import explain
-    from layerconf._suggest import suggestion
+    from layerconf.core.explain import explain
+    from layerconf.core.suggest import suggestion
 
     outcome = _resolved(options, argv)
     if outcome.roles is None:
@@ -1158,7 +1158,7 @@ def _show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Names
 
     `options` are those of `_shown_options`: ``changed``, ``json``, ``yaml``.
     """
-    from layerconf._explain import explain_all
+    from layerconf.core.explain import explain_all
 
     shown: dict[str, list[Setting]] = {}
     totals: dict[str, int] = {}
@@ -1248,8 +1248,8 @@ def _yamlable(value: Any) -> Any:
 
 
 def _run_diff(options: argparse.Namespace, argv: list[str]) -> int:
-    from layerconf._explain import explain
-    from layerconf._values import same_value
+    from layerconf.core.explain import explain
+    from layerconf.core.values import same_value
 
     outcome = _resolved(options, argv)
     if outcome.roles is None:
@@ -1351,7 +1351,7 @@ def _run_schema(options: argparse.Namespace, argv: list[str]) -> int:
         title = f"role file of {PROG} --parser {options.parser}"
     else:
         title = f"role file of {PROG} profile {options.profile!r}"
-    from layerconf._schema import role_file_schema
+    from layerconf.presets.schema import role_file_schema
 
     _dump_json(role_file_schema(parser, title=title))
     return EXIT_OK
@@ -1366,7 +1366,7 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
     # same bytes go to stdout or to any file name, and the fingerprint is reported.
     from pathlib import Path
 
-    from layerconf._audit import AUDIT_FILE, _record_bytes, _write_atomic, audit
+    from layerconf.audits.record import AUDIT_FILE, _record_bytes, _write_atomic, audit
 
     outcome = _resolved(options, argv)
     if outcome.roles is None:
@@ -1401,7 +1401,7 @@ def _read_records(paths: Sequence[str], prog: str) -> list[AuditRecord] | None:
 
     Each unreadable record is one error line on stderr, naming the file and what is wrong.
     """
-    from layerconf._audit import load_audit
+    from layerconf.audits.record import load_audit
     from layerconf.exceptions import AuditError
 
     records = []
@@ -1417,8 +1417,8 @@ def _read_records(paths: Sequence[str], prog: str) -> list[AuditRecord] | None:
 
 
 def _run_audit_diff(options: argparse.Namespace, argv: list[str]) -> int:
-    from layerconf._audit import diff_audits
-    from layerconf._secrets import redact
+    from layerconf.audits.record import diff_audits
+    from layerconf.core.secrets import redact
 
     del argv
     records = _read_records([options.before, options.after], f"{PROG} audit diff")
@@ -1498,7 +1498,7 @@ def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
     [record] = records
     roles = record.roles
     if options.role is not None and options.role not in roles:
-        from layerconf._suggest import suggestion
+        from layerconf.core.suggest import suggestion
 
         raise _UsageError(
             f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "

@@ -163,7 +163,7 @@ def _spec(module: str) -> _Spec:
 
 
 def _read_data(module: str) -> bytes:
-    path = os.path.join(os.path.dirname(__file__), "profiles", f"{module}.json")
+    path = os.path.join(os.path.dirname(__file__), f"{module}.json")
     try:
         with open(path, "rb") as file:
             return file.read()

@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
-from layerconf._merge import Policy
-from layerconf._records import Layer, Origin, Path
-from layerconf._values import copy_value
+from layerconf.core.merge import Policy
+from layerconf.core.records import Layer, Origin, Path
+from layerconf.core.values import copy_value
 from layerconf.exceptions import Problem
 
 __all__ = [

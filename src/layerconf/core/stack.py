@@ -18,11 +18,11 @@ from typing import Any
 
 import attrs
 
-from layerconf._explain import setting_for
-from layerconf._merge import POLICIES, Policy, merge_layers
-from layerconf._namespace import Event, Namespace, Provenance
-from layerconf._records import Layer, Origin, Path, Setting, join_path, key_path, split_key
-from layerconf._rules import (
+from layerconf.core.explain import setting_for
+from layerconf.core.merge import POLICIES, Policy, merge_layers
+from layerconf.core.namespace import Event, Namespace, Provenance
+from layerconf.core.records import Layer, Origin, Path, Setting, join_path, key_path, split_key
+from layerconf.core.rules import (
     Convert,
     Drop,
     Rule,
@@ -32,7 +32,7 @@ from layerconf._rules import (
     Stage,
     decisions_of,
 )
-from layerconf._values import copy_value
+from layerconf.core.values import copy_value
 from layerconf.exceptions import ConfigError, LayerconfWarning, Problem, RuleError
 
 __all__ = ["LayerStack", "resolve_stacks"]

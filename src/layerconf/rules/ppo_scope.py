@@ -13,7 +13,7 @@ from typing import Literal
 
 import attrs
 
-from layerconf._rules import Decision, RuleContext
+from layerconf.core.rules import Decision, RuleContext
 from layerconf.exceptions import Problem
 
 __all__ = ["PpoScope"]

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf._rules import Decision, RuleContext, SetValue
+from layerconf.core.rules import Decision, RuleContext, SetValue
 
 __all__ = ["SLIME_CRITIC_DEFAULTS", "RoleDefaults"]
 

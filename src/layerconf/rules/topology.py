@@ -11,8 +11,8 @@ from typing import Literal
 
 import attrs
 
-from layerconf._records import Origin
-from layerconf._rules import Decision, RuleContext
+from layerconf.core.records import Origin
+from layerconf.core.rules import Decision, RuleContext
 from layerconf.exceptions import Problem
 
 __all__ = ["TOPOLOGY_KEYS", "TopologyGuard"]

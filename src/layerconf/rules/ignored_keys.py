@@ -12,7 +12,7 @@ from typing import Literal
 
 import attrs
 
-from layerconf._rules import Decision, Drop, RuleContext
+from layerconf.core.rules import Decision, Drop, RuleContext
 from layerconf.exceptions import Problem
 
 __all__ = ["RESOURCE_KEYS", "IgnoredKeys"]

@@ -30,12 +30,12 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf._explain import explain, explain_all
-from layerconf._namespace import Namespace, Provenance, provenance_of
-from layerconf._records import Layer, Origin, Path, Reason, Setting, join_path, split_key
-from layerconf._secrets import SECRETS, SecretPolicy, redact_argv, secret_texts
-from layerconf._suggest import suggestion
-from layerconf._values import MAX_INT_BITS, same_value
+from layerconf.core.explain import explain, explain_all
+from layerconf.core.namespace import Namespace, Provenance, provenance_of
+from layerconf.core.records import Layer, Origin, Path, Reason, Setting, join_path, split_key
+from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv, secret_texts
+from layerconf.core.suggest import suggestion
+from layerconf.core.values import MAX_INT_BITS, same_value
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
 
 __all__ = [

@@ -17,20 +17,20 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf._argparse import parse_known_args
-from layerconf._coerce import ParserShape, TypeCoercion, parser_shape, same_shape
-from layerconf._ignored_keys import IgnoredKeys
-from layerconf._namespace import Namespace, provenance_of, with_inputs
-from layerconf._ppo_scope import PpoScope
-from layerconf._records import Layer, Origin
-from layerconf._role_defaults import SLIME_CRITIC_DEFAULTS, RoleDefaults
-from layerconf._rules import RuleSet
-from layerconf._stack import LayerStack, _to_rules, resolve_stacks
-from layerconf._suggest import did_you_mean
-from layerconf._topology import TopologyGuard
-from layerconf._unknown_keys import UnknownKeys
-from layerconf._yaml import check_role_file
+from layerconf.core.namespace import Namespace, provenance_of, with_inputs
+from layerconf.core.records import Layer, Origin
+from layerconf.core.rules import RuleSet
+from layerconf.core.stack import LayerStack, _to_rules, resolve_stacks
+from layerconf.core.suggest import did_you_mean
 from layerconf.exceptions import Problem
+from layerconf.rules.coercion import ParserShape, TypeCoercion, parser_shape, same_shape
+from layerconf.rules.ignored_keys import IgnoredKeys
+from layerconf.rules.ppo_scope import PpoScope
+from layerconf.rules.role_defaults import SLIME_CRITIC_DEFAULTS, RoleDefaults
+from layerconf.rules.topology import TopologyGuard
+from layerconf.rules.unknown_keys import UnknownKeys
+from layerconf.sources.argv import parse_known_args
+from layerconf.sources.yaml import check_role_file
 
 __all__ = ["SLIME", "Preset", "resolve_roles", "slime_rules"]
 

@@ -40,8 +40,8 @@ import attrs
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from layerconf._records import Layer, Origin, join_path
-from layerconf._suggest import did_you_mean, suggestion
+from layerconf.core.records import Layer, Origin, join_path
+from layerconf.core.suggest import did_you_mean, suggestion
 from layerconf.exceptions import ConfigError, Problem, Severity
 
 __all__ = [

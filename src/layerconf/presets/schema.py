@@ -14,12 +14,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from layerconf._coerce import _dest_spec, expected_kind
-from layerconf._ignored_keys import RESOURCE_KEYS
-from layerconf._role_defaults import SLIME_CRITIC_DEFAULTS
-from layerconf._roles import SLIME
-from layerconf._unknown_keys import parser_dests
-from layerconf._values import jsonable
+from layerconf.core.values import jsonable
+from layerconf.presets.resolve import SLIME
+from layerconf.rules.coercion import _dest_spec, expected_kind
+from layerconf.rules.ignored_keys import RESOURCE_KEYS
+from layerconf.rules.role_defaults import SLIME_CRITIC_DEFAULTS
+from layerconf.rules.unknown_keys import parser_dests
 
 __all__ = ["FLOAT_PATTERN", "INT_PATTERN", "role_file_schema"]
 

@@ -13,8 +13,8 @@ from typing import Literal
 
 import attrs
 
-from layerconf._rules import Decision, RuleContext
-from layerconf._suggest import dest_of_flag, did_you_mean_hint
+from layerconf.core.rules import Decision, RuleContext
+from layerconf.core.suggest import dest_of_flag, did_you_mean_hint
 from layerconf.exceptions import Problem
 
 __all__ = ["UnknownKeys", "parser_dests"]

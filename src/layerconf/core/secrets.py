@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from layerconf._values import MAX_INT_BITS
+from layerconf.core.values import MAX_INT_BITS
 
 if TYPE_CHECKING:
-    from layerconf._records import Setting
+    from layerconf.core.records import Setting
 
 __all__ = [
     "REDACTED",

@@ -58,10 +58,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from layerconf._merge import Policy
-from layerconf._namespace import Namespace, Provenance
-from layerconf._records import Layer, Origin, Path
-from layerconf._values import ATOMIC_TYPES, copy_value, is_atomic, same_value
+from layerconf.core.merge import Policy
+from layerconf.core.namespace import Namespace, Provenance
+from layerconf.core.records import Layer, Origin, Path
+from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, same_value
 from layerconf.exceptions import Problem
 
 __all__ = ["parse_args", "parse_known_args"]

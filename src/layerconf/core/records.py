@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
-from layerconf._secrets import redact_setting
-from layerconf._values import ATOMIC_TYPES, copy_value, is_atomic
+from layerconf.core.secrets import redact_setting
+from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic
 
 __all__ = ["Layer", "Origin", "Reason", "Setting", "join_path", "key_path", "split_key"]
 

@@ -19,8 +19,8 @@ from typing import Any, Literal, NamedTuple
 
 from deepmerge import Merger
 
-from layerconf._records import Layer, Path, Reason
-from layerconf._values import copy_value
+from layerconf.core.records import Layer, Path, Reason
+from layerconf.core.values import copy_value
 
 __all__ = [
     "POLICIES",
