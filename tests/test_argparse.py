@@ -262,7 +262,7 @@ class TestDefaultsAndCli:
             ("cli", "argv"),
         ]
         assert provenance.layers[1].values == {"seed": 1, "lr": 2.0}
-        assert provenance.argv == ("--seed", "1", "--lr", "2")
+        assert provenance.inputs["argv"] == ("--seed", "1", "--lr", "2")
 
     def test_untouched_dests_come_from_default(self) -> None:
         args, _ = same_as_argparse(rich_parser(), ["--seed", "1"])

@@ -318,8 +318,8 @@ class TestRoundTrip:
                 assert str(record.setting(role, key)) == str(explain(namespace, key))
             provenance = provenance_of(replayed)
             assert provenance is not None
-            assert provenance.argv == tuple(ARGV)
-            assert provenance.files == provenance_of(namespace).files  # type: ignore[union-attr]
+            assert provenance.inputs["argv"] == tuple(ARGV)
+            assert provenance.inputs["files"] == provenance_of(namespace).inputs["files"]  # type: ignore[union-attr]
             assert provenance.notices == notices(namespace)
         assert audit(record.namespaces())["fingerprint"] == record.fingerprint
 

@@ -82,16 +82,10 @@ class Problem:
     @property
     def location(self) -> str:
         """``file:line:col``, ``file:line``, ``file``, ``argv[N]``, the layer's name, or ``""``."""
-        if self.source is not None:
-            parts = [self.source]
-            if self.line is not None:
-                parts.append(str(self.line))
-                if self.column is not None:
-                    parts.append(str(self.column))
-            return ":".join(parts)
-        if self.argv_index is not None:
-            return f"argv[{self.argv_index}]"
-        return self.layer or ""
+        from layerconf.core.records import location
+
+        index = self.argv_index if self.source is None else None
+        return location(self.source, self.line, self.column, index) or self.layer or ""
 
     def __str__(self) -> str:
         where = self.location

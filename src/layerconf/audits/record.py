@@ -37,6 +37,7 @@ from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv, secret_te
 from layerconf.core.suggest import suggestion
 from layerconf.core.values import MAX_INT_BITS, same_value
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
+from layerconf.sources.base import ARGV, FILES
 
 __all__ = [
     "AUDIT_FILE",
@@ -417,10 +418,11 @@ def audit(
         provenance = provenance_of(namespace)
         sections[str(role)] = _role_section(namespace, provenance, encoder)
         if provenance is not None:
-            files.update(provenance.files)
+            files.update(provenance.inputs.get(FILES, {}))
             own: list[str] | None = None
-            if provenance.argv is not None:
-                own, found = redact_argv(provenance.argv, secrets)
+            command_line = provenance.inputs.get(ARGV)
+            if command_line is not None:
+                own, found = redact_argv(command_line, secrets)
                 encoder.found.extend(found)
                 if argv is None:
                     argv = own
@@ -892,8 +894,7 @@ class AuditRecord:
             {},
             {},
             tuple(_notice(notice) for notice in section.get("notices", ())),
-            argv=None if argv is None else tuple(argv),
-            files=dict(self.data["files"]),
+            {ARGV: None if argv is None else tuple(argv), FILES: dict(self.data["files"])},
         )
         return Namespace._from_values(values, provenance)
 

@@ -915,9 +915,7 @@ def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
 
 def _shown(setting: Setting) -> Setting:
     """`setting` as it may be printed: secret values and ``--wandb-key=...`` tokens redacted."""
-    from layerconf.core.secrets import redact_setting
-
-    return redact_setting(setting)
+    return setting.redacted()
 
 
 # ---------------------------------------------------------------------------------------------

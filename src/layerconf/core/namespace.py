@@ -55,10 +55,9 @@ class Provenance:
     policies: Mapping[Path, Policy]
     events: Mapping[Path, tuple[Event, ...]]
     notices: tuple[Problem, ...] = ()
-    #: The command line that was parsed, when one was.
-    argv: tuple[str, ...] | None = None
-    #: Each file read (a role file), by path, with the sha256 of its bytes.
-    files: Mapping[str, str] = attrs.field(factory=dict)
+    #: What the sources recorded about their inputs, by name, for audit records (the core
+    #: never looks inside): the command line parsed, each file read with its sha256...
+    inputs: Mapping[str, Any] = attrs.field(factory=dict)
 
     # Immutable all the way down: a copy is the same object.
     def __copy__(self) -> Provenance:
@@ -134,11 +133,12 @@ def provenance_of(args: argparse.Namespace) -> Provenance | None:
     return None
 
 
-def with_inputs(args: Namespace, *, argv: tuple[str, ...] | None, files: Mapping[str, str]) -> None:
-    """Record on `args`'s provenance what it was resolved from (for audit records)."""
+def with_inputs(args: Namespace, inputs: Mapping[str, Any]) -> None:
+    """Record on `args`'s provenance what its sources said about their inputs (`inputs`)."""
     provenance = provenance_of(args)
     if provenance is not None:
-        object.__setattr__(args, _SLOT, attrs.evolve(provenance, argv=argv, files=dict(files)))
+        merged = {**provenance.inputs, **inputs}
+        object.__setattr__(args, _SLOT, attrs.evolve(provenance, inputs=merged))
 
 
 def notices(args: argparse.Namespace) -> tuple[Problem, ...]:

@@ -12,10 +12,19 @@ from typing import Any
 
 import attrs
 
-from layerconf.core.secrets import redact_setting
+from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic
 
-__all__ = ["Layer", "Origin", "Reason", "Setting", "join_path", "key_path", "split_key"]
+__all__ = [
+    "Layer",
+    "Origin",
+    "Reason",
+    "Setting",
+    "join_path",
+    "key_path",
+    "location",
+    "split_key",
+]
 
 Path = tuple[str, ...]
 
@@ -33,6 +42,37 @@ def key_path(key: str | Path) -> Path:
 def join_path(path: Path) -> str:
     """``("opt", "beta2")`` -> ``"opt.beta2"``."""
     return ".".join(str(part) for part in path)
+
+
+def location(
+    source: str | None,
+    line: int | None = None,
+    column: int | None = None,
+    index: int | None = None,
+    token: str | None = None,
+) -> str:
+    """The one way a place in an input is written, whatever the input is.
+
+    ``file:line:col`` (or ``file:line``, ``file``) for a position in a file, ``argv[7] '--lr'``
+    for an item of an argument list with its token, both for an ``@file`` argument, the token
+    alone for a named input (an environment variable ``SLIME_LR``), or ``""``.
+    """
+    parts = []
+    if source is not None:
+        text = source
+        if line is not None:
+            text += f":{line}"
+            if column is not None:
+                text += f":{column}"
+        parts.append(text)
+    if index is not None:
+        text = f"argv[{index}]"
+        if token is not None:
+            text += f" {token!r}"
+        parts.append(text)
+    elif token is not None:
+        parts.append(token)
+    return " ".join(parts)
 
 
 @attrs.frozen
@@ -59,21 +99,8 @@ class Origin:
 
     @property
     def place(self) -> str:
-        """Where inside the layer: ``critic.yaml:9:11``, ``argv[7] '--lr'``, or ``""``."""
-        parts = []
-        if self.source is not None:
-            text = self.source
-            if self.line is not None:
-                text += f":{self.line}"
-                if self.column is not None:
-                    text += f":{self.column}"
-            parts.append(text)
-        if self.argv_index is not None:
-            text = f"argv[{self.argv_index}]"
-            if self.token is not None:
-                text += f" {self.token!r}"
-            parts.append(text)
-        return " ".join(parts)
+        """Where inside the layer: ``critic.yaml:9:11``, ``argv[7] '--lr'``, ``SLIME_LR``, or ``""``."""
+        return location(self.source, self.line, self.column, self.argv_index, self.token)
 
     @property
     def where(self) -> str:
@@ -269,13 +296,31 @@ class Setting:
     def rule(self) -> str | None:
         return self.origin.rule
 
+    def redacted(self, policy: SecretPolicy = SECRETS) -> Setting:
+        """This setting as it may be shown: secrets redacted in its values, in the argv tokens
+        of its origins (``--wandb-key=...``) and in its history; itself when it holds none."""
+        value = policy.redact(self.key, self.value)
+        origin = self.origin
+        if origin.token is not None and "=" in origin.token:
+            token = redact_argv([origin.token], policy)[0][0]
+            if token != origin.token:
+                origin = attrs.evolve(origin, token=token)
+        history = tuple(entry.redacted(policy) for entry in self.history)
+        if (
+            value is self.value
+            and origin is self.origin
+            and all(a is b for a, b in zip(history, self.history, strict=True))
+        ):
+            return self
+        return attrs.evolve(self, value=value, origin=origin, history=history)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-shaped dict: the flat fields, and `history` as a list of the same dicts.
 
         A secret (``wandb_key``, ``*_api_key``...) shows as ``"<redacted>"`` here, in its
         values and in an argv token such as ``--wandb-key=...``.
         """
-        return redact_setting(self)._as_dict()
+        return self.redacted()._as_dict()
 
     def _as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -305,7 +350,7 @@ class Setting:
 
     def __str__(self) -> str:
         """One short answer; a secret shows as ``'<redacted>'``, as in `to_dict`."""
-        shown = redact_setting(self)
+        shown = self.redacted()
         text = f"{shown.key} = {shown.value!r}  from {shown.origin.where}"
         if shown.role is not None:
             text += f" (role {shown.role})"

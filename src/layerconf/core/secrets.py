@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from layerconf.core.values import MAX_INT_BITS
-
-if TYPE_CHECKING:
-    from layerconf.core.records import Setting
 
 __all__ = [
     "REDACTED",
@@ -27,7 +24,6 @@ __all__ = [
     "is_secret",
     "redact",
     "redact_argv",
-    "redact_setting",
     "secret_texts",
 ]
 
@@ -181,25 +177,6 @@ def secret_texts(value: Any) -> list[str]:
         for item in value:
             found.extend(secret_texts(item))
     return found
-
-
-def redact_setting(setting: Setting, policy: SecretPolicy = SECRETS) -> Setting:
-    """`setting` as it may be shown: secrets redacted in its values, in the argv tokens of its
-    origins (``--wandb-key=...``) and in its history."""
-    value = policy.redact(setting.key, setting.value)
-    origin = setting.origin
-    if origin.token is not None and "=" in origin.token:
-        token = redact_argv([origin.token], policy)[0][0]
-        if token != origin.token:
-            origin = attrs.evolve(origin, token=token)
-    history = tuple(redact_setting(entry, policy) for entry in setting.history)
-    if (
-        value is setting.value
-        and origin is setting.origin
-        and all(a is b for a, b in zip(history, setting.history, strict=True))
-    ):
-        return setting
-    return attrs.evolve(setting, value=value, origin=origin, history=history)
 
 
 def redact_argv(argv: Sequence[str], policy: SecretPolicy = SECRETS) -> tuple[list[str], list[str]]:

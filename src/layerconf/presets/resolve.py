@@ -30,6 +30,7 @@ from layerconf.rules.role_defaults import SLIME_CRITIC_DEFAULTS, RoleDefaults
 from layerconf.rules.topology import TopologyGuard
 from layerconf.rules.unknown_keys import UnknownKeys
 from layerconf.sources.argv import parse_known_args
+from layerconf.sources.base import ARGV, FILES
 from layerconf.sources.yaml import check_role_file
 
 __all__ = ["SLIME", "Preset", "resolve_roles", "slime_rules"]
@@ -147,7 +148,7 @@ def resolve_roles(
         }
     roles = resolve_stacks(stacks, problems=found)
     for namespace in roles.values():
-        with_inputs(namespace, argv=argv, files=files)
+        with_inputs(namespace, {ARGV: argv, FILES: files})
     return roles
 
 

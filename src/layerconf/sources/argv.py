@@ -63,6 +63,7 @@ from layerconf.core.namespace import Namespace, Provenance
 from layerconf.core.records import Layer, Origin, Path
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, same_value
 from layerconf.exceptions import Problem
+from layerconf.sources.base import ARGV
 
 __all__ = ["parse_args", "parse_known_args"]
 
@@ -676,7 +677,7 @@ def _namespace(
         if isinstance(layer.values[name], dict)
     }
     provenance = Provenance(
-        None, tuple(layers), policies, {}, tuple(notices), argv=tuple(recorder.argv)
+        None, tuple(layers), policies, {}, tuple(notices), {ARGV: tuple(recorder.argv)}
     )
     namespace = Namespace._from_values({}, provenance)
     # Adopt the dict rather than copy a thousand keys (and it is no runtime assignment).
