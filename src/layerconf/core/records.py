@@ -99,7 +99,7 @@ class Origin:
 
     @property
     def place(self) -> str:
-        """Where inside the layer: ``critic.yaml:9:11``, ``argv[7] '--lr'``, ``SLIME_LR``, or ``""``."""
+        """Where inside the layer (`location`): ``critic.yaml:9:11``, ``argv[7] '--lr'``..."""
         return location(self.source, self.line, self.column, self.argv_index, self.token)
 
     @property
