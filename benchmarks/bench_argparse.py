@@ -20,6 +20,7 @@ from typing import Any
 
 import layerconf
 from _timing import QUICK, measure, report, save
+from layerconf.sources import _argv_recorder
 from layerconf.sources import argv as _argparse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +31,7 @@ TARGET = 1.3
 
 def _first_parse(parser: argparse.ArgumentParser) -> Any:
     _argparse._CACHE.clear()
-    _argparse._ORIGIN_TABLES.clear()
+    _argv_recorder._ORIGIN_TABLES.clear()
     return layerconf.parse_known_args(parser, ARGV)
 
 
