@@ -58,7 +58,7 @@ def cold(function: Callable[[], object]) -> Callable[[], object]:
     read. A benchmark repeats one job many times, so each call starts with that cache emptied:
     a round costs what it costs in a fresh trainer.
     """
-    from layerconf.sources.yaml import _ROLE_FILES
+    from layerconf.presets.role_file import _ROLE_FILES
 
     def call() -> object:
         _ROLE_FILES.clear()

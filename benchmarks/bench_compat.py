@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 
 from _timing import cold, measure, report, save
-from layerconf.compat import slime as compat
+from layerconf.presets.slime import compat
 from layerconf.core.stack import LayerStack
-from layerconf.sources.yaml import check_role_file
+from layerconf.presets.slime import check_role_file
 from run import FIXTURES, real_workload, slime_parse_megatron_role_args
 
 ROLES = ("actor", "critic")

@@ -19,7 +19,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _timing import cold, measure, report, save
-from layerconf.sources.yaml import check_role_file, parse_yaml, read_role_file
+from layerconf.presets.slime import check_role_file, read_role_file
+from layerconf.sources.yaml import parse_yaml
 
 ROOT = Path(__file__).parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "slime_ppo_megatron.yaml"

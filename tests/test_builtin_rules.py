@@ -18,11 +18,8 @@ from layerconf import (
     notices,
     resolve_stacks,
 )
-from layerconf.rules.ignored_keys import IgnoredKeys
-from layerconf.rules.ppo_scope import PpoScope
-from layerconf.rules.role_defaults import RoleDefaults
-from layerconf.rules.topology import TopologyGuard
-from layerconf.rules.unknown_keys import UnknownKeys
+from layerconf.presets.slime import RESOURCE_KEYS, TOPOLOGY_KEYS, critic_defaults
+from layerconf.rules import IgnoredKeys, PpoScope, TopologyGuard, UnknownKeys
 
 
 def parser() -> argparse.ArgumentParser:
@@ -62,7 +59,7 @@ class TestIgnoredKeys:
         """The value stays the command line's; history shows the ignored value."""
         stack = LayerStack(
             [*base(actor_num_nodes=2), role_layer({"actor_num_nodes": 4, "num_nodes": 8})],
-            rules=[IgnoredKeys()],
+            rules=[IgnoredKeys(RESOURCE_KEYS)],
         )
         with pytest.warns(LayerconfWarning) as caught:
             args = stack.resolve()
@@ -81,7 +78,8 @@ class TestIgnoredKeys:
     def test_error(self) -> None:
         """Under ``error`` the file is refused."""
         stack = LayerStack(
-            [*base(), role_layer({"num_gpus_per_node": 4})], rules=[IgnoredKeys(action="error")]
+            [*base(), role_layer({"num_gpus_per_node": 4})],
+            rules=[IgnoredKeys(RESOURCE_KEYS, action="error")],
         )
         with pytest.raises(ConfigError, match="'num_gpus_per_node' is not allowed in a role file"):
             stack.resolve()
@@ -89,14 +87,15 @@ class TestIgnoredKeys:
     def test_allow(self) -> None:
         """Under ``allow`` the key is an ordinary override."""
         stack = LayerStack(
-            [*base(), role_layer({"actor_num_nodes": 4})], rules=[IgnoredKeys(action="allow")]
+            [*base(), role_layer({"actor_num_nodes": 4})],
+            rules=[IgnoredKeys(RESOURCE_KEYS, action="allow")],
         )
         assert stack.resolve().actor_num_nodes == 4
 
     def test_bad_action(self) -> None:
         """The policy is checked when the rule is made."""
         with pytest.raises(ValueError, match="'action' must be in"):
-            IgnoredKeys(action="ignore")  # type: ignore[arg-type]
+            IgnoredKeys(RESOURCE_KEYS, action="ignore")  # type: ignore[arg-type]
 
 
 class TestUnknownKeys:
@@ -166,7 +165,7 @@ class TestTopologyGuard:
 
     @staticmethod
     def stacks(critic: dict[str, Any], guard: TopologyGuard | None = None) -> dict[str, LayerStack]:
-        rules = [guard or TopologyGuard()]
+        rules = [guard or TopologyGuard(TOPOLOGY_KEYS)]
         layers = base(tensor_model_parallel_size=2)
         return {
             "actor": LayerStack([*layers, role_layer({})], rules=rules),
@@ -194,14 +193,18 @@ class TestTopologyGuard:
         """Under ``warn`` the roles resolve and the warning is kept on both."""
         with pytest.warns(LayerconfWarning, match="parallel topology"):
             roles = resolve_stacks(
-                self.stacks({"tensor_model_parallel_size": 4}, TopologyGuard(action="warn"))
+                self.stacks(
+                    {"tensor_model_parallel_size": 4}, TopologyGuard(TOPOLOGY_KEYS, action="warn")
+                )
             )
         assert len(notices(roles["actor"])) == len(notices(roles["critic"])) == 1
 
     def test_off_and_other_keys(self) -> None:
         """``off`` checks nothing; the keys are configurable."""
         roles = resolve_stacks(
-            self.stacks({"tensor_model_parallel_size": 4}, TopologyGuard(action="off"))
+            self.stacks(
+                {"tensor_model_parallel_size": 4}, TopologyGuard(TOPOLOGY_KEYS, action="off")
+            )
         )
         assert roles["critic"].tensor_model_parallel_size == 4
         with pytest.raises(ConfigError, match="lr"):
@@ -213,7 +216,7 @@ class TestRoleDefaults:
 
     def test_forced_even_over_the_file(self) -> None:
         """kl_coef is 0 for the critic, and explain says which rule made it so."""
-        stack = LayerStack([*base(), role_layer({"kl_coef": 0.5})], rules=[RoleDefaults()])
+        stack = LayerStack([*base(), role_layer({"kl_coef": 0.5})], rules=[critic_defaults()])
         args = stack.resolve(role="critic")
         setting = explain(args, "kl_coef")
         assert (setting.value, setting.layer, setting.rule) == (
@@ -230,17 +233,21 @@ class TestRoleDefaults:
         """disable_param_buffers_cpu_backup follows the critic's overrides when they set it."""
         stack = LayerStack(
             [*base(), role_layer({"disable_param_buffers_cpu_backup": True})],
-            rules=[RoleDefaults()],
+            rules=[critic_defaults()],
         )
         assert stack.resolve(role="critic").disable_param_buffers_cpu_backup is True
-        plain = LayerStack([*base(), role_layer({})], rules=[RoleDefaults()]).resolve(role="critic")
+        plain = LayerStack([*base(), role_layer({})], rules=[critic_defaults()]).resolve(
+            role="critic"
+        )
         assert plain.disable_param_buffers_cpu_backup is False
 
     def test_only_the_role_and_only_with_a_role_file(self) -> None:
         """The actor is untouched; without a role layer nothing is set."""
-        actor = LayerStack([*base(), role_layer({})], rules=[RoleDefaults()]).resolve(role="actor")
+        actor = LayerStack([*base(), role_layer({})], rules=[critic_defaults()]).resolve(
+            role="actor"
+        )
         assert not hasattr(actor, "use_opd")
-        critic = LayerStack(base(), rules=[RoleDefaults()]).resolve(role="critic")
+        critic = LayerStack(base(), rules=[critic_defaults()]).resolve(role="critic")
         assert not hasattr(critic, "use_opd")
 
 

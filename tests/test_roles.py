@@ -8,11 +8,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from layerconf import ConfigError, LayerconfWarning, Reason, RuleSet, explain, load_profile, notices
-from layerconf.presets.resolve import SLIME, Preset, resolve_roles, slime_rules
-from layerconf.rules.topology import TopologyGuard
+from layerconf.presets import SLIME, resolve_roles, slime_rules
+from layerconf.presets.slime import TOPOLOGY_KEYS
+from layerconf.rules import TopologyGuard
 
 # The contract's "Typical use" command line, completed with the one required argument.
 TYPICAL = [
@@ -403,11 +405,13 @@ class TestPresets:
         def rules(parser: argparse.ArgumentParser) -> RuleSet:
             return (
                 slime_rules(parser)
-                .replace("topology-guard", TopologyGuard(action="off"))
+                .replace("topology-guard", TopologyGuard(TOPOLOGY_KEYS, action="off"))
                 .without("critic-defaults")
             )
 
-        preset = Preset("mine", roles=("policy", "reward"), config_dest="roles_file", rules=rules)
+        preset = attrs.evolve(
+            SLIME, name="mine", roles=("policy", "reward"), config_dest="roles_file", rules=rules
+        )
         roles = resolve_roles(made, ["--roles-file", str(path)], preset=preset)
         assert roles["reward"].lr == 1e-4
         assert roles["policy"].lr == 1e-3
@@ -418,7 +422,7 @@ class TestPresets:
         made = lr_parser("--roles-file")
         path = tmp_path / "roles.yaml"
         path.write_text("megatron:\n  - role: actor\n    overrides: {lr: '3', lrr: 1}\n")
-        preset = Preset("mine", config_dest="roles_file", layer="overrides")
+        preset = attrs.evolve(SLIME, name="mine", config_dest="roles_file", layer="overrides")
         with pytest.raises(ConfigError) as caught:
             resolve_roles(made, ["--roles-file", str(path)], preset=preset)
         assert [(p.key, p.rule) for p in caught.value.errors] == [("lrr", "unknown-keys")]
@@ -433,10 +437,14 @@ class TestPresets:
         path = tmp_path / "roles.yaml"
         path.write_text("megatron:\n  - role: actor\n    overrides: {lrr: 1}\n")
         argv = ["--roles-file", str(path)]
-        lenient = Preset("x", config_dest="roles_file", rules=lambda parser: RuleSet([]))
+        lenient = attrs.evolve(
+            SLIME, name="x", config_dest="roles_file", rules=lambda parser: RuleSet([])
+        )
         assert resolve_roles(made, argv, preset=lenient)["actor"].lrr == 1
         with pytest.raises(ConfigError, match="'lrr' is not an argument"):
-            resolve_roles(made, argv, preset=Preset("x", config_dest="roles_file"))
+            resolve_roles(
+                made, argv, preset=attrs.evolve(SLIME, name="x", config_dest="roles_file")
+            )
 
     def test_a_replaced_argument_is_seen(self, tmp_path: Path) -> None:
         """conflict_handler="resolve" replaces an action without changing how many there are."""

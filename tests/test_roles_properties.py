@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from layerconf import ConfigError, LayerconfWarning, explain, load_profile, resolve_roles
-from layerconf.rules.role_defaults import SLIME_CRITIC_DEFAULTS
+from layerconf.presets.slime import CRITIC_DEFAULTS as SLIME_CRITIC_DEFAULTS
 
 PARSER = load_profile()
 ACTIONS = [a for a in PARSER._actions if a.option_strings and a.dest != "help"]

@@ -17,18 +17,18 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import layerconf.presets.role_file as role_file_module
 import layerconf.sources.yaml as yaml_source
 from layerconf import ConfigError, Layer, Origin
+from layerconf.presets.role_file import RoleFile
+from layerconf.presets.slime import check_role_file, read_role_file
 from layerconf.sources.yaml import (
     MAX_DEPTH,
     Position,
-    RoleFile,
     YamlPath,
-    check_role_file,
     check_yaml,
     load_yaml,
     parse_yaml,
-    read_role_file,
 )
 
 HERE = Path(__file__).parent
@@ -746,11 +746,11 @@ class TestRoleFileReadAgain:
         assert "more than 3" in str(check_role_file(path).errors)
 
     def test_only_the_latest_files_are_kept(self, tmp_path: Path) -> None:
-        for number in range(3 * yaml_source._ROLE_FILES_KEPT):
+        for number in range(3 * role_file_module._ROLE_FILES_KEPT):
             check_role_file(write(tmp_path, self.TEXT, f"role{number}.yaml"))
-        assert len(yaml_source._ROLE_FILES) == yaml_source._ROLE_FILES_KEPT
-        kept = {key[0] for key in yaml_source._ROLE_FILES}
-        assert str(tmp_path / f"role{3 * yaml_source._ROLE_FILES_KEPT - 1}.yaml") in kept
+        assert len(role_file_module._ROLE_FILES) == role_file_module._ROLE_FILES_KEPT
+        kept = {key[0] for key in role_file_module._ROLE_FILES}
+        assert str(tmp_path / f"role{3 * role_file_module._ROLE_FILES_KEPT - 1}.yaml") in kept
         assert str(tmp_path / "role0.yaml") not in kept
 
 

@@ -39,7 +39,7 @@ from layerconf.exceptions import (
 )
 
 if TYPE_CHECKING:
-    from layerconf.audits.record import (
+    from layerconf.audits import (
         AuditChange,
         AuditRecord,
         OpaqueValue,
@@ -49,19 +49,14 @@ if TYPE_CHECKING:
         load_audit,
         write_audit,
     )
-    from layerconf.presets.resolve import SLIME, Preset, resolve_roles, slime_rules
+    from layerconf.presets import PLAIN, Preset, resolve_roles
+    from layerconf.presets.role_file import RoleFile
+    from layerconf.presets.slime import SLIME, check_role_file, read_role_file, slime_rules
     from layerconf.profiles.loader import available_profiles, load_profile
     from layerconf.rules.coercion import TypeCoercion, expected_kind
+    from layerconf.sources import EnvSource, Reading, Source
     from layerconf.sources.argv import parse_args, parse_known_args
-    from layerconf.sources.yaml import (
-        RoleFile,
-        YamlDocument,
-        check_role_file,
-        check_yaml,
-        load_yaml,
-        parse_yaml,
-        read_role_file,
-    )
+    from layerconf.sources.yaml import YamlDocument, check_yaml, load_yaml, parse_yaml
 
 # Loaded on first use: public name -> the module that defines it.
 _LAZY = {
@@ -77,24 +72,17 @@ _LAZY = {
             "load_audit",
             "write_audit",
         ],
-        "layerconf.audits.record",
+        "layerconf.audits",
     ),
     **dict.fromkeys(["TypeCoercion", "expected_kind"], "layerconf.rules.coercion"),
     **dict.fromkeys(["available_profiles", "load_profile"], "layerconf.profiles.loader"),
+    **dict.fromkeys(["PLAIN", "Preset", "RoleFile", "resolve_roles"], "layerconf.presets"),
     **dict.fromkeys(
-        ["SLIME", "Preset", "resolve_roles", "slime_rules"], "layerconf.presets.resolve"
+        ["SLIME", "check_role_file", "read_role_file", "slime_rules"], "layerconf.presets.slime"
     ),
+    **dict.fromkeys(["EnvSource", "Reading", "Source"], "layerconf.sources"),
     **dict.fromkeys(
-        [
-            "RoleFile",
-            "YamlDocument",
-            "check_role_file",
-            "check_yaml",
-            "load_yaml",
-            "parse_yaml",
-            "read_role_file",
-        ],
-        "layerconf.sources.yaml",
+        ["YamlDocument", "check_yaml", "load_yaml", "parse_yaml"], "layerconf.sources.yaml"
     ),
 }
 
@@ -117,6 +105,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "PLAIN",
     "SECRETS",
     "SLIME",
     "AuditChange",
@@ -126,6 +115,7 @@ __all__ = [
     "Convert",
     "Decision",
     "Drop",
+    "EnvSource",
     "FunctionRule",
     "Layer",
     "LayerStack",
@@ -139,6 +129,7 @@ __all__ = [
     "Preset",
     "Problem",
     "Provenance",
+    "Reading",
     "Reason",
     "RoleFile",
     "Rule",
@@ -148,6 +139,7 @@ __all__ = [
     "SecretPolicy",
     "SetValue",
     "Setting",
+    "Source",
     "Stage",
     "TypeCoercion",
     "UnknownKeyError",

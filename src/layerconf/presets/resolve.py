@@ -1,9 +1,10 @@
-"""Role resolution: one command line, one role file, a namespace per role.
+"""Role resolution: one command line, its sources, one role file, a namespace per role.
 
-``resolve_roles(parser, argv)`` is slime's ``--megatron-config-path`` contract as a general
-engine: the command line is the shared baseline (layers ``default`` and ``cli``); the role
-file named by the preset's dest adds a ``role-config`` layer per role; the preset's rules
-check, drop, convert and set values; a role missing from the file inherits the command line.
+``resolve_roles(parser, argv, preset=...)`` is slime's ``--megatron-config-path`` contract made
+general: the command line is the shared baseline (layers ``default`` and ``cli``), with the
+layers of any other sources (the environment, say) between the two; the role file named by the
+preset's dest adds a role layer per role; the preset's rules check, drop, convert and set
+values; a role missing from the file inherits the baseline.
 """
 
 from __future__ import annotations
@@ -12,79 +13,105 @@ import argparse
 import functools
 import sys
 import weakref
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
-
-import attrs
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from layerconf.core.namespace import Namespace, provenance_of, with_inputs
 from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import RuleSet
-from layerconf.core.stack import LayerStack, _to_rules, resolve_stacks
+from layerconf.core.stack import LayerStack, resolve_stacks
 from layerconf.core.suggest import did_you_mean
 from layerconf.exceptions import Problem
-from layerconf.rules.coercion import ParserShape, TypeCoercion, parser_shape, same_shape
-from layerconf.rules.ignored_keys import IgnoredKeys
-from layerconf.rules.ppo_scope import PpoScope
-from layerconf.rules.role_defaults import SLIME_CRITIC_DEFAULTS, RoleDefaults
-from layerconf.rules.topology import TopologyGuard
-from layerconf.rules.unknown_keys import UnknownKeys
+from layerconf.presets.preset import Preset
+from layerconf.presets.role_file import check_role_file
+from layerconf.rules.coercion import ParserShape, parser_shape, same_shape
 from layerconf.sources.argv import parse_known_args
-from layerconf.sources.base import ARGV, FILES
-from layerconf.sources.yaml import check_role_file
+from layerconf.sources.base import FILES, Source
 
-__all__ = ["SLIME", "Preset", "resolve_roles", "slime_rules"]
+__all__ = ["resolve_roles"]
 
 
-def slime_rules(
+def resolve_roles(
     parser: argparse.ArgumentParser,
+    args: Iterable[str] | None = None,
     *,
-    layer: str = "role-config",
-    ignored_keys: Literal["warn", "error", "allow"] = "warn",
-    unknown_keys: Literal["error", "warn"] = "error",
-    topology: Literal["error", "warn", "off"] = "error",
-) -> RuleSet:
-    """The rules of slime's contract for `parser`, in the order they run, on the role layer
-    named `layer`.
+    preset: Preset | None = None,
+    sources: Sequence[Source] = (),
+) -> dict[str, Namespace]:
+    """Parse `args` with `parser` and resolve one namespace per role of `preset`.
 
-    Start from these to build your own: ``slime_rules(parser).replace("topology-guard",
-    TopologyGuard(action="warn"))``, ``.without("ppo-scope")``, ``.add(my_rule)``.
+    `preset` defaults to slime's (`layerconf.presets.slime.SLIME`), the contract layerconf
+    was made for. Each role resolves as ``default -> sources -> cli -> role file -> rules``:
+    the layer of each of `sources` (an `EnvSource`, say) goes between the parser's defaults
+    and the command line, in the order given. Without a role file every role equals that
+    baseline. Raises one `ConfigError` with every problem found (the sources, the role file's
+    structure, its keys and values, the command line, across roles); warnings are issued as
+    `LayerconfWarning` and kept in `notices(namespace)`. argparse's own errors (``--lr abc``)
+    stay argparse's: it exits with status 2 before anything else is read, as with
+    `parse_known_args`.
     """
-    return RuleSet(
-        [
-            IgnoredKeys(action=ignored_keys, layer=layer),
-            UnknownKeys(
-                parser,
-                action=unknown_keys,
-                also_known=SLIME_CRITIC_DEFAULTS.keys(),
-                layer=layer,
-            ),
-            TypeCoercion(parser, layers=(layer,)),
-            PpoScope(layer=layer),
-            RoleDefaults(layer=layer),
-            TopologyGuard(action=topology),
-        ]
-    )
+    if preset is None:
+        from layerconf.presets.slime import SLIME
+
+        preset = SLIME
+    argv = tuple(sys.argv[1:] if args is None else args)
+    parsed, unknown = parse_known_args(parser, list(argv))
+    provenance = provenance_of(parsed)
+    assert provenance is not None
+    policies = provenance.policies  # argparse replaces a dict default; the stack must too
+    found: list[Problem] = list(provenance.notices)
+    found.extend(unknown_tokens(parser, argv, unknown, preset))
+    inputs: dict[str, Any] = dict(provenance.inputs)
+    read: list[Layer] = []
+    for source in sources:
+        reading = source.read(parser)
+        found.extend(reading.problems)
+        _add_inputs(inputs, reading.inputs)
+        if reading.layer is not None:
+            read.append(reading.layer)
+    default, *rest = provenance.layers
+    base = [default, *read, *rest]
+    rules = _rules_for(parser, preset)
+
+    path = _value(base, preset.config_dest) if preset.config_dest is not None else None
+    if path is None:
+        stacks = {role: LayerStack(base, rules, policies) for role in preset.roles}
+    else:
+        role_file = check_role_file(
+            str(path), preset.roles, layer_name=preset.layer, form=preset.role_file
+        )
+        found.extend(role_file.problems)
+        if role_file.sha256 is not None:
+            _add_inputs(inputs, {FILES: {role_file.path: role_file.sha256}})
+        empty = Layer(preset.layer, "file", {}, Origin(preset.layer, "file", source=str(path)))
+        stacks = {
+            role: LayerStack([*base, role_file.layers.get(role) or empty], rules, policies)
+            for role in preset.roles
+        }
+    roles = resolve_stacks(stacks, problems=found)
+    inputs.setdefault(FILES, {})
+    for namespace in roles.values():
+        with_inputs(namespace, inputs)
+    return roles
 
 
-@attrs.frozen
-class Preset:
-    """What a role resolution needs to know: the roles, the role file's dest, the rules.
-
-    `rules` builds the rule set for a parser (rules such as type coercion need the parser);
-    it is called once per parser and the result reused. `layer` names the role layer; without
-    `rules`, the rules are `slime_rules` on that layer.
-    """
-
-    name: str
-    roles: tuple[str, ...] = attrs.field(default=("actor", "critic"), converter=tuple)
-    config_dest: str = "megatron_config_path"
-    layer: str = "role-config"
-    rules: Callable[[argparse.ArgumentParser], RuleSet] | None = attrs.field(default=None, eq=False)
+def _value(layers: Sequence[Layer], key: str) -> Any:
+    """The value of `key` in the highest of `layers` that holds it, else None."""
+    for layer in reversed(layers):
+        if key in layer.values:
+            return layer.values[key]
+    return None
 
 
-#: slime's ``--megatron-config-path`` contract: PPO's actor and critic.
-SLIME = Preset("slime")
+def _add_inputs(inputs: dict[str, Any], more: Mapping[str, Any]) -> None:
+    """Add a source's inputs; mappings under one name (the files read) are joined."""
+    for name, value in more.items():
+        earlier = inputs.get(name)
+        if isinstance(earlier, Mapping) and isinstance(value, Mapping):
+            inputs[name] = {**earlier, **value}
+        else:
+            inputs[name] = value
+
 
 # Rule sets built per (parser, preset); held weakly so a parser can still be freed.
 _RULES: weakref.WeakKeyDictionary[
@@ -94,74 +121,56 @@ _RULES: weakref.WeakKeyDictionary[
 
 def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
     per_parser = _RULES.setdefault(parser, {})
-    key = (preset, preset.rules)  # equal presets may still build their rules differently
+    # Equal presets may still build their rules differently.
+    key = (preset, preset.rules, preset.standard_rules)
     cached = per_parser.get(key)
     if cached is None or not same_shape(parser, cached[0]):  # rebuilt when an action changes
-        build = preset.rules or functools.partial(slime_rules, layer=preset.layer)
-        cached = per_parser[key] = (parser_shape(parser), _to_rules(build(parser)))
+        cached = per_parser[key] = (parser_shape(parser), preset.rules_for(parser))
     return cached[1]
 
 
-def resolve_roles(
+def unknown_tokens(
     parser: argparse.ArgumentParser,
-    args: Iterable[str] | None = None,
-    *,
-    preset: Preset = SLIME,
-) -> dict[str, Namespace]:
-    """Parse `args` with `parser` and resolve one namespace per role of `preset`.
-
-    Each role resolves as ``default -> cli -> role-config -> rules``; without the role file
-    every role equals the command line. Raises one `ConfigError` with every problem found
-    (the role file's structure, its keys and values, the command line, across roles);
-    warnings are issued as `LayerconfWarning` and kept in `notices(namespace)`.
-    Tokens the parser does not own are allowed and reported as notices. argparse's own
-    errors (``--lr abc``) stay argparse's: it exits with status 2 before the role file is read,
-    as with `parse_known_args`.
-    """
-    argv = tuple(sys.argv[1:] if args is None else args)
-    parsed, unknown = parse_known_args(parser, list(argv))
-    provenance = provenance_of(parsed)
-    assert provenance is not None
-    base = provenance.layers
-    policies = provenance.policies  # argparse replaces a dict default; the stack must too
-    found: list[Problem] = list(provenance.notices)
-    found.extend(_unknown_tokens(parser, argv, unknown))
-    rules = _rules_for(parser, preset)
-
-    files: dict[str, str] = {}
-    path = vars(parsed).get(preset.config_dest)
-    if path is None:
-        stacks = {role: LayerStack(base, rules, policies) for role in preset.roles}
-    else:
-        role_file = check_role_file(str(path), preset.roles, layer_name=preset.layer)
-        found.extend(role_file.problems)
-        if role_file.sha256 is not None:
-            files[role_file.path] = role_file.sha256
-        empty = Origin(preset.layer, "file", source=str(path))
-        stacks = {
-            role: LayerStack(
-                [*base, role_file.layers.get(role) or Layer(preset.layer, "file", {}, empty)],
-                rules,
-                policies,
-            )
-            for role in preset.roles
-        }
-    roles = resolve_stacks(stacks, problems=found)
-    for namespace in roles.values():
-        with_inputs(namespace, {ARGV: argv, FILES: files})
-    return roles
-
-
-def _unknown_tokens(
-    parser: argparse.ArgumentParser, argv: tuple[str, ...], unknown: list[str]
+    argv: Sequence[str],
+    unknown: Sequence[str],
+    preset: Preset,
 ) -> list[Problem]:
-    """One notice per flag the training parser does not own.
+    """One problem per flag the parser does not own, with the values that follow it.
 
-    slime hands such flags to SGLang's parser, so they are allowed (``info``); but a flag
-    that looks like a misspelt option of this parser is a warning with a did-you-mean, since
-    training would silently ignore it. argparse returns unknown tokens in argv order, so each
-    is found after the previous one; an unknown flag's note names the values that follow it.
+    A token with one of the preset's pass-through prefixes is a note: another program takes
+    it. Any other is an error, or with ``unknown_tokens="note"`` a note, and a warning with a
+    did-you-mean when it looks like a misspelt option (training would silently ignore it).
+    argparse returns unknown tokens in argv order, so each is found after the previous one.
     """
+    problems = []
+    for index, tokens in _groups(argv, unknown):
+        flag = tokens[0].split("=", 1)[0]
+        shown = " ".join(tokens)
+        passed = flag.startswith(preset.passthrough) if preset.passthrough else False
+        match = None
+        if not passed and flag.startswith("--"):
+            match = _close_option(parser, flag)
+        at = functools.partial(Problem, key=flag, argv_index=index, layer="cli")
+        if passed or (preset.unknown_tokens == "note" and match is None):
+            message = f"{shown!r} is not an argument of this parser; it is passed on"
+            problems.append(at(message, hint=preset.passthrough_hint, severity="info"))
+        elif preset.unknown_tokens == "note":
+            problems.append(
+                at(
+                    f"{flag!r} is not an argument of this parser (did you mean {match!r}?)",
+                    hint=f"as written it is passed on to {preset.passthrough_to} and training "
+                    "ignores it",
+                    severity="warning",
+                )
+            )
+        else:
+            hint = f"did you mean {match!r}?" if match else "check the spelling in --help"
+            problems.append(at(f"{shown!r} is not an argument of this parser", hint=hint))
+    return problems
+
+
+def _groups(argv: Sequence[str], unknown: Sequence[str]) -> list[tuple[int | None, list[str]]]:
+    """The unknown tokens as (argv index of the flag, [flag, its values...])."""
     groups: list[tuple[int | None, list[str]]] = []
     position = 0
     for token in unknown:
@@ -174,34 +183,7 @@ def _unknown_tokens(
             groups.append((index, [token]))
         else:
             groups[-1][1].append(token)
-    notices = []
-    for index, tokens in groups:
-        flag = tokens[0].split("=", 1)[0]
-        match = _close_option(parser, flag) if flag.startswith("--") else None
-        shown = " ".join(tokens)
-        if match is not None:
-            notices.append(
-                Problem(
-                    f"{flag!r} is not an argument of this parser (did you mean {match!r}?)",
-                    key=flag,
-                    argv_index=index,
-                    layer="cli",
-                    hint="as written it is passed on to SGLang's parser and training ignores it",
-                    severity="warning",
-                )
-            )
-        else:
-            notices.append(
-                Problem(
-                    f"{shown!r} is not an argument of this parser; it is passed on",
-                    key=flag,
-                    argv_index=index,
-                    layer="cli",
-                    hint="slime hands such arguments to SGLang's parser",
-                    severity="info",
-                )
-            )
-    return notices
+    return groups
 
 
 def _close_option(parser: argparse.ArgumentParser, flag: str) -> str | None:

@@ -1,9 +1,9 @@
 """JSON Schema for role files: what an editor needs to complete and check them as they are typed.
 
-`role_file_schema(parser)` describes the YAML that slime's ``--megatron-config-path`` takes for
-`parser`'s command line: every dest layerconf accepts in ``overrides``, with the JSON types the
-type-coercion rule accepts for it (docs/cli.md, "What the schema accepts"). ``layerconf
-schema`` prints it; the CLI imports this module only for that command.
+`role_file_schema(parser, preset=...)` describes the role files a preset reads (slime's
+``--megatron-config-path`` by default) for `parser`'s command line: every dest layerconf
+accepts in ``overrides``, with the JSON types the type-coercion rule accepts for it
+(docs/cli.md, "What the schema accepts"). ``layerconf schema`` prints it.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from layerconf.core.values import jsonable
-from layerconf.presets.resolve import SLIME
-from layerconf.rules.coercion import _dest_spec, expected_kind
-from layerconf.rules.ignored_keys import RESOURCE_KEYS
-from layerconf.rules.role_defaults import SLIME_CRITIC_DEFAULTS
+from layerconf.presets.preset import Preset
+from layerconf.rules.coercion import dest_spec, expected_kind
 from layerconf.rules.unknown_keys import parser_dests
 
 __all__ = ["FLOAT_PATTERN", "INT_PATTERN", "role_file_schema"]
@@ -39,6 +37,7 @@ def role_file_schema(
     *,
     roles: Sequence[str] | None = None,
     title: str = "layerconf role file",
+    preset: Preset | None = None,
 ) -> dict[str, Any]:
     """A JSON Schema (draft 2020-12) of the role files `parser`'s command line takes.
 
@@ -46,11 +45,17 @@ def role_file_schema(
     types the type-coercion rule accepts for it, its choices as an ``enum``, its default and
     help; other keys are refused (``additionalProperties: false``). Float and int dests also
     take strings that Python's ``float()`` / ``int()`` read (YAML 1.1 reads ``1e-5`` as a
-    string), with a ``pattern``. The resource keys the ignored-keys rule drops are allowed and
-    marked ``deprecated``. `roles` (default: those of the `SLIME` preset) are the values
-    ``role`` may take.
+    string), with a ``pattern``. The keys the preset ignores are allowed and marked
+    ``deprecated``; its extra keys are allowed. `preset` defaults to slime's; `roles` (default:
+    the preset's) are the values ``role`` may take.
     """
-    roles = SLIME.roles if roles is None else tuple(roles)
+    if preset is None:
+        from layerconf.presets.slime import SLIME
+
+        preset = SLIME
+    roles = preset.roles if roles is None else tuple(roles)
+    ignored, extra = preset.ignored_keys, preset.extra_keys
+    top = preset.role_file.top_key
     dests, _ = parser_dests(parser)
     grouped: dict[str, list[argparse.Action]] = {}
     for action in parser._actions:
@@ -58,18 +63,15 @@ def role_file_schema(
             grouped.setdefault(action.dest, []).append(action)
 
     properties: dict[str, Any] = {}
-    for dest in sorted(set(dests) | set(SLIME_CRITIC_DEFAULTS) | set(RESOURCE_KEYS)):
+    for dest in sorted(set(dests) | set(extra) | set(ignored)):
         actions = grouped.get(dest)
         schema = _dest_schema(parser, dest, actions) if actions else {}
-        if dest in RESOURCE_KEYS:
-            note = (
-                f"Ignored in a role file: resources come from the command line "
-                f"({RESOURCE_KEYS[dest]})."
-            )
+        if dest in ignored:
+            note = f"Ignored in a role file: set {ignored[dest]} on the command line."
             schema["description"] = (schema.get("description", "") + "\n\n" + note).strip()
             schema["deprecated"] = True
         elif not actions:
-            schema["description"] = "Set on the critic by slime (not a command-line argument)."
+            schema["description"] = extra[dest]
         properties[dest] = schema
 
     entry = {
@@ -92,17 +94,18 @@ def role_file_schema(
     return {
         "$schema": _SCHEMA_DIALECT,
         "title": title,
-        "description": "Per-role overrides on top of the shared command line "
-        "(slime's --megatron-config-path).",
+        "description": "Per-role overrides on top of the shared command line"
+        + _named_by(preset)
+        + ".",
         "type": "object",
         "properties": {
-            "megatron": {
+            top: {
                 "type": "array",
                 "description": "One entry per role: " + ", ".join(roles) + ".",
                 "items": {"$ref": "#/$defs/entry"},
             }
         },
-        "required": ["megatron"],
+        "required": [top],
         "additionalProperties": False,
         "$defs": {
             "entry": entry,
@@ -117,12 +120,19 @@ def role_file_schema(
     }
 
 
+def _named_by(preset: Preset) -> str:
+    """`` (slime's --megatron-config-path)``: the option that names the role file, if any."""
+    if preset.config_dest is None:
+        return ""
+    return f" ({preset.name}'s --{preset.config_dest.replace('_', '-')})"
+
+
 def _dest_schema(
     parser: argparse.ArgumentParser, dest: str, actions: list[argparse.Action]
 ) -> dict[str, Any]:
     """The schema of one dest: the JSON the type-coercion rule accepts for it, help, default."""
     schema: dict[str, Any] = {}
-    spec = _dest_spec(parser, actions)
+    spec = dest_spec(parser, actions)
     if spec is not None:
         schema = _item_schema(spec.each.item if spec.each is not None else spec.item)
         if spec.each is not None:

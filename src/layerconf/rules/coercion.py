@@ -46,7 +46,7 @@ from layerconf.core.rules import Convert, Decision, RuleContext, Stage
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.exceptions import Problem
 
-__all__ = ["TypeCoercion", "expected_kind"]
+__all__ = ["TypeCoercion", "dest_spec", "expected_kind"]
 
 _Family = Literal["bool", "int", "float", "str", "JSON", "custom"]
 _PHRASES = {
@@ -336,7 +336,7 @@ class _Table:
     def compile(self, parser: argparse.ArgumentParser, dest: str) -> _Spec | None:
         """The spec of `dest` (None: not a dest, or one layerconf leaves alone), kept."""
         actions = [parser._actions[index] for index in self.positions.get(dest, ())]
-        self.specs[dest] = spec = _dest_spec(parser, actions) if actions else None
+        self.specs[dest] = spec = dest_spec(parser, actions) if actions else None
         return spec
 
 
@@ -350,7 +350,7 @@ def _table_of(parser: argparse.ArgumentParser) -> _Table:
     return table
 
 
-def _dest_spec(parser: argparse.ArgumentParser, actions: list[argparse.Action]) -> _Spec | None:
+def dest_spec(parser: argparse.ArgumentParser, actions: list[argparse.Action]) -> _Spec | None:
     # Several actions for one dest (--x / --no-x): boolean if all are flags, else the first
     # that takes a value. The first action's default is the one argparse uses.
     chosen = next((a for a in actions if not _is_flag(a)), actions[0])

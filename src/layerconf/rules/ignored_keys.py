@@ -1,8 +1,9 @@
-"""The ignored-keys rule: resource keys in a role file never change a role's resources.
+"""The ignored-keys rule: keys a role file may not change, dropped where they are written.
 
-slime's contract: "num_nodes and num_gpus_per_node in the YAML are ignored; allocation always
-follows --actor-num-* / --critic-num-*". The rule drops such keys from the role layer, so the
-value stays the command line's, and says so at the key's file:line.
+slime's contract, for one: "num_nodes and num_gpus_per_node in the YAML are ignored; allocation
+always follows --actor-num-* / --critic-num-*" (`layerconf.presets.slime` gives those keys). The
+rule drops such keys from the role layer, so the value stays the command line's, and says so at
+the key's file:line with where to set it instead.
 """
 
 from __future__ import annotations
@@ -15,17 +16,11 @@ import attrs
 from layerconf.core.rules import Decision, Drop, RuleContext
 from layerconf.exceptions import Problem
 
-__all__ = ["RESOURCE_KEYS", "IgnoredKeys"]
+__all__ = ["IgnoredKeys"]
 
-#: The resource keys of slime's contract, each with where to set it instead.
-RESOURCE_KEYS: Mapping[str, str] = {
-    "num_nodes": "--actor-num-nodes / --critic-num-nodes",
-    "num_gpus_per_node": "--actor-num-gpus-per-node / --critic-num-gpus-per-node",
-    "actor_num_nodes": "--actor-num-nodes",
-    "actor_num_gpus_per_node": "--actor-num-gpus-per-node",
-    "critic_num_nodes": "--critic-num-nodes",
-    "critic_num_gpus_per_node": "--critic-num-gpus-per-node",
-}
+
+def _keys(keys: Mapping[str, str]) -> Mapping[str, str]:
+    return dict(keys)
 
 
 @attrs.frozen
@@ -36,7 +31,7 @@ class IgnoredKeys:
     `keys` maps each key to where the user should set it instead (shown in the hint).
     """
 
-    keys: Mapping[str, str] = attrs.field(factory=lambda: dict(RESOURCE_KEYS))
+    keys: Mapping[str, str] = attrs.field(converter=_keys)
     action: Literal["warn", "error", "allow"] = attrs.field(
         default="warn", validator=attrs.validators.in_(("warn", "error", "allow"))
     )

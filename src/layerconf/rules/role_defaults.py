@@ -1,10 +1,8 @@
 """Role defaults: values a trainer always forces on one role, as a rule with its own origin.
 
-slime always runs the critic with ``kl_coef=0``, ``use_opd=False``,
-``custom_advantage_function_path=None``, ``untie_embeddings_and_output_weights=True`` and
-``disable_param_buffers_cpu_backup=False`` (the last unless the critic's overrides set it),
-whenever a role file is given. Modelled as a rule, `explain(critic, "kl_coef")` says why it is
-0 even when the role file said otherwise.
+slime, for one, always runs the critic with ``kl_coef=0`` and four more values whenever a role
+file is given (`layerconf.presets.slime.CRITIC_DEFAULTS`). Modelled as a rule,
+`explain(critic, "kl_coef")` says why it is 0 even when the role file said otherwise.
 """
 
 from __future__ import annotations
@@ -16,15 +14,11 @@ import attrs
 
 from layerconf.core.rules import Decision, RuleContext, SetValue
 
-__all__ = ["SLIME_CRITIC_DEFAULTS", "RoleDefaults"]
+__all__ = ["RoleDefaults"]
 
-SLIME_CRITIC_DEFAULTS: Mapping[str, Any] = {
-    "kl_coef": 0,
-    "use_opd": False,
-    "custom_advantage_function_path": None,
-    "untie_embeddings_and_output_weights": True,
-    "disable_param_buffers_cpu_backup": False,
-}
+
+def _values(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    return dict(values)
 
 
 def _to_frozenset(keys: Any) -> frozenset[str]:
@@ -39,15 +33,13 @@ class RoleDefaults:
     (a role file was given), as slime does. Keys are set even where the parser has no such dest.
     """
 
-    role: str = "critic"
-    values: Mapping[str, Any] = attrs.field(factory=lambda: dict(SLIME_CRITIC_DEFAULTS))
-    unless_overridden: frozenset[str] = attrs.field(
-        default=frozenset({"disable_param_buffers_cpu_backup"}), converter=_to_frozenset
-    )
+    role: str
+    values: Mapping[str, Any] = attrs.field(converter=_values)
+    unless_overridden: frozenset[str] = attrs.field(default=frozenset(), converter=_to_frozenset)
     layer: str = "role-config"
     only_with_layer: bool = True
-    note: str = "slime always runs the critic with this value"
-    name: str = "critic-defaults"
+    note: str = "the preset always runs this role with this value"
+    name: str = "role-defaults"
     stage: Literal["resolved"] = "resolved"
 
     def __call__(self, context: RuleContext) -> Iterator[Decision]:

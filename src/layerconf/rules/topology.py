@@ -1,12 +1,13 @@
-"""The topology guard: actor and critic must share the Megatron parallel topology.
+"""The topology guard: keys every role must share, such as a parallel topology.
 
-slime's contract: TP, PP, CP, EP, ETP and sequence parallel "must not differ between them.
-Different topologies are unsupported and may break initialisation or training."
+slime's contract, for one: TP, PP, CP, EP, ETP and sequence parallel "must not differ between
+them. Different topologies are unsupported and may break initialisation or training"
+(`layerconf.presets.slime.TOPOLOGY_KEYS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 import attrs
@@ -15,16 +16,7 @@ from layerconf.core.records import Origin
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.exceptions import Problem
 
-__all__ = ["TOPOLOGY_KEYS", "TopologyGuard"]
-
-TOPOLOGY_KEYS: tuple[str, ...] = (
-    "tensor_model_parallel_size",
-    "pipeline_model_parallel_size",
-    "context_parallel_size",
-    "expert_model_parallel_size",
-    "expert_tensor_parallel_size",
-    "sequence_parallel",
-)
+__all__ = ["TopologyGuard"]
 
 
 def _short(origin: Origin) -> str:
@@ -36,6 +28,12 @@ def _short(origin: Origin) -> str:
     return origin.layer
 
 
+def _keys(keys: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(keys, str):
+        raise TypeError(f"keys must be a sequence of keys, not one string ({keys!r})")
+    return tuple(keys)
+
+
 @attrs.frozen
 class TopologyGuard:
     """After every role is resolved, `keys` must be equal across roles.
@@ -44,7 +42,7 @@ class TopologyGuard:
     The problem points at the first role whose value comes from a role file, at that value.
     """
 
-    keys: tuple[str, ...] = attrs.field(default=TOPOLOGY_KEYS, converter=tuple)
+    keys: tuple[str, ...] = attrs.field(converter=_keys)
     action: Literal["error", "warn", "off"] = attrs.field(
         default="error", validator=attrs.validators.in_(("error", "warn", "off"))
     )

@@ -1,0 +1,142 @@
+"""slime's ``--megatron-config-path`` contract as a preset: PPO's actor and critic.
+
+`SLIME` is the preset `layerconf.resolve_roles` uses by default; `slime_rules` its rules, to
+start your own from; `check_role_file` / `read_role_file` read slime's ``megatron:`` role files;
+`layerconf.compat.slime.parse_megatron_role_args` is the drop-in for slime's own function.
+Everything slime-specific lives in this package: the rules it is made of are generic
+(`layerconf.rules`), configured here with slime's data (`constants`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from typing import Literal
+
+from layerconf.core.rules import RuleSet
+from layerconf.presets.preset import Preset
+from layerconf.presets.role_file import RoleFile, RoleFileFormat
+from layerconf.presets.role_file import check_role_file as _check
+from layerconf.presets.role_file import read_role_file as _read
+from layerconf.presets.slime.constants import (
+    CONFIG_DEST,
+    CRITIC_DEFAULTS,
+    CRITIC_DEFAULTS_UNLESS_OVERRIDDEN,
+    PASSTHROUGH,
+    RESOURCE_KEYS,
+    ROLES,
+    TOP_KEY,
+    TOPOLOGY_KEYS,
+)
+from layerconf.rules import (
+    IgnoredKeys,
+    PpoScope,
+    RoleDefaults,
+    TopologyGuard,
+    TypeCoercion,
+    UnknownKeys,
+)
+
+__all__ = [
+    "CRITIC_DEFAULTS",
+    "MEGATRON",
+    "RESOURCE_KEYS",
+    "SLIME",
+    "TOPOLOGY_KEYS",
+    "check_role_file",
+    "critic_defaults",
+    "read_role_file",
+    "slime_rules",
+]
+
+#: slime's role file format: the ``megatron:`` list.
+MEGATRON = RoleFileFormat(
+    TOP_KEY,
+    empty_hint=f"list role entries under '{TOP_KEY}:', or leave out --megatron-config-path so "
+    "that every role inherits the command line",
+)
+
+
+def critic_defaults(layer: str = "role-config") -> RoleDefaults:
+    """The rule that runs the critic with slime's runtime defaults (`CRITIC_DEFAULTS`)."""
+    return RoleDefaults(
+        "critic",
+        CRITIC_DEFAULTS,
+        unless_overridden=CRITIC_DEFAULTS_UNLESS_OVERRIDDEN,
+        layer=layer,
+        note="slime always runs the critic with this value",
+        name="critic-defaults",
+    )
+
+
+def slime_rules(
+    parser: argparse.ArgumentParser,
+    *,
+    layer: str = "role-config",
+    ignored_keys: Literal["warn", "error", "allow"] = "warn",
+    unknown_keys: Literal["error", "warn"] = "error",
+    topology: Literal["error", "warn", "off"] = "error",
+) -> RuleSet:
+    """The rules of slime's contract for `parser`, in the order they run, on the role layer
+    named `layer`.
+
+    Start from these to build your own: ``slime_rules(parser).replace("topology-guard",
+    TopologyGuard(TOPOLOGY_KEYS, action="warn"))``, ``.without("ppo-scope")``,
+    ``.add(my_rule)``.
+    """
+    return RuleSet(
+        [
+            IgnoredKeys(RESOURCE_KEYS, action=ignored_keys, layer=layer),
+            UnknownKeys(
+                parser, action=unknown_keys, also_known=CRITIC_DEFAULTS.keys(), layer=layer
+            ),
+            TypeCoercion(parser, layers=(layer,)),
+            PpoScope(layer=layer),
+            critic_defaults(layer),
+            TopologyGuard(TOPOLOGY_KEYS, action=topology),
+        ]
+    )
+
+
+def _standard_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
+    return slime_rules(parser, layer=preset.layer)
+
+
+#: slime's ``--megatron-config-path`` contract: PPO's actor and critic.
+SLIME = Preset(
+    "slime",
+    roles=ROLES,
+    config_dest=CONFIG_DEST,
+    role_file=MEGATRON,
+    passthrough=PASSTHROUGH,
+    passthrough_to="SGLang's parser",
+    passthrough_hint="slime hands such arguments to SGLang's parser",
+    unknown_tokens="note",
+    extra_keys=dict.fromkeys(
+        CRITIC_DEFAULTS, "Set on the critic by slime (not a command-line argument)."
+    ),
+    ignored_keys=RESOURCE_KEYS,
+    standard_rules=_standard_rules,
+)
+
+
+def check_role_file(
+    path: str | os.PathLike[str],
+    roles: Sequence[str] = ROLES,
+    *,
+    layer_name: str = "role-config",
+) -> RoleFile:
+    """Read a slime role file (``--megatron-config-path``), returning its problems; see
+    `layerconf.presets.role_file.check_role_file`."""
+    return _check(path, roles, layer_name=layer_name, form=MEGATRON)
+
+
+def read_role_file(
+    path: str | os.PathLike[str],
+    roles: Sequence[str] = ROLES,
+    *,
+    layer_name: str = "role-config",
+) -> RoleFile:
+    """Read a slime role file into one layer per role; `ConfigError` listing every problem."""
+    return _read(path, roles, layer_name=layer_name, form=MEGATRON)

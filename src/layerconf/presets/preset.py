@@ -1,0 +1,115 @@
+"""The preset contract: what a trainer's role resolution needs to know, as one frozen record.
+
+A preset says which roles a trainer trains, which dest of its command line names the role file
+and in which format, which rules apply, which unknown command-line tokens pass on to another
+program, and what a role file may hold besides the parser's dests. `resolve_roles` works with any
+preset; `layerconf.presets.slime.SLIME` is slime's, `PLAIN` is a trainer's own command line and
+nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable, Mapping
+from typing import Literal, Union
+
+import attrs
+
+from layerconf.core.rules import Rule, RuleSet
+from layerconf.presets.role_file import RoleFileFormat
+from layerconf.rules.coercion import TypeCoercion
+from layerconf.rules.ignored_keys import IgnoredKeys
+from layerconf.rules.unknown_keys import UnknownKeys
+
+__all__ = ["PLAIN", "Preset", "RulesFor", "default_rules"]
+
+#: Builds a preset's rules for one parser (rules such as type coercion need the parser).
+RulesFor = Callable[[argparse.ArgumentParser], Union[RuleSet, Iterable[Rule]]]
+
+
+def _roles(roles: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(roles, str):
+        raise TypeError(f"roles must be a sequence of role names, not one string ({roles!r})")
+    valid = tuple(roles)
+    if not valid or len(set(valid)) != len(valid):
+        raise ValueError(f"a preset names one role or more, each once (got {list(valid)})")
+    for role in valid:
+        if not isinstance(role, str) or not role:
+            raise ValueError(f"every role must be a non-empty string (got {role!r})")
+    return valid
+
+
+def _prefixes(prefixes: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(prefixes, str):
+        raise TypeError(f"passthrough takes a sequence of prefixes, not one ({prefixes!r})")
+    return tuple(prefixes)
+
+
+def _mapping(values: Mapping[str, str]) -> Mapping[str, str]:
+    return dict(values)
+
+
+@attrs.frozen
+class Preset:
+    """How one trainer resolves its roles; every field but `name` and `roles` has a default.
+
+    - `config_dest`: the dest whose value names the role file (None: no role file).
+    - `role_file`: its format (the top-level key above the role entries).
+    - `layer`: the name of the role layer each role gets from that file.
+    - `rules`: builds the rule set for a parser, once per parser; None gives the preset's
+      `standard_rules(preset, parser)`: `default_rules` unless the preset says otherwise
+      (slime's are `slime_rules` on the preset's role layer).
+    - `passthrough`: command-line prefixes of tokens that another program takes (slime's
+      ``--sglang-``), `passthrough_to` names the program, `passthrough_hint` says so in a
+      note. They are notes, never problems.
+    - `unknown_tokens`: any other token the parser does not own is an ``error`` (as
+      ``parse_args`` would have it), or a ``note`` (a warning if it looks like a misspelt
+      option), for trainers that hand the rest of the command line on.
+    - `extra_keys`: keys a role file may set though the parser has no such dest, with what they
+      mean (for the schema and the unknown-keys rule); `ignored_keys`: keys dropped from role
+      files, with where to set them instead.
+    """
+
+    name: str
+    roles: tuple[str, ...] = attrs.field(converter=_roles)
+    config_dest: str | None = None
+    role_file: RoleFileFormat = attrs.field(factory=RoleFileFormat)
+    layer: str = "role-config"
+    rules: RulesFor | None = attrs.field(default=None, eq=False)
+    standard_rules: Callable[[Preset, argparse.ArgumentParser], RuleSet] = attrs.field(
+        default=attrs.Factory(lambda: default_rules), eq=False
+    )
+    passthrough: tuple[str, ...] = attrs.field(default=(), converter=_prefixes)
+    passthrough_to: str = "another program"
+    passthrough_hint: str = "another program takes such arguments"
+    unknown_tokens: Literal["error", "note"] = attrs.field(
+        default="error", validator=attrs.validators.in_(("error", "note"))
+    )
+    # Compared, not hashed (dicts are not hashable; equal presets still hash alike).
+    extra_keys: Mapping[str, str] = attrs.field(factory=dict, converter=_mapping, hash=False)
+    ignored_keys: Mapping[str, str] = attrs.field(factory=dict, converter=_mapping, hash=False)
+
+    def rules_for(self, parser: argparse.ArgumentParser) -> RuleSet:
+        """This preset's rules for `parser` (not cached: `resolve_roles` keeps them)."""
+        if self.rules is None:
+            return self.standard_rules(self, parser)
+        built = self.rules(parser)
+        return built if isinstance(built, RuleSet) else RuleSet(built)
+
+
+def default_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
+    """What any role file needs: its ignored keys dropped, its keys known, its values converted.
+
+    The rules of a preset without its own; start from these to add a trainer's own:
+    ``Preset(..., rules=lambda parser: default_rules(preset, parser).add(MyRule()))``.
+    """
+    rules: list[Rule] = []
+    if preset.ignored_keys:
+        rules.append(IgnoredKeys(preset.ignored_keys, layer=preset.layer))
+    rules.append(UnknownKeys(parser, layer=preset.layer, also_known=preset.extra_keys.keys()))
+    rules.append(TypeCoercion(parser, layers=(preset.layer,)))
+    return RuleSet(rules)
+
+
+#: A trainer's own command line and nothing else: one role, no role file, no trainer's rules.
+PLAIN = Preset("plain", roles=("main",))

@@ -1,0 +1,161 @@
+"""A drop-in for slime's ``parse_megatron_role_args``, with provenance on the result.
+
+``from layerconf.compat.slime import parse_megatron_role_args`` in place of slime's own gives
+the same values slime computes, on a fresh namespace (``base_args`` is never touched), with
+`explain` working on the result. Structural mistakes in the role file raise
+`SlimeConfigError`, which is both a `ConfigError` (every problem, at file:line:col) and an
+`AssertionError`, so existing ``except AssertionError`` clauses keep working.
+
+slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
+``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
+warning); a string value is converted to the type of the base value when that is an int or
+a float, and kept as it is when that fails (a warning says so, as it does when a quoted
+``"false"`` becomes ``True`` for a boolean, which is what slime computes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections import ChainMap
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from layerconf.core.merge import merge_layers
+from layerconf.core.namespace import Namespace, provenance_of
+from layerconf.core.records import Layer, Origin
+from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
+from layerconf.core.stack import LayerStack
+from layerconf.core.values import same_value
+from layerconf.exceptions import ConfigError, Problem
+from layerconf.presets.slime import check_role_file, critic_defaults
+from layerconf.presets.slime.constants import RESOURCE_KEYS, ROLES
+from layerconf.rules import IgnoredKeys
+
+__all__ = ["SlimeConfigError", "parse_megatron_role_args"]
+
+LAYER = "role-config"
+
+
+class SlimeConfigError(ConfigError, AssertionError):
+    """A role file slime would refuse with an AssertionError: a `ConfigError` that is one too."""
+
+
+@attrs.frozen
+class _SlimeCoercion:
+    """slime's coercion: a string becomes ``type(base value)`` when that is an int or a float."""
+
+    name: str = "slime-coercion"
+    stage: Literal["layers"] = "layers"
+
+    def __call__(self, context: RuleContext) -> Iterator[Decision]:
+        layer = context.layer(LAYER)
+        if layer is None:
+            return
+        base = _base_values(context.layers)
+
+        def warning(key: str, message: str, hint: str) -> Problem:
+            return Problem.at(
+                layer.origin_at((key,)), message, key=key, hint=hint, severity="warning"
+            )
+
+        for key, value in layer.values.items():
+            if key not in base:
+                yield warning(
+                    key,
+                    f"{key!r} is not a known argument; it is set anyway, as slime does",
+                    "check the spelling against the dest names in --help",
+                )
+                continue
+            original = base[key]
+            if not isinstance(value, str):
+                continue
+            if not isinstance(original, (int, float)):
+                continue
+            kind = type(original).__name__
+            try:
+                converted = type(original)(value)
+            except (ValueError, TypeError):
+                yield warning(
+                    key,
+                    f"{key!r} stays the string {value!r}: it is not a {kind}",
+                    f"write a {kind}, as on the command line",
+                )
+                continue
+            if isinstance(original, bool):
+                yield warning(
+                    key,
+                    f"{key!r}: the string {value!r} became {converted!r}, as slime computes",
+                    "write true or false without quotes",
+                )
+            yield Convert(LAYER, key, converted)
+
+
+def _base_values(layers: tuple[Layer, ...]) -> Mapping[str, Any]:
+    below = [layer.values for layer in layers if layer.name != LAYER]
+    if len(below) == 1:  # a plain namespace: one base layer
+        return below[0]
+    return ChainMap(*reversed(below))
+
+
+_RULES = RuleSet(
+    [
+        IgnoredKeys({key: RESOURCE_KEYS[key] for key in ("num_nodes", "num_gpus_per_node")}),
+        _SlimeCoercion(),
+        critic_defaults(),
+    ]
+)
+
+
+def parse_megatron_role_args(
+    base_args: argparse.Namespace, megatron_config_path: str | os.PathLike[str], role: str
+) -> Namespace:
+    """slime's ``parse_megatron_role_args``: `base_args` with `role`'s overrides applied.
+
+    A role missing from the file inherits `base_args`. The critic gets slime's runtime
+    defaults. Returns a new namespace with provenance; `base_args` is never modified.
+    """
+    if role not in ROLES:
+        raise SlimeConfigError(
+            [Problem(f"unsupported Megatron config role {role!r}", hint="use 'actor' or 'critic'")]
+        )
+    path = os.fspath(megatron_config_path)
+    role_file = check_role_file(path, ROLES, layer_name=LAYER)
+    if role_file.errors:
+        raise SlimeConfigError(role_file.problems)
+    base, deleted = _base_layers(base_args)
+    layer = role_file.layers.get(role) or Layer(
+        LAYER, "file", {}, Origin(LAYER, "file", source=path)
+    )
+    result = LayerStack([*base, layer], _RULES).resolve(role=role)
+    for key in deleted:
+        if key not in layer.values:
+            delattr(result, key)
+    return result
+
+
+def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]:
+    """Layers that resolve to `base_args` as it is now, keeping its provenance when it has one.
+
+    Trainers change args after parsing (slime's validation does): what differs from the
+    provenance becomes a ``runtime`` layer, and keys deleted since are returned to delete.
+    """
+    current = vars(base_args)
+    provenance = provenance_of(base_args)
+    if provenance is None or any(layer.name in (LAYER, "runtime") for layer in provenance.layers):
+        return [Layer("base", "mapping", current, Origin("base", "mapping"))], []
+    recorded = merge_layers(provenance.layers, provenance.policies)
+    missing = object()
+    changed = {  # the identity test first: almost every value is the one resolved
+        key: value
+        for key, value in current.items()
+        if recorded.get(key, missing) is not value
+        and (key not in recorded or not same_value(recorded[key], value))
+    }
+    deleted = [key for key in recorded if key not in current]
+    layers = list(provenance.layers)
+    if changed:
+        layers.append(Layer("runtime", "runtime", changed, Origin("runtime", "runtime")))
+    return layers, deleted

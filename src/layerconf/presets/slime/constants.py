@@ -1,0 +1,62 @@
+"""slime's contract as data: the names, keys and values its rules and role files use.
+
+From ``../spec/megatron-config.md`` and slime's own code (``slime/utils/arguments.py``,
+``slime/backends/megatron_utils``): what a role file may not set, what the critic always runs
+with, and what actor and critic must share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "CONFIG_DEST",
+    "CRITIC_DEFAULTS",
+    "CRITIC_DEFAULTS_UNLESS_OVERRIDDEN",
+    "PASSTHROUGH",
+    "RESOURCE_KEYS",
+    "ROLES",
+    "TOPOLOGY_KEYS",
+    "TOP_KEY",
+]
+
+#: PPO's two trained models.
+ROLES = ("actor", "critic")
+#: The dest of ``--megatron-config-path``, which names the role file.
+CONFIG_DEST = "megatron_config_path"
+#: The role file's top-level key.
+TOP_KEY = "megatron"
+#: Command-line prefixes slime hands on to SGLang's parser.
+PASSTHROUGH = ("--sglang-",)
+
+#: The resource keys of slime's contract, each with where to set it instead.
+RESOURCE_KEYS: Mapping[str, str] = {
+    "num_nodes": "--actor-num-nodes / --critic-num-nodes",
+    "num_gpus_per_node": "--actor-num-gpus-per-node / --critic-num-gpus-per-node",
+    "actor_num_nodes": "--actor-num-nodes",
+    "actor_num_gpus_per_node": "--actor-num-gpus-per-node",
+    "critic_num_nodes": "--critic-num-nodes",
+    "critic_num_gpus_per_node": "--critic-num-gpus-per-node",
+}
+
+#: What slime always runs the critic with, whenever a role file is given.
+CRITIC_DEFAULTS: Mapping[str, Any] = {
+    "kl_coef": 0,
+    "use_opd": False,
+    "custom_advantage_function_path": None,
+    "untie_embeddings_and_output_weights": True,
+    "disable_param_buffers_cpu_backup": False,
+}
+#: ... except these, when the critic's own overrides set them.
+CRITIC_DEFAULTS_UNLESS_OVERRIDDEN = frozenset({"disable_param_buffers_cpu_backup"})
+
+#: Megatron's parallel topology: actor and critic must share it.
+TOPOLOGY_KEYS: tuple[str, ...] = (
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "context_parallel_size",
+    "expert_model_parallel_size",
+    "expert_tensor_parallel_size",
+    "sequence_parallel",
+)

@@ -1,0 +1,329 @@
+"""Walking composed YAML nodes into plain data, with positions, problems and bounds.
+
+`Walker` builds what ``yaml.safe_load`` would build from a node graph, recording the 1-based
+line and column of every key and value, reporting what plain YAML does not allow, and counting
+every node it builds so that aliases cannot make a small file expensive (`MAX_NODES` and
+`MAX_DEPTH` of `layerconf.sources.yaml`, given to each walker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, NamedTuple, NoReturn
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from layerconf.exceptions import Problem
+
+#: A path into a YAML document: mapping keys (usually strings) and list indices.
+YamlPath = tuple[Hashable, ...]
+
+_YAML_TAG = "tag:yaml.org,2002:"
+_STR = _YAML_TAG + "str"
+_MAP = _YAML_TAG + "map"
+_SEQ = _YAML_TAG + "seq"
+_MERGE = _YAML_TAG + "merge"
+_VALUE = _YAML_TAG + "value"  # a plain '=': a string as a key, refused as a value (as PyYAML)
+_PYTHON = _YAML_TAG + "python/"
+_COLLECTION_TAGS = frozenset(_YAML_TAG + name for name in ("set", "omap", "pairs"))
+
+_constructor = yaml.constructor.SafeConstructor()
+# The scalar constructors of `yaml.safe_load`, by tag (``str`` has a fast path in `_Walker`).
+_SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
+    _YAML_TAG + "null": _constructor.construct_yaml_null,
+    _YAML_TAG + "bool": _constructor.construct_yaml_bool,
+    _YAML_TAG + "int": _constructor.construct_yaml_int,
+    _YAML_TAG + "float": _constructor.construct_yaml_float,
+    _YAML_TAG + "binary": _constructor.construct_yaml_binary,
+    _YAML_TAG + "timestamp": _constructor.construct_yaml_timestamp,
+}
+
+
+class Position(NamedTuple):
+    """A 1-based line and column in a file."""
+
+    line: int
+    column: int
+
+
+class Abort(Exception):
+    """The document cannot be read any further (its problem is in `problem`)."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def short_tag(tag: str) -> str:
+    return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
+
+
+def _kind(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    return "a list" if isinstance(node, SequenceNode) else "a scalar"
+
+
+class Walker:
+    """Builds plain data from composed nodes, recording positions and problems."""
+
+    def __init__(self, source: str, layer: str | None, max_nodes: int, max_depth: int) -> None:
+        self.source = source
+        self.layer = layer
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.positions: dict[YamlPath, Position] = {}
+        self.key_positions: dict[YamlPath, Position] = {}
+        self.problems: list[Problem] = []
+        self.unreadable: set[YamlPath] = set()
+        self._reported: set[tuple[int, int, str]] = set()
+        self._visits = 0
+        self._active: set[int] = set()  # ids of the collections being built (alias cycles)
+
+    def _problem(self, node: Node, message: str, hint: str) -> Problem:
+        mark = node.start_mark
+        return Problem(
+            message,
+            layer=self.layer,
+            source=self.source,
+            line=mark.line + 1,
+            column=mark.column + 1,
+            hint=hint,
+        )
+
+    def _report(self, node: Node, message: str, hint: str) -> None:
+        # A node reached through several aliases is walked several times: report it once.
+        mark = node.start_mark
+        seen = (mark.line, mark.column, message)
+        if seen not in self._reported:
+            self._reported.add(seen)
+            self.problems.append(self._problem(node, message, hint))
+
+    def _abort(self, node: Node, message: str, hint: str) -> NoReturn:
+        raise Abort(self._problem(node, message, hint))
+
+    def _count(self, node: Node) -> None:
+        self._visits += 1
+        if self._visits > self.max_nodes:
+            self._abort(
+                node,
+                f"the document builds more than {self.max_nodes:,} values once its aliases are "
+                "expanded (an alias bomb?)",
+                "every alias *name copies its anchor &name again: write the values out, "
+                "or use fewer aliases of large anchors",
+            )
+
+    def value(self, node: Node, path: YamlPath, depth: int) -> Any:
+        """The plain value of `node` at `path`, recording its position (and its children's)."""
+        self._count(node)
+        mark = node.start_mark
+        self.positions[path] = Position(mark.line + 1, mark.column + 1)
+        tag = node.tag
+        if isinstance(node, ScalarNode):
+            if tag == _STR:
+                return node.value
+            return self._scalar(node, path)
+        if depth >= self.max_depth:
+            self._abort(
+                node,
+                f"the document nests mappings and lists more than {self.max_depth} levels deep",
+                "flatten the structure: configuration values need only a few levels",
+            )
+        if id(node) in self._active:
+            self._abort(
+                node,
+                "an alias refers to a mapping or list that contains it: the value is infinite",
+                "an alias *name can only use an anchor &name whose value ends before the alias",
+            )
+        if isinstance(node, MappingNode) and tag == _MAP:
+            self._active.add(id(node))
+            result = self._mapping(node, path, depth)
+            self._active.discard(id(node))
+            return result
+        if isinstance(node, SequenceNode) and tag == _SEQ:
+            self._active.add(id(node))
+            items = [
+                self.value(item, (*path, index), depth + 1) for index, item in enumerate(node.value)
+            ]
+            self._active.discard(id(node))
+            return items
+        self._refuse(node)
+        self.unreadable.add(path)
+        return None
+
+    def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
+        ok, value = self._construct(node)
+        if not ok:
+            self.unreadable.add(path)
+        return value
+
+    def _construct(self, node: ScalarNode) -> tuple[bool, Any]:
+        """``(True, value)`` for a scalar ``yaml.safe_load`` reads, else ``(False, None)``."""
+        construct = _SCALARS.get(node.tag)
+        if construct is None:
+            self._refuse(node)
+            return False, None
+        try:
+            return True, construct(node)
+        except (ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError):
+            self._report(
+                node,
+                f"{node.value!r} cannot be read as {short_tag(node.tag)}",
+                "remove the tag, or write a value of that type",
+            )
+            return False, None
+
+    def _refuse(self, node: Node) -> None:
+        """Report a tag that is not plain YAML."""
+        tag = node.tag
+        short = short_tag(tag)
+        if tag.startswith(_PYTHON):
+            message = (
+                f"the Python tag {short!r} is not allowed: only plain YAML is allowed, "
+                "no Python objects"
+            )
+            hint = "write the value as plain YAML: a string, number, boolean, list or mapping"
+        elif tag in (_MERGE, _VALUE):
+            text = "<<" if tag == _MERGE else "="
+            message = f"a plain {text!r} is a YAML 1.1 key indicator, not a value"
+            hint = f"quote it, '{text}', to write the text"
+        elif tag in _COLLECTION_TAGS:
+            message = f"the tag {short!r} is not supported: only mappings, lists and scalars"
+            hint = "write a mapping or a list instead"
+        elif tag in (_STR, _MAP, _SEQ) or tag in _SCALARS:
+            message = f"the tag {short!r} cannot be used on {_kind(node)}"
+            hint = "remove the tag"
+        else:
+            message = f"unknown tag {short!r}: only plain YAML is allowed"
+            hint = "remove the tag; plain values need none"
+        self._report(node, message, hint)
+
+    def _key(self, node: Node) -> tuple[bool, Hashable]:
+        """``(True, key)`` for a usable mapping key, else ``(False, None)`` (reported)."""
+        if isinstance(node, ScalarNode):
+            if node.tag in (_STR, _VALUE):
+                return True, node.value
+            return self._construct(node)
+        self._report(
+            node,
+            f"a mapping key must be a scalar, not {_kind(node)}",
+            "write a plain key such as 'name:'",
+        )
+        return False, None
+
+    def _mapping(self, node: MappingNode, path: YamlPath, depth: int) -> dict[Hashable, Any]:
+        result: dict[Hashable, Any] = {}
+        written: dict[Hashable, Node] = {}
+        merges: list[tuple[Node, Node]] = []
+        for key_node, value_node in node.value:
+            if self._is_merge(key_node, merges):
+                merges.append((key_node, value_node))
+                continue
+            ok, key = self._key(key_node)
+            if not ok:
+                continue
+            mark = key_node.start_mark
+            at = Position(mark.line + 1, mark.column + 1)
+            first = written.setdefault(key, key_node)
+            if first is not key_node:
+                self._duplicate(key, first, key_node)
+            child = (*path, key)
+            self.key_positions[child] = at
+            result[key] = self.value(value_node, child, depth + 1)
+        # Merged entries are walked only where they win, so no position is left behind.
+        for key, (key_node, value_node) in self._merged(merges, result, depth).items():
+            mark = key_node.start_mark
+            child = (*path, key)
+            self.key_positions[child] = Position(mark.line + 1, mark.column + 1)
+            result[key] = self.value(value_node, child, depth + 1)
+        return result
+
+    def _duplicate(self, key: Hashable, first: Node, again: Node) -> None:
+        mark = first.start_mark
+        self._report(
+            again,
+            f"duplicate key {key!r}: first at line {mark.line + 1}, column {mark.column + 1}; "
+            "YAML would silently keep only this last one",
+            "remove one of them",
+        )
+
+    def _is_merge(self, key_node: Node, merges: list[tuple[Node, Node]]) -> bool:
+        if not (isinstance(key_node, ScalarNode) and key_node.tag == _MERGE):
+            return False
+        if merges:
+            self._report(
+                key_node,
+                "duplicate merge key '<<' in this mapping",
+                "write one merge key with a list of aliases: '<<: [*a, *b]'",
+            )
+        return True
+
+    def _merged(
+        self, merges: list[tuple[Node, Node]], own: Mapping[Hashable, Any], depth: int
+    ) -> dict[Hashable, tuple[Node, Node]]:
+        """The entries that merge keys add to a mapping whose own keys are `own`.
+
+        A mapping's own keys win over merged ones (every YAML reader agrees). When two merged
+        mappings set one key, readers disagree: the YAML 1.1 merge spec and PyYAML before 6.0.4
+        keep the first, PyYAML 6.0.4 the last. slime reads these files with
+        ``yaml.safe_load``, so such a key is an error rather than a silent choice.
+        """
+        merged: dict[Hashable, tuple[Node, Node]] = {}
+        for merge_key, merge in merges:
+            sources = merge.value if isinstance(merge, SequenceNode) else [merge]
+            for source in sources:
+                for key, pair in self._flatten(source, depth).items():
+                    if key in own:
+                        continue
+                    earlier = merged.setdefault(key, pair)
+                    if earlier[0] is not pair[0]:  # the same mapping merged twice is fine
+                        first, second = (p[0].start_mark.line + 1 for p in (earlier, pair))
+                        self._report(
+                            merge_key,
+                            f"two merged mappings set {key!r}, at line {first} and line {second}; "
+                            "YAML readers disagree on which one wins",
+                            f"set {key!r} in this mapping itself, or merge only one mapping "
+                            "that sets it",
+                        )
+        return merged
+
+    def _flatten(self, node: Node, depth: int) -> dict[Hashable, tuple[Node, Node]]:
+        """The (key node, value node) entries of merged mapping `node`, its own merges applied."""
+        self._count(node)
+        if not (isinstance(node, MappingNode) and node.tag == _MAP):
+            self._report(
+                node,
+                f"a merge key '<<' takes a mapping or a list of mappings, not {_kind(node)}",
+                "merge an anchored mapping: '<<: *defaults' or '<<: [*a, *b]'",
+            )
+            return {}
+        if depth >= self.max_depth:
+            self._abort(
+                node,
+                f"merge keys are chained more than {self.max_depth} levels deep",
+                "merge fewer mappings into one another",
+            )
+        if id(node) in self._active:
+            self._abort(
+                node,
+                "a merge key merges a mapping into itself: the value is infinite",
+                "merge only mappings defined before and outside this one",
+            )
+        self._active.add(id(node))
+        entries: dict[Hashable, tuple[Node, Node]] = {}
+        merges: list[tuple[Node, Node]] = []
+        for key_node, value_node in node.value:
+            self._count(key_node)
+            if self._is_merge(key_node, merges):
+                merges.append((key_node, value_node))
+                continue
+            ok, key = self._key(key_node)
+            if not ok:
+                continue
+            if key in entries:
+                self._duplicate(key, entries[key][0], key_node)
+            entries[key] = (key_node, value_node)  # the last one, as in PyYAML
+        entries.update(self._merged(merges, entries, depth + 1))
+        self._active.discard(id(node))
+        return entries

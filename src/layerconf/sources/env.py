@@ -1,0 +1,179 @@
+"""Environment variables as a layer: ``SLIME_LR=1e-5`` sets ``lr`` as ``--lr 1e-5`` would.
+
+`EnvSource(prefix="SLIME_")` maps every variable that starts with the prefix onto the dest
+its rest names (``SLIME_LR`` -> ``lr``, ``SLIME_TENSOR_MODEL_PARALLEL_SIZE`` ->
+``tensor_model_parallel_size``); `names` maps variables explicitly (``{"MY_LR": "lr"}``). Each
+value is converted by the parser's own conversion of that dest, exactly as its command line
+converts a token (``type``, ``choices``, ``nargs``: a list is written as the command line
+would write it, ``"1 2"``). A flag's variable holds the dest's value: ``true``/``false``, also
+``1``/``0``, ``yes``/``no``, ``on``/``off``. Every value's origin is ``env SLIME_LR``.
+
+Problems are never raised: a value the parser refuses is an error naming the variable; a
+variable with the prefix that names no dest is a note (a warning with a did-you-mean when it
+is close to one), since other programs' variables may share a prefix. The environment is
+read when the source is read, never changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from layerconf.core.records import Layer, Origin
+from layerconf.core.suggest import did_you_mean
+from layerconf.exceptions import Problem
+from layerconf.sources.base import Reading
+
+__all__ = ["EnvSource"]
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+_FLAGS = (
+    argparse._StoreTrueAction,
+    argparse._StoreFalseAction,
+    argparse.BooleanOptionalAction,
+)
+# What argparse itself reports as a bad value, and what a type callable may raise besides.
+_REFUSED = (argparse.ArgumentError, argparse.ArgumentTypeError, TypeError, ValueError)
+
+
+def _names(names: Mapping[str, str]) -> Mapping[str, str]:
+    return dict(names)
+
+
+class _Refused(Exception):
+    """A value the parser's conversion refused; the message says why."""
+
+
+@attrs.frozen
+class EnvSource:
+    """The environment variables that start with `prefix` (and those in `names`) as one layer.
+
+    `environ` is the mapping read (default: ``os.environ`` when the source is read); `name`
+    is the layer's name.
+    """
+
+    prefix: str = ""
+    names: Mapping[str, str] = attrs.field(factory=dict, converter=_names)
+    environ: Mapping[str, str] | None = attrs.field(default=None, eq=False, repr=False)
+    name: str = "env"
+
+    def __attrs_post_init__(self) -> None:
+        if not self.prefix and not self.names:
+            raise ValueError(
+                "EnvSource needs a prefix (such as 'SLIME_') or names (such as "
+                "{'MY_LR': 'lr'}): every variable of the environment is not configuration"
+            )
+
+    def read(self, parser: argparse.ArgumentParser) -> Reading:
+        """The layer of the variables that name a dest of `parser`, with every problem."""
+        environ = os.environ if self.environ is None else self.environ
+        actions = _actions_by_dest(parser)
+        values: dict[str, Any] = {}
+        origins: dict[tuple[str, ...], Origin] = {}
+        problems: list[Problem] = []
+        used: list[str] = []
+        for variable in sorted(environ):
+            dest = self._dest(variable)
+            if dest is None:
+                continue
+            origin = Origin(self.name, "env", token=variable)
+            action = actions.get(dest)
+            if action is None:
+                problems.append(self._unknown(variable, dest, actions))
+                continue
+            used.append(variable)
+            try:
+                values[dest] = _convert(parser, action, environ[variable])
+            except _Refused as refused:
+                problems.append(
+                    Problem(
+                        f"environment variable {variable}: {refused}",
+                        key=dest,
+                        layer=self.name,
+                        hint=f"write the value as you would after {_flag(action)}",
+                    )
+                )
+                continue
+            origins[(dest,)] = origin
+        layer = Layer(self.name, "env", values, Origin(self.name, "env"), origins)
+        return Reading(layer if values else None, problems, {"env": tuple(used)})
+
+    def _dest(self, variable: str) -> str | None:
+        if variable in self.names:
+            return self.names[variable]
+        if self.prefix and variable.startswith(self.prefix) and len(variable) > len(self.prefix):
+            return variable[len(self.prefix) :].lower()
+        return None
+
+    def _unknown(self, variable: str, dest: str, actions: Mapping[str, argparse.Action]) -> Problem:
+        close = did_you_mean(dest, actions, cutoff=0.85)
+        if close is not None:
+            return Problem(
+                f"environment variable {variable} names no argument of this parser "
+                f"(did you mean {self.prefix}{close.upper()}?)",
+                key=dest,
+                layer=self.name,
+                hint="as written it is ignored",
+                severity="warning",
+            )
+        return Problem(
+            f"environment variable {variable} names no argument of this parser; it is ignored",
+            key=dest,
+            layer=self.name,
+            hint=f"unset it, or use another prefix than {self.prefix!r}"
+            if self.prefix
+            else "remove it from names",
+            severity="info",
+        )
+
+
+def _actions_by_dest(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The first action of each dest that takes a value (help, version and suppressed left out)."""
+    found: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        if action.dest == argparse.SUPPRESS or isinstance(
+            action, (argparse._HelpAction, argparse._VersionAction)
+        ):
+            continue
+        found.setdefault(action.dest, action)
+    return found
+
+
+def _flag(action: argparse.Action) -> str:
+    return action.option_strings[0] if action.option_strings else action.dest
+
+
+def _convert(parser: argparse.ArgumentParser, action: argparse.Action, text: str) -> Any:
+    """`text` converted as the parser converts the command line for `action`."""
+    if isinstance(action, _FLAGS) or (
+        isinstance(action, argparse._StoreConstAction) and type(action.const) is bool
+    ):
+        word = text.strip().lower()
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+        raise _Refused(f"{text!r} is not true or false")
+    if isinstance(action, argparse._CountAction):
+        try:
+            return int(text)
+        except ValueError:
+            raise _Refused(f"{text!r} is not a count (an int)") from None
+    if action.nargs == 0:
+        raise _Refused(f"{_flag(action)} takes no value; it cannot be set from the environment")
+    many = action.nargs not in (None, argparse.OPTIONAL)
+    tokens = shlex.split(text) if many or isinstance(action, argparse._AppendAction) else [text]
+    try:
+        if isinstance(action, argparse._AppendAction) and not many:
+            return [parser._get_values(action, [token]) for token in tokens]
+        return parser._get_values(action, tokens)
+    except _REFUSED as error:
+        raise _Refused(str(error)) from None
+    except Exception as error:  # a user's type callable may raise anything
+        raise _Refused(f"{type(error).__name__}: {error}") from None
