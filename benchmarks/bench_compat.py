@@ -19,9 +19,8 @@ import tempfile
 from pathlib import Path
 
 from _timing import cold, measure, report, save
-from layerconf.presets.slime import compat
 from layerconf.core.stack import LayerStack
-from layerconf.presets.slime import check_role_file
+from layerconf.presets.slime import check_role_file, compat
 from run import FIXTURES, real_workload, slime_parse_megatron_role_args
 
 ROLES = ("actor", "critic")
