@@ -305,7 +305,8 @@ def _reading_order(problem: Problem) -> tuple[bool, str, int, int, int]:
     )
 
 
-_PACKAGE_DIR = os.path.dirname(__file__)
+# The package, every subpackage included (a warning points past presets/, sources/... too).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _caller_level() -> int:

@@ -112,7 +112,7 @@ class EnvSource:
         return None
 
     def _unknown(self, variable: str, dest: str, actions: Mapping[str, argparse.Action]) -> Problem:
-        close = did_you_mean(dest, actions, cutoff=0.85)
+        close = did_you_mean(dest, actions)
         if close is not None:
             return Problem(
                 f"environment variable {variable} names no argument of this parser "

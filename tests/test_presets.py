@@ -1,0 +1,198 @@
+"""Presets: the contract, the plain preset, and a user's own trainer with three roles."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+from types import ModuleType
+
+import attrs
+import pytest
+
+from layerconf import (
+    PLAIN,
+    SLIME,
+    ConfigError,
+    LayerconfWarning,
+    Preset,
+    RuleSet,
+    explain,
+    notices,
+    resolve_roles,
+)
+from layerconf.presets import RoleFileFormat, default_rules, role_file_schema
+
+OWN = Path(__file__).resolve().parent.parent / "examples" / "own_trainer"
+
+
+@pytest.fixture(scope="module")
+def trainer() -> ModuleType:
+    """examples/own_trainer/trainer.py, imported as its user would."""
+    spec = importlib.util.spec_from_file_location("own_trainer", OWN / "trainer.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["own_trainer"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def in_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(OWN)
+
+
+def small_parser() -> argparse.ArgumentParser:
+    made = argparse.ArgumentParser()
+    made.add_argument("--lr", type=float, default=1e-3)
+    made.add_argument("--seed", type=int, default=0)
+    return made
+
+
+class TestContract:
+    """A Preset is checked when made, and builds its rules once per parser."""
+
+    @pytest.mark.parametrize(
+        ("roles", "error"),
+        [((), ValueError), (("a", "a"), ValueError), ("actor", TypeError), (("",), ValueError)],
+    )
+    def test_roles_are_checked(self, roles: object, error: type[Exception]) -> None:
+        with pytest.raises(error):
+            Preset("x", roles=roles)  # type: ignore[arg-type]
+
+    def test_unknown_tokens_is_checked(self) -> None:
+        with pytest.raises(ValueError, match="unknown_tokens"):
+            Preset("x", roles=("a",), unknown_tokens="ignore")  # type: ignore[arg-type]
+
+    def test_default_rules_know_nothing_of_slime(self) -> None:
+        """A preset of one's own gets the role file checks, never slime's."""
+        names = Preset("x", roles=("a",)).rules_for(small_parser()).names
+        assert names == ("unknown-keys", "type-coercion")
+        ignoring = Preset("x", roles=("a",), ignored_keys={"gpus": "--gpus"})
+        assert ignoring.rules_for(small_parser()).names[0] == "ignored-keys"
+
+    def test_slime_is_a_preset_like_any_other(self) -> None:
+        assert isinstance(SLIME, Preset)
+        assert SLIME.rules_for(small_parser()).names == (
+            "ignored-keys",
+            "unknown-keys",
+            "type-coercion",
+            "ppo-scope",
+            "critic-defaults",
+            "topology-guard",
+        )
+
+
+class TestPlain:
+    """PLAIN: the command line alone, one role, no role file, nothing of slime's."""
+
+    def test_one_role(self) -> None:
+        roles = resolve_roles(small_parser(), ["--lr", "0.5"], preset=PLAIN)
+        assert list(roles) == ["main"]
+        assert explain(roles["main"], "lr").origin.where == "cli argv[0] '--lr'"
+
+    def test_an_unknown_flag_is_an_error(self) -> None:
+        """As parse_args would have it, with a did-you-mean; nothing is passed on to SGLang."""
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(small_parser(), ["--sed", "1", "--extra"], preset=PLAIN)
+        assert [str(p) for p in caught.value.problems] == [
+            "argv[0]: error: '--sed 1' is not an argument of this parser (did you mean '--seed'?)",
+            "argv[2]: error: '--extra' is not an argument of this parser (check the spelling in --help)",
+        ]
+        assert "SGLang" not in str(caught.value)
+
+    def test_a_close_flag_gets_a_did_you_mean(self) -> None:
+        made = small_parser()
+        made.add_argument("--learning-rate-warmup", type=int, default=0)
+        with pytest.raises(ConfigError, match="did you mean '--learning-rate-warmup'"):
+            resolve_roles(made, ["--learning-rate-warmpu", "3"], preset=PLAIN)
+
+    def test_passthrough_prefixes_are_notes(self) -> None:
+        preset = attrs.evolve(PLAIN, passthrough=("--vllm-",), passthrough_hint="vLLM takes it")
+        roles = resolve_roles(small_parser(), ["--vllm-x", "1"], preset=preset)
+        [note] = notices(roles["main"])
+        assert (note.severity, note.hint) == ("info", "vLLM takes it")
+
+
+class TestOwnTrainer:
+    """examples/own_trainer: three roles, a `roles:` file, and one rule of the user's own."""
+
+    def test_three_roles(self, trainer: ModuleType, in_own: None) -> None:
+        with pytest.warns(LayerconfWarning, match="reward model is frozen"):
+            roles = resolve_roles(
+                trainer.get_parser(),
+                ["--lr", "3e-6", "--roles-file", "roles.yaml"],
+                preset=trainer.PRESET,
+            )
+        assert list(roles) == ["actor", "critic", "reward"]
+        assert [roles[r].lr for r in roles] == [3e-6, 1e-5, 0.1]
+        assert [roles[r].model for r in roles] == ["small", "large", "large"]
+        assert [roles[r].frozen for r in roles] == [False, False, True]
+
+    def test_its_rule_explains_itself(self, trainer: ModuleType, in_own: None) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LayerconfWarning)
+            roles = resolve_roles(
+                trainer.get_parser(), ["--roles-file", "roles.yaml"], preset=trainer.PRESET
+            )
+        assert str(explain(roles["reward"], "frozen")) == (
+            "frozen = True  from rule:reward-is-frozen (role reward); shadows False from default"
+        )
+        [warning] = [p for p in notices(roles["reward"]) if p.severity == "warning"]
+        assert str(warning) == (
+            "roles.yaml:9:11: warning: the reward model is frozen: its 'lr' is never used "
+            "(remove lr from the reward entry)"
+        )
+        assert warning.rule == "reward-is-frozen"
+
+    def test_the_warning_points_at_the_caller(self, trainer: ModuleType, in_own: None) -> None:
+        """A warning names the line that called resolve_roles, never layerconf's own."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            resolve_roles(
+                trainer.get_parser(), ["--roles-file", "roles.yaml"], preset=trainer.PRESET
+            )
+        [warning] = caught
+        assert warning.filename == __file__
+
+    def test_its_role_file_is_checked(self, trainer: ModuleType, tmp_path: Path) -> None:
+        """Its role file has its own top key; unknown keys and bad values are errors."""
+        path = tmp_path / "bad.yaml"
+        path.write_text("megatron:\n  - role: critic\n    overrides: {lrr: 1}\n")
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(trainer.get_parser(), ["--roles-file", str(path)], preset=trainer.PRESET)
+        messages = [p.message for p in caught.value.problems]
+        assert messages[0] == "unknown top-level key 'megatron'"
+        path.write_text("roles:\n  - role: critic\n    overrides: {lrr: 1, batch_size: big}\n")
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(trainer.get_parser(), ["--roles-file", str(path)], preset=trainer.PRESET)
+        assert [(p.key, p.rule) for p in caught.value.problems] == [
+            ("lrr", "unknown-keys"),
+            ("batch_size", "type-coercion"),
+        ]
+
+    def test_its_schema(self, trainer: ModuleType) -> None:
+        schema = role_file_schema(trainer.get_parser(), preset=trainer.PRESET)
+        assert schema["required"] == ["roles"]
+        assert schema["$defs"]["entry"]["properties"]["role"]["enum"] == [
+            "actor",
+            "critic",
+            "reward",
+        ]
+        assert "kl_coef" not in schema["$defs"]["overrides"]["properties"]
+        assert "--roles-file" in schema["description"]
+
+    def test_a_preset_with_its_own_rules(self) -> None:
+        """rules= replaces the standard rules; default_rules is there to start from."""
+        preset = Preset(
+            "x",
+            roles=("a", "b"),
+            config_dest="roles",
+            role_file=RoleFileFormat("roles"),
+            rules=lambda parser: RuleSet([]),
+        )
+        assert preset.rules_for(small_parser()).names == ()
+        assert default_rules(preset, small_parser()).names == ("unknown-keys", "type-coercion")

@@ -1,0 +1,204 @@
+"""Sources: the contract, environment variables and mappings as layers with their own origins."""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import os
+from typing import Any
+
+import pytest
+
+import layerconf
+from layerconf import (
+    PLAIN,
+    ConfigError,
+    EnvSource,
+    Layer,
+    Reading,
+    Source,
+    audit,
+    explain,
+    notices,
+    provenance_of,
+    resolve_roles,
+)
+from layerconf.sources import MappingSource
+
+
+class Color(enum.Enum):
+    red = 1
+    blue = 2
+
+
+def parser() -> argparse.ArgumentParser:
+    made = argparse.ArgumentParser()
+    made.add_argument("--lr", type=float, default=1e-4)
+    made.add_argument("--layers", type=int, nargs="+", default=[1])
+    made.add_argument("--tag", action="append", default=[])
+    made.add_argument("--color", type=lambda name: Color[name], default=Color.red)
+    made.add_argument("--mode", choices=["a", "b"], default="a")
+    made.add_argument("--use-critic", action="store_true")
+    made.add_argument("--no-bias", dest="bias", action="store_false")
+    made.add_argument("--verbose", "-v", action="count", default=0)
+    made.add_argument("--wandb-key")
+    made.add_argument("--version", action="version", version="1")
+    return made
+
+
+def env_roles(environ: dict[str, str], *argv: str, prefix: str = "T_") -> dict[str, Any]:
+    source = EnvSource(prefix=prefix, environ=environ)
+    return resolve_roles(parser(), list(argv), preset=PLAIN, sources=[source])
+
+
+class TestEnvSource:
+    """Variables with the prefix set the dest they name, converted as the command line would."""
+
+    def test_values_are_converted_by_the_parser(self) -> None:
+        """type, nargs, append, a custom type, choices and flags: each as on the command line."""
+        environ = {
+            "T_LR": "1e-5",
+            "T_LAYERS": "2 4 8",
+            "T_TAG": "x 'y z'",
+            "T_COLOR": "blue",
+            "T_MODE": "b",
+            "T_USE_CRITIC": "yes",
+            "T_BIAS": "false",
+            "T_VERBOSE": "2",
+        }
+        args = env_roles(environ)["main"]
+        assert (args.lr, args.layers, args.tag) == (1e-5, [2, 4, 8], ["x", "y z"])
+        assert (args.color, args.mode, args.use_critic, args.bias, args.verbose) == (
+            Color.blue,
+            "b",
+            True,
+            False,
+            2,
+        )
+
+    def test_origin_names_the_variable_and_the_command_line_wins(self) -> None:
+        """explain says 'env T_LR'; a flag on the command line shadows the variable."""
+        args = env_roles({"T_LR": "1e-5", "T_MODE": "b"}, "--lr", "3e-6")["main"]
+        assert (
+            str(explain(args, "mode"))
+            == "mode = 'b'  from env T_MODE (role main); shadows 'a' from default"
+        )
+        lr = explain(args, "lr")
+        assert (lr.value, lr.layer, lr.history[0].origin.where) == (3e-6, "cli", "env T_LR")
+
+    def test_explicit_names(self) -> None:
+        """names maps a variable that has no prefix onto a dest."""
+        source = EnvSource(names={"LEARNING_RATE": "lr"}, environ={"LEARNING_RATE": "2e-5"})
+        args = resolve_roles(parser(), [], preset=PLAIN, sources=[source])["main"]
+        assert explain(args, "lr").origin.where == "env LEARNING_RATE"
+
+    def test_every_problem_at_once(self) -> None:
+        """A refused value is an error naming the variable; an unknown one a note or warning."""
+        environ = {
+            "T_LR": "fast",
+            "T_MODE": "c",
+            "T_USE_CRITIC": "maybe",
+            "T_LRR": "1",
+            "T_HOME": "/x",
+        }
+        with pytest.raises(ConfigError) as caught:
+            env_roles(environ)
+        lines = [str(problem) for problem in caught.value.problems]
+        # In the environment's order (by name); argparse words its choices per Python version.
+        assert lines[0] == (
+            "env: info: environment variable T_HOME names no argument of this parser; it is "
+            "ignored (unset it, or use another prefix than 'T_')"
+        )
+        assert lines[1] == (
+            "env: error: environment variable T_LR: argument --lr: invalid float value: 'fast' "
+            "(write the value as you would after --lr)"
+        )
+        assert lines[2] == (
+            "env: warning: environment variable T_LRR names no argument of this parser (did you "
+            "mean T_LR?) (as written it is ignored)"
+        )
+        assert lines[3].startswith(
+            "env: error: environment variable T_MODE: argument --mode: invalid choice: 'c'"
+        )
+        assert lines[4] == (
+            "env: error: environment variable T_USE_CRITIC: 'maybe' is not true or false (write "
+            "the value as you would after --use-critic)"
+        )
+        assert [p.key for p in caught.value.problems] == ["home", "lr", "lrr", "mode", "use_critic"]
+
+    def test_unknown_variables_are_notes(self) -> None:
+        """Other programs' variables may share a prefix: a note, never a failure."""
+        args = env_roles({"T_HOME": "/x"})["main"]
+        assert [p.severity for p in notices(args)] == ["info"]
+
+    def test_a_value_that_cannot_come_from_the_environment(self) -> None:
+        """--version takes no value: never read; a count must be an int."""
+        with pytest.raises(ConfigError, match="T_VERBOSE: 'lots' is not a count"):
+            env_roles({"T_VERBOSE": "lots", "T_VERSION": "2"})
+
+    def test_the_environment_is_read_when_the_source_is_read(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without environ, os.environ at read time; it is never changed."""
+        monkeypatch.setenv("LCTEST_LR", "0.5")
+        before = dict(os.environ)
+        source = EnvSource(prefix="LCTEST_")
+        args = resolve_roles(parser(), [], preset=PLAIN, sources=[source])["main"]
+        assert args.lr == 0.5
+        assert dict(os.environ) == before
+
+    def test_a_secret_from_the_environment_stays_secret(self) -> None:
+        """The value of T_WANDB_KEY is redacted in explain and audit like any secret's."""
+        secret = "wandb-0123456789abcdef"
+        args = env_roles({"T_WANDB_KEY": secret})
+        assert secret not in str(explain(args["main"], "wandb_key"))
+        assert secret not in repr(audit(args))
+
+    def test_inputs_record_variable_names_only(self) -> None:
+        """What audit keeps of the environment: which variables were read, never their values."""
+        args = env_roles({"T_LR": "1e-5", "T_WANDB_KEY": "s3cr3t-value"})["main"]
+        provenance = provenance_of(args)
+        assert provenance is not None
+        assert provenance.inputs["env"] == ("T_LR", "T_WANDB_KEY")
+
+    def test_needs_a_prefix_or_names(self) -> None:
+        with pytest.raises(ValueError, match="needs a prefix"):
+            EnvSource()
+
+    def test_nothing_set_is_no_layer(self) -> None:
+        reading = EnvSource(prefix="T_", environ={}).read(parser())
+        assert reading == Reading(None, (), {"env": ()})
+
+
+class TestContract:
+    """A source is any object with a name and read(parser) -> Reading."""
+
+    def test_builtin_sources_are_sources(self) -> None:
+        assert isinstance(EnvSource(prefix="X_"), Source)
+        assert isinstance(MappingSource("site", {"lr": 0.1}), Source)
+
+    def test_a_users_source(self, tmp_path: Any) -> None:
+        """A source of one's own: its layer sits between defaults and command line."""
+
+        class Fixed:
+            name = "site"
+
+            def read(self, parser: argparse.ArgumentParser) -> Reading:
+                layer = Layer.from_mapping("site", {"lr": 0.25, "mode": "b"}, source="site.cfg")
+                return Reading(layer, inputs={"files": {"site.cfg": "0" * 64}})
+
+        roles = resolve_roles(parser(), ["--mode", "a"], preset=PLAIN, sources=[Fixed()])
+        args = roles["main"]
+        assert explain(args, "lr").origin.where == "site site.cfg"
+        assert explain(args, "mode").history[0].layer == "site"
+        assert audit(roles)["files"] == {"site.cfg": "0" * 64}
+
+    def test_mapping_source(self) -> None:
+        args = resolve_roles(
+            parser(), [], preset=PLAIN, sources=[MappingSource("site", {"lr": 0.5})]
+        )["main"]
+        assert explain(args, "lr").layer == "site"
+
+    def test_public_names(self) -> None:
+        for name in ("EnvSource", "Reading", "Source", "PLAIN"):
+            assert name in layerconf.__all__
