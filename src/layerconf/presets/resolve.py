@@ -35,13 +35,12 @@ def resolve_roles(
     parser: argparse.ArgumentParser,
     args: Iterable[str] | None = None,
     *,
-    preset: Preset | None = None,
+    preset: Preset,
     sources: Sequence[Source] = (),
 ) -> dict[str, Namespace]:
     """Parse `args` with `parser` and resolve one namespace per role of `preset`.
 
-    `preset` defaults to slime's (`layerconf.presets.slime.SLIME`), the contract layerconf
-    was made for. Each role resolves as ``default -> sources -> cli -> role file -> rules``:
+    (`layerconf.resolve_roles` is this with slime's preset as the default.) Each role resolves as ``default -> sources -> cli -> role file -> rules``:
     the layer of each of `sources` (an `EnvSource`, say) goes between the parser's defaults
     and the command line, in the order given. Without a role file every role equals that
     baseline. Raises one `ConfigError` with every problem found (the sources, the role file's
@@ -50,10 +49,6 @@ def resolve_roles(
     stay argparse's: it exits with status 2 before anything else is read, as with
     `parse_known_args`.
     """
-    if preset is None:
-        from layerconf.presets.slime import SLIME
-
-        preset = SLIME
     argv = tuple(sys.argv[1:] if args is None else args)
     parsed, unknown = parse_known_args(parser, list(argv))
     provenance = provenance_of(parsed)

@@ -37,7 +37,7 @@ def role_file_schema(
     *,
     roles: Sequence[str] | None = None,
     title: str = "layerconf role file",
-    preset: Preset | None = None,
+    preset: Preset,
 ) -> dict[str, Any]:
     """A JSON Schema (draft 2020-12) of the role files `parser`'s command line takes.
 
@@ -46,13 +46,9 @@ def role_file_schema(
     help; other keys are refused (``additionalProperties: false``). Float and int dests also
     take strings that Python's ``float()`` / ``int()`` read (YAML 1.1 reads ``1e-5`` as a
     string), with a ``pattern``. The keys the preset ignores are allowed and marked
-    ``deprecated``; its extra keys are allowed. `preset` defaults to slime's; `roles` (default:
-    the preset's) are the values ``role`` may take.
+    ``deprecated``; its extra keys are allowed. `roles` (default: the preset's) are the values
+    ``role`` may take.
     """
-    if preset is None:
-        from layerconf.presets.slime import SLIME
-
-        preset = SLIME
     roles = preset.roles if roles is None else tuple(roles)
     ignored, extra = preset.ignored_keys, preset.extra_keys
     top = preset.role_file.top_key
