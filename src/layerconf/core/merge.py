@@ -1,5 +1,11 @@
 """Merging layers into one mapping, and tracing which layers a merged path came from.
 
+The merge semantics are defined once, by `_merges_into`: whether an earlier value lives on
+inside a later one under the path's policy (mappings merge unless ``replace``, lists are
+concatenated under ``append``, anything else is replaced). `merge_layers` asks it in its
+deepmerge strategies, which then merge with deepmerge's own (``merge`` for dicts, ``append``
+for lists) or keep the later value; `trace` asks it of each layer's value and the next one's.
+
 This is the only module that knows deepmerge. deepmerge merges nested containers; the flat
 top level (almost every key of a real configuration) is merged with plain dict operations,
 which is what keeps a 1,000-key resolution cheap.
@@ -7,9 +13,9 @@ which is what keeps a 1,000-key resolution cheap.
 deepmerge mutates its base in place and assigns keys new to the base without calling any
 strategy, so both sides are always private copies (`copy_value`) before they reach it.
 
-Provenance is not recorded while merging: for any path, `trace` re-walks the layers with the
-same policies and says which layers held it and why each lost. The property tests check that
-`trace` and `merge_layers` agree on every path.
+Provenance is not recorded while merging: for any path, `trace` re-walks the layers and says
+which layers held it and why each lost. The property tests check that `trace` and
+`merge_layers` agree on every path.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from deepmerge import Merger
+from deepmerge.strategy.dict import DictStrategies
+from deepmerge.strategy.list import ListStrategies
 
 from layerconf.core.records import Layer, Path, Reason
 from layerconf.core.values import copy_value
@@ -37,9 +45,24 @@ Policy = Literal["merge", "replace", "append"]
 #: ``append``: lists are concatenated (earlier first), mappings merge, anything else is replaced.
 POLICIES: tuple[Policy, ...] = ("merge", "replace", "append")
 
+# Stands for what a layer holding a path holds at each of its ancestors, in `trace`.
+_A_MAPPING: dict[str, Any] = {}
+
+
+def _merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
+    """Whether `earlier` lives on inside `later` when merged under `policy`: the semantics.
+
+    Both are plain dicts and `policy` is not ``replace``, or both are plain lists under
+    ``append``; otherwise `later` replaces `earlier`. No atomic value (`is_atomic`) is a plain
+    dict or list, which is why `merge_layers` updates atomic values in without asking.
+    """
+    if type(earlier) is dict and type(later) is dict:
+        return policy != "replace"
+    return type(earlier) is list and type(later) is list and policy == "append"
+
 
 class _PolicyMerger(Merger):
-    """A deepmerge Merger whose dict and list strategies follow per-path policies."""
+    """A deepmerge Merger that merges where `_merges_into` says so, with deepmerge's strategies."""
 
     def __init__(self, policies: Mapping[Path, Policy]) -> None:
         self._policies = policies
@@ -52,17 +75,13 @@ class _PolicyMerger(Merger):
     def _merge_dicts(
         self, merger: Merger, path: list[str], base: dict[Any, Any], nxt: dict[Any, Any]
     ) -> Any:
-        if self._policies.get(tuple(path)) == "replace":
-            return nxt
-        for key, value in nxt.items():
-            base[key] = (
-                merger.value_strategy([*path, key], base[key], value) if key in base else value
-            )
-        return base
+        if _merges_into(base, nxt, self._policies.get(tuple(path))):
+            return DictStrategies.strategy_merge(merger, path, base, nxt)
+        return nxt
 
     def _merge_lists(self, merger: Merger, path: list[str], base: list[Any], nxt: list[Any]) -> Any:
-        if self._policies.get(tuple(path)) == "append":
-            return base + nxt
+        if _merges_into(base, nxt, self._policies.get(tuple(path))):
+            return ListStrategies.strategy_append(merger, path, base, nxt)
         return nxt
 
 
@@ -105,20 +124,13 @@ class Trace(NamedTuple):
     present: bool
 
 
-def _merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
-    """Whether `earlier` lives on inside `later` when merged under `policy`."""
-    if type(earlier) is dict and type(later) is dict:
-        return policy != "replace"
-    return type(earlier) is list and type(later) is list and policy == "append"
-
-
 def trace(
     layers: Sequence[Layer],
     policies: Mapping[Path, Policy],
     path: Path,
     candidates: Iterable[int] | None = None,
 ) -> Trace:
-    """Which layers set `path`, in order, with the same semantics as `merge_layers`.
+    """Which layers set `path`, in order: `merge_layers`'s semantics (`_merges_into`) traced.
 
     A layer that replaces an ancestor of `path` (with a non-mapping, or under a ``replace``
     policy) overrides everything before it at `path`, even where it does not hold `path`.
@@ -143,8 +155,8 @@ def trace(
                 node = node[part]
                 if depth == len(path) - 1:
                     held = True
-                elif type(node) is not dict or policies.get(path[: depth + 1]) == "replace":
-                    wiped = True
+                elif not _merges_into(_A_MAPPING, node, policies.get(path[: depth + 1])):
+                    wiped = True  # it replaces the mappings before it on the way to `path`
             if held or wiped:
                 entries.append((index, node if held else None, held, wiped))
     policy = policies.get(path)
