@@ -21,7 +21,7 @@ from pathlib import Path
 
 from _timing import cold, measure, report, save
 from layerconf import explain, load_profile, resolve_roles
-from layerconf.audits.record import audit, diff_audits, flatten, load_audit, write_audit
+from layerconf.audits import audit, diff_audits, flatten, load_audit, write_audit
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()

@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from layerconf import (
+    AuditError,
     Layer,
     LayerStack,
     Namespace,
@@ -37,20 +38,19 @@ from layerconf import (
     notices,
     resolve_roles,
 )
-from layerconf.audits.record import (
+from layerconf.audits import (
     AUDIT_FILE,
     FORMAT,
-    AuditError,
     AuditRecord,
     OpaqueValue,
-    _dumps,
-    _settings,
     audit,
     diff_audits,
     flatten,
     load_audit,
     write_audit,
 )
+from layerconf.audits.io import _dumps
+from layerconf.audits.record import _settings
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
 from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
@@ -498,7 +498,7 @@ HASH_SEED_SCRIPT = textwrap.dedent(
     """
     import pathlib, sys
     from layerconf import Layer, LayerStack, load_profile, resolve_roles
-    from layerconf.audits.record import audit
+    from layerconf.audits import audit
 
     roles = resolve_roles(load_profile(), pathlib.Path("slime_ppo_argv.txt").read_text().splitlines())
     words = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}
@@ -749,18 +749,18 @@ WRITER_SCRIPT = textwrap.dedent(
     """
     import os, pathlib, sys
     from layerconf import load_profile, resolve_roles
-    from layerconf.audits import record as _audit
+    from layerconf.audits import write_audit
 
     mode, directory = sys.argv[1], sys.argv[2]
     argv = pathlib.Path("slime_ppo_argv.txt").read_text().splitlines()
     roles = [resolve_roles(load_profile(), [*argv, "--seed", str(seed)]) for seed in (1, 2)]
     if mode == "exit-before-rename":
         os.replace = lambda *args: os._exit(17)
-        _audit.write_audit(roles[0], directory)
+        write_audit(roles[0], directory)
     else:  # write forever, until killed
         count = 0
         while True:
-            _audit.write_audit(roles[count % 2], directory)
+            write_audit(roles[count % 2], directory)
             count += 1
             if count == 3:
                 print("ready", flush=True)

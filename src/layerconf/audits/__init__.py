@@ -1,9 +1,10 @@
 """Audit records: a resolution written down as JSON run metadata, read back, compared, flattened."""
 
-from layerconf.audits.record import AUDIT_FILE, FORMAT, AuditChange, AuditRecord, OpaqueValue
-from layerconf.audits.record import _record_bytes as record_bytes
-from layerconf.audits.record import _write_atomic as write_atomic
-from layerconf.audits.record import audit, diff_audits, flatten, load_audit, write_audit
+from layerconf.audits.codec import FORMAT, OpaqueValue
+from layerconf.audits.diff import AuditChange, diff_audits
+from layerconf.audits.export import flatten
+from layerconf.audits.io import AUDIT_FILE, load_audit, record_bytes, write_atomic, write_audit
+from layerconf.audits.record import AuditRecord, audit
 
 __all__ = [
     "AUDIT_FILE",

@@ -40,14 +40,8 @@ def resolve_roles(
 ) -> dict[str, Namespace]:
     """Parse `args` with `parser` and resolve one namespace per role of `preset`.
 
-    (`layerconf.resolve_roles` is this with slime's preset as the default.) Each role resolves as ``default -> sources -> cli -> role file -> rules``:
-    the layer of each of `sources` (an `EnvSource`, say) goes between the parser's defaults
-    and the command line, in the order given. Without a role file every role equals that
-    baseline. Raises one `ConfigError` with every problem found (the sources, the role file's
-    structure, its keys and values, the command line, across roles); warnings are issued as
-    `LayerconfWarning` and kept in `notices(namespace)`. argparse's own errors (``--lr abc``)
-    stay argparse's: it exits with status 2 before anything else is read, as with
-    `parse_known_args`.
+    What `layerconf.resolve_roles` does, which documents it, with slime's preset as the
+    default: ``default -> sources -> cli -> role file -> rules`` per role.
     """
     argv = tuple(sys.argv[1:] if args is None else args)
     parsed, unknown = parse_known_args(parser, list(argv))

@@ -1,0 +1,436 @@
+"""Values in an audit record: how each is encoded as JSON, and decoded back.
+
+A value JSON holds as it is (str, bool, None, int, float, list, dict with str keys) is
+written as it is; any other is a tagged object, ``{"$type": tag, ...}``. Encoding goes down
+`_ENCODERS`, the first entry whose test accepts the value writing it; decoding looks the tag
+up in `_DECODERS`. A value type is one entry in each. A value nothing else accepts is an
+``object`` (its class and repr), read back as an `OpaqueValue`. docs/audit.md documents the
+tags.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import importlib
+import json
+import math
+import pathlib
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from layerconf.core.records import Origin
+from layerconf.core.secrets import SecretPolicy, secret_texts
+from layerconf.core.values import MAX_INT_BITS
+from layerconf.exceptions import AuditError
+
+__all__ = ["FORMAT", "OpaqueValue"]
+
+#: The version of the record format (its fields and these tags) written and read here.
+FORMAT = 1
+
+_TAG = "$type"
+#: The fields of an `Origin` a record entry holds, in the order they are written.
+_ORIGIN_FIELDS = (
+    "layer",
+    "kind",
+    "source",
+    "line",
+    "column",
+    "argv_index",
+    "token",
+    "rule",
+    "label",
+)
+_PATH_CLASSES = {
+    cls.__name__: cls
+    for cls in (
+        pathlib.PurePath,
+        pathlib.PurePosixPath,
+        pathlib.PureWindowsPath,
+        pathlib.Path,
+        pathlib.PosixPath,
+        pathlib.WindowsPath,
+    )
+}
+_PURE_FALLBACK = {
+    "Path": "PurePath",
+    "PosixPath": "PurePosixPath",
+    "WindowsPath": "PureWindowsPath",
+}
+
+
+@attrs.frozen(repr=False)
+class OpaqueValue:
+    """A value an audit could record only as text (an arbitrary object): its class and repr.
+
+    Replaying a record gives this stand-in where the original object stood; it encodes back to
+    the same record entry, so the fingerprint of a replayed configuration is unchanged.
+    """
+
+    class_name: str
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+# --- JSON text ----------------------------------------------------------------------------
+
+
+def _canonical(value: Any) -> str:
+    """The canonical text of an encoded value: sorted keys, no spaces, ASCII, no NaN."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode
+
+
+def _compact(value: Any) -> str:
+    """An encoded value on one line, keys in their order."""
+    return _COMPACT(value)
+
+
+def _plain_dict(value: Any) -> bool:
+    """Whether an encoded value is a mapping written as a JSON object (not a tagged one)."""
+    return type(value) is dict and _TAG not in value
+
+
+# --- Encoding -----------------------------------------------------------------------------
+
+
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _nonfinite(value: float) -> str:
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+# The address in a default repr (``<Foo object at 0x7f3a...>``) differs in every process.
+_ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
+
+
+def _safe_repr(value: Any) -> str:
+    """repr(value) without its memory addresses, or a placeholder when repr() fails."""
+    try:
+        text = repr(value)
+    except Exception as error:  # a broken __repr__ must not break the record
+        return f"<{_qualified(type(value))} object; repr() raised {type(error).__name__}>"
+    if not isinstance(text, str):
+        return f"<{_qualified(type(value))} object>"
+    return _ADDRESS.sub(" at 0x...", text)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """The entry of a value recorded only as its class and repr."""
+    return {_TAG: "object", "class": _qualified(type(value)), "repr": _safe_repr(value)}
+
+
+class _Encoder:
+    """Encodes values into JSON-shaped data, redacting secrets and remembering their values."""
+
+    def __init__(self, policy: SecretPolicy) -> None:
+        self.policy = policy
+        self.found: list[str] = []  # secret values met, to search for in the record's text
+        self._active: set[int] = set()  # containers being encoded (a cycle is not followed)
+        # Per origin object (kept alive here, so that its id is not reused by another one).
+        self._origins: dict[int, tuple[Origin, dict[str, Any]]] = {}
+
+    def field(self, secret: bool, value: Any) -> Any:
+        """The encoded value, or the placeholder when it is a secret's (None stays null)."""
+        if not secret:
+            return self.value(value)
+        if value is None:
+            return None
+        self.found.extend(secret_texts(value))
+        return self.policy.placeholder
+
+    def value(self, value: Any) -> Any:
+        """The encoded value: JSON's own types as they are, any other by `_ENCODERS`."""
+        kind = type(value)
+        if kind is str or kind is bool or value is None:
+            return value
+        if kind is int and value.bit_length() <= MAX_INT_BITS:
+            return value
+        if kind is float and math.isfinite(value):
+            return value
+        if kind is list:
+            return self.container(value, lambda: [self.value(item) for item in value])
+        if kind is dict:
+            return self.container(value, lambda: _encode_mapping(self, value))
+        try:
+            for accepts, encode in _ENCODERS:
+                if accepts(value):
+                    return encode(self, value)
+        except Exception:  # a value whose int(), str(), iteration... raises is still recorded
+            pass
+        return _object(value)
+
+    def container(self, value: Any, encode: Callable[[], Any]) -> Any:
+        """encode(), or a ``<cycle>`` object when `value` is already being encoded."""
+        marker = id(value)
+        if marker in self._active:
+            return {_TAG: "object", "class": _qualified(type(value)), "repr": "<cycle>"}
+        self._active.add(marker)
+        try:
+            return encode()
+        finally:
+            self._active.discard(marker)
+
+    def origin(self, origin: Origin | None) -> dict[str, Any]:
+        """The non-null fields of `origin`, in a fixed order (cached per origin object)."""
+        if origin is None:
+            return {}
+        cached = self._origins.get(id(origin))
+        if cached is not None:
+            return cached[1]
+        fields = {}
+        for name in _ORIGIN_FIELDS:
+            value = getattr(origin, name)
+            if value is not None:
+                fields[name] = value
+        self._origins[id(origin)] = (origin, fields)
+        return fields
+
+
+def _subclass(value: Any, base: type) -> dict[str, str]:
+    """``{"class": ...}`` naming the class of `value` when it is not exactly `base`."""
+    return {} if type(value) is base else {"class": _qualified(type(value))}
+
+
+def _encode_enum(encoder: _Encoder, member: enum.Enum) -> dict[str, Any]:
+    cls = type(member)
+    tagged: dict[str, Any] = {_TAG: "enum", "class": _qualified(cls), "name": member.name}
+    if member.name is None or cls.__members__.get(member.name) is not member:
+        # A composite flag (or an alias-less pseudo-member): rebuilt from its value.
+        tagged["name"] = None
+        tagged["value"] = encoder.value(member.value)
+    return tagged
+
+
+def _encode_opaque(encoder: _Encoder, value: OpaqueValue) -> dict[str, Any]:
+    return {_TAG: "object", "class": value.class_name, "repr": value.text}
+
+
+def _encode_float(encoder: _Encoder, value: Any) -> dict[str, Any]:
+    number = float(value)
+    shown = number if math.isfinite(number) else _nonfinite(number)
+    return {_TAG: "float", **_subclass(value, float), "value": shown}
+
+
+def _encode_int(encoder: _Encoder, value: Any) -> dict[str, Any]:
+    number = int(value)
+    if number.bit_length() > MAX_INT_BITS:  # written as hex: it must never fail
+        return {_TAG: "int", **_subclass(value, int), "hex": hex(number)}
+    return {_TAG: "int", **_subclass(value, int), "value": number}
+
+
+def _encode_str(encoder: _Encoder, value: str) -> dict[str, Any]:
+    return {_TAG: "str", "class": _qualified(type(value)), "value": str(value)}
+
+
+def _encode_bytes(encoder: _Encoder, value: bytes | bytearray) -> dict[str, Any]:
+    tag = "bytearray" if isinstance(value, bytearray) else "bytes"
+    return {_TAG: tag, "base64": base64.b64encode(bytes(value)).decode("ascii")}
+
+
+def _encode_complex(encoder: _Encoder, value: complex) -> dict[str, Any]:
+    return {_TAG: "complex", "repr": repr(complex(value))}
+
+
+def _encode_path(encoder: _Encoder, value: pathlib.PurePath) -> dict[str, Any]:
+    name = type(value).__name__
+    return {
+        _TAG: "path",
+        "class": name if name in _PATH_CLASSES else "PurePath",
+        "path": str(value),
+    }
+
+
+def _encode_mapping(encoder: _Encoder, value: Mapping[Any, Any]) -> Any:
+    is_secret = encoder.policy.is_secret
+    if type(value) is dict and _TAG not in value and all(type(k) is str for k in value):
+        return {key: encoder.field(is_secret(key), item) for key, item in value.items()}
+    # Keys JSON cannot hold (or a key that would read as a tag): a sorted list of pairs.
+    items = [
+        [encoder.value(key), encoder.field(is_secret(key), item)] for key, item in value.items()
+    ]
+    items.sort(key=lambda pair: _canonical(pair[0]))
+    tagged: dict[str, Any] = {_TAG: "dict", "items": items}
+    if type(value) is not dict:
+        tagged["class"] = _qualified(type(value))
+    return tagged
+
+
+def _sequence(tag: str, *, ordered: bool) -> Callable[[_Encoder, Any], Any]:
+    """The encoder of a sequence (or of a set, not `ordered`: items sorted) tagged `tag`."""
+
+    def encode(encoder: _Encoder, value: Any) -> dict[str, Any]:
+        items = [encoder.value(item) for item in value]
+        if not ordered:
+            items.sort(key=_canonical)
+        tagged: dict[str, Any] = {_TAG: tag, "items": items}
+        if type(value).__name__ != tag:  # a subclass: say which, it decodes as the base type
+            tagged["class"] = _qualified(type(value))
+        return tagged
+
+    return encode
+
+
+def _guarded(encode: Callable[[_Encoder, Any], Any]) -> Callable[[_Encoder, Any], Any]:
+    """`encode` for a container: one already being encoded is a ``<cycle>``, not followed."""
+    return lambda encoder, value: encoder.container(value, lambda: encode(encoder, value))
+
+
+def _instance_of(*types: type) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, types)
+
+
+def _integral(value: Any) -> bool:
+    """An int, or a number that is an integer without being one (numpy's int64, for one)."""
+    if isinstance(value, int):
+        return True
+    index = getattr(type(value), "__index__", None)
+    return index is not None and not isinstance(value, (bool, enum.Enum))
+
+
+#: How a value JSON cannot hold as it is gets encoded: by the first entry whose test accepts
+#: it (the order matters: an IntEnum is an enum before it is an int). An encoder may raise;
+#: the value is then recorded as an object, as is a value no entry accepts.
+_ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[_Encoder, Any], Any]], ...] = (
+    (_instance_of(enum.Enum), _encode_enum),
+    (_instance_of(OpaqueValue), _encode_opaque),
+    (_instance_of(float), _encode_float),
+    (_integral, _encode_int),
+    (_instance_of(str), _encode_str),
+    (_instance_of(bytes, bytearray), _encode_bytes),
+    (_instance_of(complex), _encode_complex),
+    (_instance_of(pathlib.PurePath), _encode_path),
+    (_instance_of(Mapping), _guarded(_encode_mapping)),
+    (_instance_of(tuple), _guarded(_sequence("tuple", ordered=True))),
+    (_instance_of(list), _guarded(_sequence("list", ordered=True))),
+    (_instance_of(frozenset), _guarded(_sequence("frozenset", ordered=False))),
+    (_instance_of(set), _guarded(_sequence("set", ordered=False))),
+)
+
+
+# --- Decoding -----------------------------------------------------------------------------
+
+
+class _Decoder:
+    """Decodes encoded values; `strict` raises on a value it cannot rebuild, else stands in."""
+
+    def __init__(self, strict: bool, where: str) -> None:
+        self.strict = strict
+        self.where = where
+
+    def value(self, value: Any) -> Any:
+        """The decoded value: a tagged object by its entry in `_DECODERS`."""
+        kind = type(value)
+        if kind is dict:
+            tag = value.get(_TAG)
+            if tag is None:
+                return {key: self.value(item) for key, item in value.items()}
+            return self._tagged(tag, value)
+        if kind is list:
+            return [self.value(item) for item in value]
+        return value
+
+    def fail(self, data: Mapping[str, Any], reason: str) -> Any:
+        """Raise for `data` (`strict`), or stand an `OpaqueValue` in for it."""
+        if self.strict:
+            raise AuditError(f"{self.where}: cannot rebuild {_canonical(data)}: {reason}")
+        return OpaqueValue(str(data.get("class", data.get(_TAG))), _canonical(data))
+
+    def _tagged(self, tag: Any, data: Mapping[str, Any]) -> Any:
+        decode = _DECODERS.get(tag) if isinstance(tag, str) else None
+        if decode is None:
+            return self.fail(data, f"unknown tag {tag!r} (this layerconf reads format {FORMAT})")
+        try:
+            return decode(self, data)
+        except AuditError:
+            raise
+        except Exception as error:
+            return self.fail(data, f"{type(error).__name__}: {error}")
+
+    def items(self, data: Mapping[str, Any]) -> list[Any]:
+        """The decoded items of a tagged sequence or set."""
+        return [self.value(item) for item in data["items"]]
+
+
+def _import_object(qualified: str) -> Any:
+    """The object named ``module.qualname``, importing the longest importable module prefix."""
+    parts = qualified.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            target: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[cut:]:
+                target = getattr(target, name)
+        except AttributeError:
+            continue
+        return target
+    raise ImportError(f"no importable module defines {qualified!r}")
+
+
+def _decode_enum(decoder: _Decoder, data: Mapping[str, Any]) -> Any:
+    """The enum member, its class imported by name: the one place decoding imports code."""
+    qualified = data["class"]
+    try:
+        cls = _import_object(qualified)
+    except ImportError as error:
+        return decoder.fail(data, f"{error}; import the module that defines it first")
+    if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
+        return decoder.fail(data, f"{qualified!r} is not an enum class")
+    if data.get("name") is not None:
+        return cls[data["name"]]
+    return cls(decoder.value(data["value"]))
+
+
+def _decode_path(decoder: _Decoder, data: Mapping[str, Any]) -> Any:
+    name = data["class"]
+    cls = _PATH_CLASSES[name]
+    try:
+        return cls(data["path"])
+    except (NotImplementedError, OSError, TypeError):  # a WindowsPath read on POSIX...
+        return _PATH_CLASSES[_PURE_FALLBACK.get(name, "PurePath")](data["path"])
+
+
+def _decode_int(decoder: _Decoder, data: Mapping[str, Any]) -> int:
+    return int(data["hex"], 16) if "hex" in data else int(data["value"])
+
+
+#: How each tag is decoded. An entry may raise: the value then cannot be rebuilt.
+_DECODERS: dict[str, Callable[[_Decoder, Mapping[str, Any]], Any]] = {
+    "enum": _decode_enum,
+    "float": lambda decoder, data: float(data["value"]),
+    "int": _decode_int,
+    "str": lambda decoder, data: str(data["value"]),
+    "tuple": lambda decoder, data: tuple(decoder.items(data)),
+    "list": lambda decoder, data: decoder.items(data),
+    "set": lambda decoder, data: set(decoder.items(data)),
+    "frozenset": lambda decoder, data: frozenset(decoder.items(data)),
+    "dict": lambda decoder, data: {
+        decoder.value(key): decoder.value(item) for key, item in data["items"]
+    },
+    "bytes": lambda decoder, data: base64.b64decode(data["base64"], validate=True),
+    "bytearray": lambda decoder, data: bytearray(base64.b64decode(data["base64"], validate=True)),
+    "complex": lambda decoder, data: complex(data["repr"]),
+    "path": _decode_path,
+    "object": lambda decoder, data: OpaqueValue(str(data["class"]), str(data["repr"])),
+}
+
+
+def _origin(entry: Mapping[str, Any]) -> Origin | None:
+    """The `Origin` a record entry holds, or None when it has none."""
+    if "layer" not in entry:
+        return None
+    return Origin(**{name: entry[name] for name in _ORIGIN_FIELDS if name in entry})

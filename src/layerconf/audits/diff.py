@@ -1,0 +1,132 @@
+"""Comparing audit records: what changed from one run to another, key by key."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from layerconf.audits.codec import _Decoder, _origin, _plain_dict
+from layerconf.audits.record import AuditRecord, _data, _lookup_entry
+from layerconf.core.records import Origin
+from layerconf.core.values import same_value
+
+__all__ = ["AuditChange", "diff_audits"]
+
+
+@attrs.frozen
+class AuditChange:
+    """One difference between two records: a value that changed, appeared or disappeared.
+
+    `key` is None when a whole role was added or removed. The values are decoded; the
+    origins say which layer set each side.
+    """
+
+    role: str
+    key: str | None
+    kind: Literal["changed", "added", "removed"]
+    before: Any = None
+    after: Any = None
+    before_origin: Origin | None = None
+    after_origin: Origin | None = None
+
+    def __str__(self) -> str:
+        if self.key is None:
+            return f"role {self.role}: {self.kind}"
+        name = f"{self.role} {self.key}"
+        before = _side(self.before, self.before_origin)
+        after = _side(self.after, self.after_origin)
+        if self.kind == "added":
+            return f"{name}: added {after}"
+        if self.kind == "removed":
+            return f"{name}: removed {before}"
+        return f"{name}: {before} -> {after}"
+
+
+def _side(value: Any, origin: Origin | None) -> str:
+    return f"{value!r} from {origin.where}" if origin is not None else repr(value)
+
+
+def diff_audits(
+    before: AuditRecord | Mapping[str, Any], after: AuditRecord | Mapping[str, Any]
+) -> list[AuditChange]:
+    """What changed from one run's record to another's, key by key, with the layer of each.
+
+    Values are compared exactly as they are encoded: ``1``, ``1.0`` and ``True`` differ.
+    Mappings are compared leaf by leaf (``opt.beta2``). Redacted secrets always compare equal.
+    """
+    old, new = _data(before)["roles"], _data(after)["roles"]
+    decoder = _Decoder(False, "diff")
+    changes: list[AuditChange] = []
+    for role in [*old, *(role for role in new if role not in old)]:
+        if role not in new or role not in old:
+            changes.append(AuditChange(role, None, "removed" if role not in new else "added"))
+            continue
+        a, b = old[role], new[role]
+        keys = [*a["settings"], *(key for key in b["settings"] if key not in a["settings"])]
+        for key in keys:
+            changes.extend(_diff_entry(role, key, a, b, decoder))
+    return changes
+
+
+_MISSING = object()
+
+
+def _diff_entry(
+    role: str,
+    key: str,
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    decoder: _Decoder,
+    values: tuple[Any, Any] | None = None,
+    origins: tuple[Origin | None, Origin | None] = (None, None),
+) -> list[AuditChange]:
+    missing: Any = _MISSING
+    if values is None:
+        entry_a, entry_b = a["settings"].get(key), b["settings"].get(key)
+        value_a = entry_a["value"] if entry_a is not None else missing
+        value_b = entry_b["value"] if entry_b is not None else missing
+    else:
+        entry_a, entry_b = _lookup_entry(a, key), _lookup_entry(b, key)
+        value_a, value_b = values
+    if value_a is not missing and value_b is not missing and same_value(value_a, value_b):
+        return []
+    # A leaf without an entry of its own has the origin of the mapping that holds it.
+    origin_a = _origin(entry_a) if entry_a is not None else origins[0]
+    origin_b = _origin(entry_b) if entry_b is not None else origins[1]
+    if value_a is missing:
+        return [
+            AuditChange(role, key, "added", after=decoder.value(value_b), after_origin=origin_b)
+        ]
+    if value_b is missing:
+        return [
+            AuditChange(role, key, "removed", before=decoder.value(value_a), before_origin=origin_a)
+        ]
+    if _plain_dict(value_a) and _plain_dict(value_b) and value_a and value_b:
+        changes: list[AuditChange] = []
+        for name in [*value_a, *(name for name in value_b if name not in value_a)]:
+            changes.extend(
+                _diff_entry(
+                    role,
+                    f"{key}.{name}",
+                    a,
+                    b,
+                    decoder,
+                    (value_a.get(name, missing), value_b.get(name, missing)),
+                    (origin_a, origin_b),
+                )
+            )
+        if changes:
+            return changes
+    return [
+        AuditChange(
+            role,
+            key,
+            "changed",
+            decoder.value(value_a),
+            decoder.value(value_b),
+            origin_a,
+            origin_b,
+        )
+    ]

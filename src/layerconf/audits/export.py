@@ -1,0 +1,99 @@
+"""Exporting an audit record: its values as one flat mapping of JSON scalars."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from layerconf.audits.codec import _TAG, _compact, _plain_dict
+from layerconf.audits.record import AuditRecord, _data
+
+__all__ = ["flatten"]
+
+
+def flatten(
+    record: AuditRecord | Mapping[str, Any], *, max_length: int | None = None
+) -> dict[str, Any]:
+    """The record's values as one flat mapping, ``{"critic/lr": 1e-05, ...}``.
+
+    For a W&B config or MLflow params. Every value is a JSON scalar: numbers, booleans, None
+    and strings stay; a nested mapping is flattened into dotted keys (``critic/opt.beta2``);
+    other values become short text (an enum ``AttnBackend.flash``, a list ``["p2p"]``).
+    With `max_length` (MLflow's limit is 6000), a longer text is split into parts
+    ``critic/key[1/3]``, ``critic/key[2/3]``... that concatenate back; nothing is dropped.
+    """
+    if max_length is not None and max_length < 1:
+        raise ValueError(f"max_length must be at least 1 (got {max_length})")
+    flat: dict[str, Any] = {}
+    for role, section in _data(record)["roles"].items():
+        for key, entry in section["settings"].items():
+            _flatten_into(flat, f"{role}/{key}", entry["value"], max_length)
+    return flat
+
+
+def _flatten_into(flat: dict[str, Any], name: str, value: Any, limit: int | None) -> None:
+    if _plain_dict(value) and value:
+        for key, item in value.items():
+            _flatten_into(flat, f"{name}.{key}", item, limit)
+        return
+    if value is None or type(value) in (bool, int, float):
+        _put(flat, name, value)
+        return
+    if type(value) is dict and value.get(_TAG) in ("int", "float") and "value" in value:
+        number = value["value"]  # a number of another class (numpy's), or "nan"
+        _put(flat, name, number if type(number) in (int, float) else str(number))
+        return
+    text = value if type(value) is str else _text(value)
+    if limit is None or len(text) <= limit:
+        _put(flat, name, text)
+        return
+    parts = [text[start : start + limit] for start in range(0, len(text), limit)]
+    for number, part in enumerate(parts, start=1):
+        _put(flat, f"{name}[{number}/{len(parts)}]", part)
+
+
+def _put(flat: dict[str, Any], name: str, value: Any) -> None:
+    if name in flat:  # a key "opt.b" and a mapping "opt" holding "b": never drop one silently
+        raise ValueError(
+            f"flatten() gives two values the name {name!r} ({flat[name]!r} and {value!r}); "
+            "rename one of the keys, or read the record's roles directly"
+        )
+    flat[name] = value
+
+
+def _text(value: Any) -> str:
+    """Short text for an encoded value: tags read as what they hold."""
+    if type(value) is dict and value.get(_TAG) in ("enum", "path", "object", "float", "int", "str"):
+        shown = _plain(value)
+        return shown if isinstance(shown, str) else _compact(shown)
+    return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
+
+
+def _plain(value: Any) -> Any:
+    """An encoded value made JSON-plain for display (not reversible)."""
+    if type(value) is list:
+        return [_plain(item) for item in value]
+    if type(value) is not dict:
+        return value
+    tag = value.get(_TAG)
+    if tag is None:
+        return {key: _plain(item) for key, item in value.items()}
+    if tag == "enum":
+        short = str(value["class"]).rsplit(".", 1)[-1]
+        if value.get("name") is not None:
+            return f"{short}.{value['name']}"
+        return f"{short}({_compact(value.get('value'))})"
+    if tag == "path":
+        return value["path"]
+    if tag == "object":
+        return value["repr"]
+    if tag in ("float", "int", "str"):
+        return value.get("value", value.get("hex"))
+    if tag in ("tuple", "list", "set", "frozenset"):
+        return [_plain(item) for item in value["items"]]
+    if tag == "dict":
+        return {_compact(_plain(key)): _plain(item) for key, item in value["items"]}
+    if tag == "complex":
+        return value["repr"]
+    return value
