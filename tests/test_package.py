@@ -40,8 +40,8 @@ class TestLazyLoading:
         loaded = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         ).stdout
-        for module in ("_argparse", "_audit", "_yaml", "_profile", "_roles", "_coerce", "_cli"):
-            assert f"layerconf.{module}'" not in loaded
+        for package in ("sources", "audits", "profiles", "presets", "rules", "cli"):
+            assert f"'layerconf.{package}" not in loaded
         assert "yaml" not in loaded
 
     def test_first_use_loads(self) -> None:
