@@ -18,8 +18,10 @@ import pytest
 import yaml
 
 from layerconf import SLIME, ConfigError, Layer, LayerStack, Origin, TypeCoercion, load_profile
-from layerconf.cli.app import jsonable, main
-from layerconf.presets.schema import FLOAT_PATTERN, INT_PATTERN, role_file_schema
+from layerconf.cli import main
+from layerconf.core.values import jsonable
+from layerconf.presets import role_file_schema
+from layerconf.presets.schema import FLOAT_PATTERN, INT_PATTERN
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

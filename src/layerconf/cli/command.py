@@ -1,0 +1,66 @@
+"""A subcommand as one record: its name, usage, help texts, options, and what runs it.
+
+Each module of `layerconf.cli.commands` defines its `Command` records in ``COMMANDS``;
+`layerconf.cli.app` lists those modules once and dispatches on the records' names.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import NamedTuple, NoReturn
+
+from layerconf.cli.errors import PROG, UsageError
+from layerconf.cli.trainer import PARSER_USAGE, parser_options
+
+
+class CommandParser(argparse.ArgumentParser):
+    """layerconf's own parser: a usage error is one line on stderr and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self.prog, help_hint=True)
+
+
+class Command(NamedTuple):
+    """One subcommand: its name, usage, help texts, options, and what runs it."""
+
+    name: str
+    usage: str
+    summary: str
+    description: str
+    epilog: str
+    options: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, list[str]], int]
+    #: The trainer's command line after ``--``: required, or refused.
+    takes_argv: bool = True
+    #: --profile / --parser: the command builds the trainer's parser (audit records do not).
+    takes_parser: bool = True
+
+    def parser(self) -> argparse.ArgumentParser:
+        parser = CommandParser(
+            prog=f"{PROG} {self.name}",
+            usage=self.usage,
+            description=self.description,
+            epilog=self.epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            allow_abbrev=False,
+        )
+        if self.takes_parser:
+            parser_options(parser)
+        self.options(parser)
+        return parser
+
+
+def usage(name: str, rest: str = "", *, takes_parser: bool = True) -> str:
+    """A command's usage, its own options on a second line aligned as argparse aligns them."""
+    if not takes_parser:
+        return f"{PROG} {name} [-h] {rest}"
+    text = f"{PROG} {name} [-h] {PARSER_USAGE}"
+    if rest:
+        text += "\n" + " " * len(f"usage: {PROG} {name} ") + rest
+    return text
+
+
+def no_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a command that has none of its own."""
+    del parser

@@ -1,0 +1,1 @@
+"""The layerconf commands, one module each: its `Command` records in ``COMMANDS``."""

@@ -1,0 +1,299 @@
+"""``layerconf audit``, ``audit diff`` and ``audit replay``: write, compare and show records.
+
+``audit`` resolves the roles and writes their record as `write_audit` would; ``audit diff``
+and ``audit replay`` read records instead of a trainer's command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from layerconf.cli.command import Command, usage
+from layerconf.cli.commands.show import show_roles, shown_options
+from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
+from layerconf.cli.render import Paint, dump_json, heading, table, value_json
+from layerconf.cli.resolving import report_failure, resolved
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from layerconf.audits import AuditChange, AuditRecord
+    from layerconf.cli.render import Cell
+    from layerconf.core.records import Origin
+
+# ---------------------------------------------------------------------------------------------
+# audit
+
+
+def _audit_options(parser: argparse.ArgumentParser) -> None:
+    from layerconf.audits import AUDIT_FILE
+
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="write the record to this file, atomically; a directory (existing, or written "
+        f"with a trailing '/') gets {AUDIT_FILE} in it. Default: print it",
+    )
+
+
+def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
+    # record_bytes and write_atomic are what write_audit() does, given the record once: the
+    # same bytes go to stdout or to any file name, and the fingerprint is reported.
+    from layerconf.audits import audit, record_bytes
+
+    outcome = resolved(options, argv)
+    if outcome.roles is None:
+        return report_failure(outcome)
+    record = audit(outcome.roles)
+    data = record_bytes(record)
+    if options.output is None:
+        sys.stdout.write(data.decode("ascii"))
+        return EXIT_OK
+    written = _write(options.output, data)
+    print(f"wrote {written} (fingerprint {record['fingerprint']})", file=sys.stderr)
+    return EXIT_OK
+
+
+def _write(output: str, data: bytes) -> Path:
+    """Write a record's `data` where -o `output` says, atomically; a failure is a usage error."""
+    from pathlib import Path
+
+    from layerconf.audits import AUDIT_FILE, write_atomic
+
+    if output.endswith(("/", os.sep)) or os.path.isdir(output):
+        directory, name = Path(output), AUDIT_FILE
+    else:
+        directory, name = Path(output).parent, Path(output).name
+    try:
+        return write_atomic(directory, name, data)
+    except OSError as error:
+        where = error.filename if isinstance(error.filename, str) else output
+        if os.path.basename(where).startswith(f".{name}."):  # the temporary file: name the target
+            where = str(directory / name)
+        # mkdir() meeting a file where a directory should be says "File exists".
+        reason = "Not a directory" if isinstance(error, FileExistsError) else error.strerror
+        raise UsageError(
+            f"cannot write the audit record: {where}: {reason or error}", f"{PROG} audit"
+        ) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading records
+
+
+def _read_records(paths: Sequence[str], prog: str) -> list[AuditRecord] | None:
+    """The records at `paths` (files, or directories holding one); None if any is unreadable.
+
+    Each unreadable record is one error line on stderr, naming the file and what is wrong.
+    """
+    from layerconf.audits import load_audit
+    from layerconf.exceptions import AuditError
+
+    records = []
+    for path in paths:
+        try:
+            records.append(load_audit(path))
+        except AuditError as error:
+            print_error(f"{prog}: error: {error}")
+        except OSError as error:
+            where = error.filename if isinstance(error.filename, str) else path
+            print_error(f"{prog}: error: {where}: {error.strerror or error}")
+    return records if len(records) == len(paths) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# audit diff
+
+
+def _audit_diff_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("before", metavar="BEFORE", help="an audit record, or its directory")
+    parser.add_argument("after", metavar="AFTER", help="the record to compare it with")
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+
+
+def _run_audit_diff(options: argparse.Namespace, argv: list[str]) -> int:
+    from layerconf.audits import diff_audits
+
+    del argv
+    records = _read_records([options.before, options.after], f"{PROG} audit diff")
+    if records is None:
+        return EXIT_PROBLEMS
+    before, after = records
+    changes = diff_audits(before, after)
+    if options.json:
+        dump_json([_change_json(change) for change in changes])
+    elif changes:
+        print("\n".join(_changes_table(changes, before, after)))
+    count = len(changes)
+    between = f"between {options.before} and {options.after}"
+    if count:
+        print(f"{count} change{'' if count == 1 else 's'} {between}", file=sys.stderr)
+    else:
+        print(f"no change {between}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _change_json(change: AuditChange) -> dict[str, Any]:
+    """A change as ``audit diff --json`` lists it: role, key, kind, and each side (or null)."""
+    from layerconf.core.secrets import redact
+
+    def side(key: str | None, value: Any, origin: Origin | None) -> dict[str, Any]:
+        value = redact(key or "", value)  # a record holds no secret; a hand-made one might
+        return value_json(value, origin)
+
+    return {
+        "role": change.role,
+        "key": change.key,
+        "kind": change.kind,
+        "before": None
+        if change.kind == "added" or change.key is None
+        else side(change.key, change.before, change.before_origin),
+        "after": None
+        if change.kind == "removed" or change.key is None
+        else side(change.key, change.after, change.after_origin),
+    }
+
+
+def _changes_table(
+    changes: Sequence[AuditChange], before: AuditRecord, after: AuditRecord
+) -> list[str]:
+    """A row per change: role, key, and each side's value and origin (a whole role: its size)."""
+    from layerconf.core.secrets import redact
+
+    paint = Paint(sys.stdout)
+    rows: list[list[Cell]] = [heading(("role", "key", "before", "", "after", ""), paint)]
+    for change in changes:
+        row: list[Cell] = [(change.role, None)]
+        if change.key is None:  # a whole role
+            held = (before if change.kind == "removed" else after).data["roles"][change.role]
+            present: list[Cell] = [(f"({len(held['settings'])} keys)", None), ("", None)]
+            unset: list[Cell] = [("(unset)", None), ("", None)]
+            row.append(("(role)", None))
+            row += present + unset if change.kind == "removed" else unset + present
+            rows.append(row)
+            continue
+        row.append((change.key, None))
+        for kind, value, origin in (
+            ("added", change.before, change.before_origin),
+            ("removed", change.after, change.after_origin),
+        ):
+            if change.kind == kind:
+                row += [("(unset)", None), ("", None)]
+                continue
+            row.append((repr(redact(change.key, value)), None))
+            if origin is None:
+                row.append(("", None))
+            else:
+                row.append((origin.where, paint.layer(origin.kind)))
+        rows.append(row)
+    return table(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# audit replay
+
+
+def _audit_replay_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("record", metavar="RECORD", help="an audit record, or its directory")
+    parser.add_argument(
+        "--role", metavar="ROLE", help="only this role (default: every role of the record)"
+    )
+    shown_options(parser)
+
+
+def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
+    from layerconf.exceptions import AuditError
+
+    del argv
+    prog = f"{PROG} audit replay"
+    records = _read_records([options.record], prog)
+    if records is None:
+        return EXIT_PROBLEMS
+    [record] = records
+    roles = record.roles
+    if options.role is not None and options.role not in roles:
+        from layerconf.core.suggest import suggestion
+
+        raise UsageError(
+            f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "
+            f"{record.path}: {', '.join(roles)})",
+            prog,
+        )
+    try:
+        replayed = {
+            role: record.namespace(role)
+            for role in (roles if options.role is None else (options.role,))
+        }
+    except AuditError as error:  # an enum whose module cannot be imported
+        print_error(f"{prog}: error: {error}")
+        return EXIT_PROBLEMS
+    show_roles(replayed, options)
+    return EXIT_OK
+
+
+COMMANDS = (
+    Command(
+        "audit",
+        usage("audit", "[-o PATH] -- ARGV..."),
+        "the audit record of the configuration, as JSON run metadata",
+        "Resolve the roles and write their audit record (what layerconf.write_audit "
+        "writes): every\nvalue of every role with its origin and what it shadowed, the "
+        "command line, the role\nfiles' sha256 and a fingerprint of the values, secrets "
+        "redacted. Printed on stdout,\nor written atomically with -o.",
+        "examples:\n"
+        f"  {PROG} audit -o runs/001/ -- $(cat launch_argv.txt)\n"
+        f"  {PROG} audit -- $(cat launch_argv.txt) > before.json\n\n"
+        "then:\n"
+        f"  {PROG} audit diff BEFORE AFTER     the values that changed between two "
+        "records\n"
+        f"  {PROG} audit replay RECORD         a record's roles, shown as 'show' shows "
+        "them\n\n"
+        "exit status: 0 written; 1 a configuration that does not resolve; 2 a usage "
+        "error\n(or a PATH that cannot be written).",
+        _audit_options,
+        _run_audit,
+    ),
+    Command(
+        "audit diff",
+        usage("audit diff", "[--json] BEFORE AFTER", takes_parser=False),
+        "the values that changed between two audit records",
+        "The values that changed between two runs' audit records, per role and key, "
+        "with the layer\nthat set each side. Values compare as recorded (1 and 1.0 "
+        "differ); mappings are compared\nleaf by leaf; redacted secrets compare "
+        "equal. BEFORE and AFTER are record files, or the\ndirectories "
+        "write_audit() wrote them into.",
+        "example:\n"
+        f"  {PROG} audit diff runs/001 runs/002\n\n"
+        "exit status: 0 whatever the differences; 1 a record that cannot be read; 2 a "
+        "usage error.",
+        _audit_diff_options,
+        _run_audit_diff,
+        takes_argv=False,
+        takes_parser=False,
+    ),
+    Command(
+        "audit replay",
+        usage(
+            "audit replay",
+            "[--role ROLE] [--changed] [--json | --yaml] RECORD",
+            takes_parser=False,
+        ),
+        "a role's configuration rebuilt from an audit record",
+        "Rebuild each role's namespace from an audit record (AuditRecord.namespace) and "
+        "show it as\n'show' does: every key, its value and its recorded origin. "
+        "Secrets stay redacted.",
+        "example:\n"
+        f"  {PROG} audit replay runs/001 --role critic --changed\n\n"
+        "exit status: 0 shown; 1 a record that cannot be read or replayed; 2 a usage "
+        "error\n(an unknown ROLE).",
+        _audit_replay_options,
+        _run_audit_replay,
+        takes_argv=False,
+        takes_parser=False,
+    ),
+)

@@ -1,0 +1,123 @@
+"""``layerconf explain``: where a value came from, and what it shadowed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from layerconf.cli.command import Command, usage
+from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, print_error
+from layerconf.cli.render import Paint, dump_json, setting_json, table
+from layerconf.cli.resolving import report_failure, resolved
+from layerconf.cli.scrub import shown
+from layerconf.cli.trainer import role_option, selected
+
+if TYPE_CHECKING:
+    from layerconf.cli.render import Cell
+    from layerconf.core.namespace import Namespace
+    from layerconf.core.records import Setting
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "keys",
+        nargs="+",
+        metavar="KEY",
+        help="a dest name such as lr, or a dotted path into a mapping value",
+    )
+    role_option(parser)
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+
+
+def _run(options: argparse.Namespace, argv: list[str]) -> int:
+    outcome = resolved(options, argv)
+    if outcome.roles is None:
+        return report_failure(outcome)
+    roles = selected(outcome.roles, options.role)
+    settings, unknown = _explain_keys(roles, list(dict.fromkeys(options.keys)))
+    if unknown:
+        for message in unknown:
+            print_error(f"{PROG} explain: error: {message}")
+        return EXIT_PROBLEMS
+
+    if options.json:
+        dump_json([setting_json(setting) for setting in settings])
+        return EXIT_OK
+    paint = Paint(sys.stdout)
+    blocks = ["\n".join(_explained(setting, paint)) for setting in settings]
+    print("\n\n".join(blocks))
+    return EXIT_OK
+
+
+def _explain_keys(
+    roles: Mapping[str, Namespace], keys: Sequence[str]
+) -> tuple[list[Setting], list[str]]:
+    """Each key explained in each role that has it; a message for each key no role has."""
+    from layerconf.core.explain import explain
+    from layerconf.core.suggest import suggestion
+
+    settings: list[Setting] = []
+    unknown: list[str] = []
+    for key in keys:
+        found = False
+        for namespace in roles.values():
+            try:
+                settings.append(shown(explain(namespace, key)))
+            except KeyError:
+                continue
+            found = True
+        if not found:
+            known = {name for namespace in roles.values() for name in vars(namespace)}
+            unknown.append(f"unknown key {key!r}{suggestion(key, known)}")
+    return settings, unknown
+
+
+def _explained(setting: Setting, paint: Paint) -> list[str]:
+    """A heading, then one aligned row for the final value and one per shadowed value."""
+    head = f"{paint(setting.key, '1')} ({setting.role}) = {setting.value!r}"
+    note = setting.origin.label if setting.origin.kind == "rule" else None
+    rows: list[list[Cell]] = [
+        [
+            ("from", None),
+            (repr(setting.value), None),
+            (setting.origin.layer, paint.layer(setting.origin.kind)),
+            (setting.origin.place, None),
+            (note or "", None),
+        ]
+    ]
+    for number, entry in enumerate(setting.history):
+        reason = "" if entry.reason is None else entry.reason.value
+        if entry.by:
+            reason += f" by {entry.by}"
+        rows.append(
+            [
+                ("shadows" if number == 0 else "", None),
+                (repr(entry.value), None),
+                (entry.origin.layer, paint.layer(entry.origin.kind)),
+                (entry.origin.place, None),
+                (reason, lambda text: paint(text, "2")),
+            ]
+        )
+    return [head, *table(rows, indent="  ")]
+
+
+COMMANDS = (
+    Command(
+        "explain",
+        usage("explain", "[--role ROLE] [--json] KEY [KEY ...] -- ARGV..."),
+        "where a value came from, and what it shadowed",
+        "For each role and KEY: the final value, where it came from (file:line:col, "
+        "argv index\nand token, rule, default) and every value it shadowed, newest "
+        "first.",
+        "examples:\n"
+        f"  {PROG} explain lr save -- --rollout-batch-size 32 --lr 2e-6 "
+        "--megatron-config-path ppo.yaml\n"
+        f"  {PROG} explain kl_coef --role critic --json -- $(cat launch_argv.txt)\n\n"
+        "exit status: 0 explained; 1 an unknown KEY or a configuration that does not "
+        "resolve;\n2 a usage error.",
+        _options,
+        _run,
+    ),
+)

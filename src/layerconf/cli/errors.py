@@ -1,0 +1,54 @@
+"""The command's name, its exit codes, and the errors of the tool itself.
+
+A tool error is one line on stderr, never a traceback: `UsageError` is a mistake in the
+layerconf command line or in what it names (exit 2); `ParserStop` is the trainer's parser
+wanting to stop the process, which the resolution turns into a problem of the command line.
+"""
+
+from __future__ import annotations
+
+import sys
+
+PROG = "layerconf"
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A mistake in the layerconf command line or in what it names: one line, exit 2."""
+
+    def __init__(self, message: str, prog: str = PROG, *, help_hint: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.prog = prog
+        self.help_hint = help_hint
+
+    def __str__(self) -> str:
+        text = f"{self.prog}: error: {self.message}"
+        if self.help_hint:
+            text += f" (see '{self.prog} --help')"
+        return text
+
+
+class ParserStop(Exception):
+    """The trainer's parser wanted to stop the process: a usage error, or --help / --version.
+
+    `message` is argparse's error message; None when the parser exited on its own (help).
+    """
+
+    def __init__(self, message: str | None) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def describe(error: BaseException) -> str:
+    """An exception in a few words: its type, then its message if it has one."""
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def print_error(text: str) -> None:
+    print(text, file=sys.stderr)

@@ -1,0 +1,175 @@
+"""How the command's output looks: colour, aligned tables, problem lines, JSON and YAML values.
+
+Colour is for terminals only, never with NO_COLOR set. Every JSON output spells a value the
+same way (`value_json`): its JSON form, its repr, and its origin's fields.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from layerconf.core.values import json_key, jsonable
+
+if TYPE_CHECKING:
+    from layerconf.core.records import Origin, Setting
+    from layerconf.exceptions import Problem
+
+    # A table cell: its text, and a colour applied after padding (alignment ignores ANSI).
+    Cell = tuple[str, Callable[[str], str] | None]
+
+_LAYER_COLOURS: Mapping[str, str] = {
+    "default": "2",
+    "argv": "36",
+    "file": "32",
+    "rule": "35",
+    "runtime": "33",
+}
+_SEVERITY_COLOURS: Mapping[str, str] = {"error": "1;31", "warning": "1;33", "note": "1;36"}
+
+
+class Paint:
+    """ANSI colour for one stream: only on a terminal, never with NO_COLOR set (any value)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.on = _colour_wanted(stream)
+
+    def __call__(self, text: str, code: str | None) -> str:
+        if not self.on or not code or not text:
+            return text
+        return f"\033[{code}m{text}\033[0m"
+
+    def layer(self, kind: str) -> Callable[[str], str]:
+        """A painter for the name of a layer of `kind` (default, argv, file, rule)."""
+        code = _LAYER_COLOURS.get(kind)
+        return lambda text: self(text, code)
+
+    def severity(self, text: str) -> str:
+        return self(text, _SEVERITY_COLOURS.get(text))
+
+
+def _colour_wanted(stream: TextIO) -> bool:
+    if "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def table(rows: Sequence[Sequence[Cell]], *, indent: str = "", cap: int = 72) -> list[str]:
+    """Aligned rows; a cell longer than `cap` does not widen its column (it overflows)."""
+    if not rows:
+        return []
+    columns = max(len(row) for row in rows)
+    widths = [0] * columns
+    for row in rows:
+        for index, (text, _) in enumerate(row):
+            if len(text) <= cap:
+                widths[index] = max(widths[index], len(text))
+    lines = []
+    for row in rows:
+        parts = []
+        last = max((i for i, (text, _) in enumerate(row) if text), default=-1)
+        for index, (text, paint) in enumerate(row[: last + 1]):
+            padded = text if index == last else text.ljust(widths[index])
+            if paint is not None and text:
+                padded = paint(text) + padded[len(text) :]
+            parts.append(padded)
+        lines.append((indent + "  ".join(parts)).rstrip())
+    return lines
+
+
+def heading(texts: Sequence[str], paint: Paint) -> list[Cell]:
+    """A table's first row: each text in bold."""
+    return [(text, lambda t: paint(t, "1")) for text in texts]
+
+
+def problem_line(problem: Problem, paint: Paint) -> str:
+    """``where: error: message (hint)``; an info notice reads ``note:``, as gcc's do."""
+    severity = "note" if problem.severity == "info" else problem.severity
+    text = f"{paint.severity(severity)}: {problem.message}"
+    if problem.hint:
+        text += f" ({problem.hint})"
+    where = problem.location
+    return f"{where}: {text}" if where else text
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON
+
+
+def dump_json(data: Any) -> None:
+    """`data` on stdout as indented JSON (not ASCII-escaped, no NaN)."""
+    import json
+
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _origin_fields(origin: Origin | None) -> dict[str, Any]:
+    """Every field of `origin` in its order (all null without one): the CLI's origin fields."""
+    import attrs
+
+    from layerconf.core.records import Origin
+
+    if origin is None:
+        return dict.fromkeys(attrs.fields_dict(Origin))
+    return attrs.asdict(origin, recurse=False)
+
+
+def value_json(value: Any, origin: Origin | None) -> dict[str, Any]:
+    """A value as every JSON output shows it: value, repr, and its origin's fields."""
+    return {"value": jsonable(value), "repr": repr(value)} | _origin_fields(origin)
+
+
+def setting_json(setting: Setting) -> dict[str, Any]:
+    """One explained value: role, key, value, repr, its origin's fields, and its history."""
+    data: dict[str, Any] = {"role": setting.role, "key": setting.key}
+    data.update(value_json(setting.value, setting.origin))
+    data["history"] = [
+        {
+            "key": entry.key,
+            **value_json(entry.value, entry.origin),
+            "reason": None if entry.reason is None else entry.reason.value,
+            "by": entry.by,
+        }
+        for entry in setting.history
+    ]
+    return data
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML
+
+
+def yaml_flow(value: Any) -> str:
+    """`value` as one line of YAML that `yaml.safe_load` reads back (enums as their name)."""
+    import yaml
+
+    plain = _yamlable(value)
+    text: str = yaml.safe_dump(
+        plain, default_flow_style=True, width=1 << 30, allow_unicode=True, sort_keys=False
+    )
+    if text.endswith("\n...\n"):
+        text = text[: -len("\n...\n")]
+    text = text.rstrip("\n")
+    if "\n" in text:  # a multi-line string: JSON's escapes are YAML double-quoted strings
+        import json
+
+        return json.dumps(jsonable(value), ensure_ascii=False)
+    return text
+
+
+def _yamlable(value: Any) -> Any:
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return float(value)  # YAML has .inf and .nan
+    if isinstance(value, Mapping):
+        return {json_key(key): _yamlable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_yamlable(item) for item in value]
+    return jsonable(value)

@@ -1,0 +1,283 @@
+"""Resolving the trainer's command line per role: the roles, or every problem found.
+
+`resolve` never lets the trainer's parser stop the process or raise a traceback: an
+argparse error, ``--help`` or a crashing ``type=`` callable becomes a problem of the command
+line at the argv token it is about. What does resolve teaches the running scrubber the roles'
+secrets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NoReturn
+
+from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
+from layerconf.cli.render import Paint, problem_line
+from layerconf.cli.scrub import learn_secrets
+from layerconf.cli.trainer import preset_of, trainer_parser
+
+if TYPE_CHECKING:
+    from layerconf.core.namespace import Namespace
+    from layerconf.exceptions import Problem
+    from layerconf.presets import Preset
+
+
+class Outcome:
+    """The namespaces of a resolution (None if it failed) and every problem it found."""
+
+    def __init__(self, roles: dict[str, Namespace] | None, problems: Iterable[Problem]) -> None:
+        self.roles = roles
+        self.problems = tuple(_in_order(problems))
+
+    @property
+    def errors(self) -> int:
+        return sum(problem.severity == "error" for problem in self.problems)
+
+    @property
+    def warnings(self) -> int:
+        return sum(problem.severity == "warning" for problem in self.problems)
+
+    @property
+    def notes(self) -> int:
+        return sum(problem.severity == "info" for problem in self.problems)
+
+
+def resolved(options: argparse.Namespace, argv: list[str]) -> Outcome:
+    """Resolve the trainer's command line with the chosen parser; report warnings if it worked."""
+    outcome = resolve(trainer_parser(options), argv, preset_of(options))
+    if outcome.roles is not None:
+        _report_warnings(outcome)
+    return outcome
+
+
+def resolve(parser: argparse.ArgumentParser, argv: list[str], preset: Preset) -> Outcome:
+    """The roles of `preset` that `argv` resolves to with `parser`, or the problems found."""
+    import warnings
+
+    from layerconf.core.namespace import notices
+    from layerconf.exceptions import ConfigError, LayerconfError, LayerconfWarning
+    from layerconf.presets import resolve_roles
+
+    try:
+        with warnings.catch_warnings():
+            # Kept in the notices and reported from there.
+            warnings.simplefilter("ignore", LayerconfWarning)
+            roles = resolve_roles(guarded(parser), argv, preset=preset)
+    except ConfigError as error:
+        return Outcome(None, error.problems)
+    except ParserStop as stop:
+        return Outcome(None, [_stop_problem(stop.message, parser, argv)])
+    except LayerconfError as error:
+        raise UsageError(str(error)) from None
+    except Exception as error:
+        # A stop that an error while cleaning up hid; or a type= callable that argparse does
+        # not catch (an enum name: KeyError): the real trainer would stop with a traceback,
+        # here it is a problem of the command line.
+        hidden = _stop_behind(error)
+        if hidden is not None:
+            return Outcome(None, [_stop_problem(hidden.message, parser, argv)])
+        problem = _crash_problem(error, argv)
+        if problem is None:
+            raise UsageError(_crash_text(error)) from None
+        return Outcome(None, [problem])
+    learn_secrets(roles)  # a role file's secrets too, wherever their text is quoted
+    found = dict.fromkeys(problem for namespace in roles.values() for problem in notices(namespace))
+    return Outcome(roles, list(found))
+
+
+def guarded(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """A copy of `parser` that raises `ParserStop` instead of printing and exiting.
+
+    The copy shares the actions; only its own error/exit/print methods are replaced, so the
+    user's parser is left as it was.
+    """
+    import copy
+
+    guarded = copy.copy(parser)
+
+    def error(message: str) -> NoReturn:
+        raise ParserStop(message)
+
+    def stop(status: int = 0, message: str | None = None) -> NoReturn:
+        raise ParserStop((message or "").strip() or None)
+
+    def quiet(*args: object, **kwargs: object) -> None:
+        del args, kwargs
+
+    for name, replacement in (
+        ("error", error),
+        ("exit", stop),
+        ("print_help", quiet),
+        ("print_usage", quiet),
+        ("_print_message", quiet),
+    ):
+        setattr(guarded, name, replacement)
+    return guarded
+
+
+# ---------------------------------------------------------------------------------------------
+# What is reported
+
+
+def counts(outcome: Outcome, *, notes: bool = True) -> str:
+    """``1 error, 0 warnings``, then the notes if there are any and `notes` is true."""
+
+    def plural(count: int, word: str) -> str:
+        return f"{count} {word}" + ("" if count == 1 else "s")
+
+    text = f"{plural(outcome.errors, 'error')}, {plural(outcome.warnings, 'warning')}"
+    if notes and outcome.notes:
+        text += ", " + plural(outcome.notes, "note")
+    return text
+
+
+def report_failure(outcome: Outcome) -> int:
+    """A resolution that failed: its errors and warnings on stderr, then the counts."""
+    paint = Paint(sys.stderr)
+    for problem in outcome.problems:
+        if problem.severity != "info":
+            print(problem_line(problem, paint), file=sys.stderr)
+    print(counts(outcome, notes=False), file=sys.stderr)
+    return EXIT_PROBLEMS
+
+
+def _report_warnings(outcome: Outcome) -> None:
+    paint = Paint(sys.stderr)
+    for problem in outcome.problems:
+        if problem.severity == "warning":
+            print(problem_line(problem, paint), file=sys.stderr)
+
+
+def _in_order(problems: Iterable[Problem]) -> list[Problem]:
+    """Errors and warnings in the order found (the file's order), then the notes."""
+    listed = list(problems)
+    return [p for p in listed if p.severity != "info"] + [p for p in listed if p.severity == "info"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The parser's stops and crashes, as problems of the command line
+
+
+def _stop_behind(error: BaseException) -> ParserStop | None:
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ParserStop):
+            return seen
+        seen = seen.__context__
+    return None
+
+
+def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
+    """A problem for argparse's own error message, at the argv token it is about."""
+    import re
+
+    from layerconf.core.suggest import did_you_mean_hint
+    from layerconf.exceptions import Problem
+
+    if message is None:  # --help, --version, or an action that exits
+        return _exit_problem(parser, argv)
+    index = None
+    hint = None
+    named = re.match(r"argument (\S+?): ", message)
+    if named is not None:
+        options = named.group(1).split("/")
+        index = _last_option_index(argv, options)
+        value = re.search(r"(?:value|choice): '(.*?)'", message)
+        if index is not None and value is not None:
+            index = _value_index(argv, index, value.group(1))
+        action = next((a for a in parser._actions if set(options) <= set(a.option_strings)), None)
+        if value is not None and action is not None and action.choices is not None:
+            names = [str(getattr(choice, "name", choice)) for choice in action.choices]
+            hint = did_you_mean_hint(value.group(1), names)
+    elif message.startswith("the following arguments are required"):
+        hint = "add them to the command line"
+    return Problem(message, layer="cli", argv_index=index, hint=hint)
+
+
+def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
+    """The problem of an option that makes the trainer print and exit (--help, --version)."""
+    from layerconf.exceptions import Problem
+
+    stoppers = [
+        option
+        for action in parser._actions
+        if isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+        for option in action.option_strings
+    ]
+    index = _last_option_index(argv, stoppers)
+    token = argv[index] if index is not None else "an option"
+    return Problem(
+        f"{token if index is None else repr(token)} makes the trainer print and exit "
+        "instead of training",
+        layer="cli",
+        argv_index=index,
+        hint="remove it",
+    )
+
+
+def _last_option_index(argv: list[str], options: Iterable[str]) -> int | None:
+    """Where the last of `options` (or ``--option=value``) is in `argv`, before any ``--``."""
+    names = [option for option in options if option.startswith("-")]
+    end = argv.index("--") if "--" in argv else len(argv)
+    for index in range(end - 1, -1, -1):
+        token = argv[index]
+        if token in names or any(token.startswith(name + "=") for name in names):
+            return index
+    return None
+
+
+def _value_index(argv: list[str], option: int, value: str) -> int:
+    """Where `value` follows the option at `option` (the option itself for ``--x=value``)."""
+    for index in range(option, len(argv)):
+        if argv[index] == value or (index == option and argv[index].endswith("=" + value)):
+            return index
+    return option
+
+
+def _crash_text(error: Exception) -> str:
+    """One line for an exception the trainer's own code raised while parsing: what and where."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return (
+        f"the trainer's parser raised {type(error).__name__}: {error}{where}; run the trainer "
+        "with the same command line to see the traceback"
+    )
+
+
+def _crash_problem(error: Exception, argv: list[str]) -> Problem | None:
+    """The problem of an exception argparse let through from a type callable, or None."""
+    import traceback
+
+    from layerconf.core.suggest import did_you_mean_hint
+    from layerconf.exceptions import Problem
+
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        if frame.f_code.co_name != "_get_value" or frame.f_code.co_filename != argparse.__file__:
+            continue
+        action = frame.f_locals.get("action")
+        token = frame.f_locals.get("arg_string")
+        if not isinstance(action, argparse.Action) or not isinstance(token, str):
+            continue
+        name = argparse._get_action_name(action) or action.dest
+        index = _last_option_index(argv, action.option_strings)
+        if index is not None:
+            index = _value_index(argv, index, token)
+        if action.choices is not None:
+            names = [getattr(choice, "name", str(choice)) for choice in action.choices]
+            hint = did_you_mean_hint(token, names) or "choose from " + ", ".join(
+                repr(n) for n in names
+            )
+        else:
+            hint = "check the value"
+        return Problem(
+            f"argument {name}: invalid value {token!r} ({describe(error)})",
+            key=action.dest,
+            layer="cli",
+            argv_index=index,
+            hint=hint,
+        )
+    return None
