@@ -147,16 +147,10 @@ def setting_json(setting: Setting) -> dict[str, Any]:
 
 def yaml_flow(value: Any) -> str:
     """`value` as one line of YAML that `yaml.safe_load` reads back (enums as their name)."""
-    import yaml
+    from layerconf.sources.yaml import flow_line
 
-    plain = _yamlable(value)
-    text: str = yaml.safe_dump(
-        plain, default_flow_style=True, width=1 << 30, allow_unicode=True, sort_keys=False
-    )
-    if text.endswith("\n...\n"):
-        text = text[: -len("\n...\n")]
-    text = text.rstrip("\n")
-    if "\n" in text:  # a multi-line string: JSON's escapes are YAML double-quoted strings
+    text = flow_line(_yamlable(value))
+    if text is None:  # a multi-line string: JSON's escapes are YAML double-quoted strings
         import json
 
         return json.dumps(jsonable(value), ensure_ascii=False)

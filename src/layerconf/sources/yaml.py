@@ -47,6 +47,7 @@ __all__ = [
     "YamlDocument",
     "YamlPath",
     "check_yaml",
+    "flow_line",
     "load_yaml",
     "parse_yaml",
     "parse_yaml_bytes",
@@ -142,6 +143,18 @@ def parse_yaml_bytes(
     hashing `data` again.
     """
     return _decode(data, source, layer, empty_hint or _EMPTY_HINT, sha256)
+
+
+def flow_line(data: Any) -> str | None:
+    """Plain `data` as one line of YAML flow style that `parse_yaml` reads back, or None when
+    YAML needs more than one line for it (a string with a line break)."""
+    text: str = yaml.safe_dump(
+        data, default_flow_style=True, width=1 << 30, allow_unicode=True, sort_keys=False
+    )
+    if text.endswith("\n...\n"):
+        text = text[: -len("\n...\n")]
+    text = text.rstrip("\n")
+    return None if "\n" in text else text
 
 
 def reader_settings() -> tuple[Any, ...]:
