@@ -796,6 +796,188 @@ class TestSchema:
         assert properties["out"]["default"] == "/tmp/out"
 
 
+OWN_TRAINER = EXAMPLES / "own_trainer"
+
+
+def run_env(
+    launcher: list[str], *args: str, cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """`run` with variables added to the environment."""
+    full = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | env
+    return subprocess.run(
+        [*launcher, *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=120
+    )
+
+
+class TestPresetsAndSources:
+    """--preset chooses the trainer's roles, role file and rules; --env-prefix reads variables."""
+
+    OWN = ("--parser", "trainer:get_parser", "--preset", "trainer:PRESET")
+
+    def test_a_users_parser_alone_is_plain(self, launcher: list[str], trainer: Path) -> None:
+        """--parser without --preset: one role, no role file, nothing of slime's."""
+        result = run(
+            launcher,
+            "show",
+            "--changed",
+            "--parser",
+            "mytrainer:get_parser",
+            "--",
+            "--lr",
+            "3",
+            cwd=trainer,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[:2] == [
+            "main: 1 of 7 values not from defaults",
+            "  lr  3.0  cli  argv[0] '--lr'",
+        ]
+        check = run(
+            launcher, "check", "--parser", "mytrainer:get_parser", "--", "--lrr", "3", cwd=trainer
+        )
+        assert check.returncode == 1
+        assert check.stdout == (
+            "argv[0]: error: '--lrr 3' is not an argument of this parser (did you mean '--lr'?)\n"
+        )
+        assert "SGLang" not in check.stdout + check.stderr
+
+    def test_a_users_preset(self, launcher: list[str]) -> None:
+        """examples/own_trainer: three roles, its own role file and rule, from the command line."""
+        result = run(
+            launcher,
+            "explain",
+            "lr",
+            "frozen",
+            "--role",
+            "reward",
+            *self.OWN,
+            "--",
+            "--lr",
+            "3e-6",
+            "--roles-file",
+            "roles.yaml",
+            cwd=OWN_TRAINER,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == (
+            "roles.yaml:9:11: warning: the reward model is frozen: its 'lr' is never used "
+            "(remove lr from the reward entry)\n"
+        )
+        assert "frozen (reward) = True" in result.stdout
+        assert (
+            "rule:reward-is-frozen  the reward model never trains"
+            in result.stdout.replace("  ", " " * 2)
+            or "the reward model never trains" in result.stdout
+        )
+        roles = run(
+            launcher, "diff", *self.OWN, "--", "--roles-file", "roles.yaml", cwd=OWN_TRAINER
+        )
+        assert roles.stdout.splitlines()[0].split() == ["key", "actor", "critic", "reward"]
+
+    def test_its_schema(self, launcher: list[str]) -> None:
+        result = run(launcher, "schema", *self.OWN, cwd=OWN_TRAINER)
+        assert result.returncode == 0, result.stderr
+        schema = json.loads(result.stdout)
+        assert schema["required"] == ["roles"]
+        assert schema["$defs"]["entry"]["properties"]["role"]["enum"] == [
+            "actor",
+            "critic",
+            "reward",
+        ]
+
+    def test_a_role_the_preset_does_not_have(self, launcher: list[str]) -> None:
+        result = run(launcher, "explain", "lr", "--role", "critc", *self.OWN, "--", cwd=OWN_TRAINER)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (
+            "layerconf explain: error: argument --role: invalid choice: 'critc' (choose from "
+            "'actor', 'critic', 'reward'); did you mean 'critic'?\n"
+        )
+
+    @pytest.mark.parametrize(
+        ("spec", "message"),
+        [
+            (
+                "slim",
+                "--preset takes slime, plain or MODULE:ATTR, such as train:PRESET (got 'slim'); did you mean 'slime'?",
+            ),
+            (
+                "trainer:PRESTE",
+                "--preset: 'trainer' has no attribute 'PRESTE'; did you mean 'PRESET'?",
+            ),
+            (
+                "trainer:get_parser",
+                "--preset: trainer:get_parser() returned the ArgumentParser ",
+            ),
+            (
+                "nosuch:PRESET",
+                "--preset: no module named 'nosuch' (looked in the current directory and on sys.path)",
+            ),
+        ],
+    )
+    def test_a_preset_that_cannot_be_had(
+        self, launcher: list[str], spec: str, message: str
+    ) -> None:
+        result = run(
+            launcher,
+            "check",
+            "--parser",
+            "trainer:get_parser",
+            "--preset",
+            spec,
+            "--",
+            cwd=OWN_TRAINER,
+        )
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr.startswith(f"layerconf: error: {message}")
+        assert result.stderr.count("\n") == 1
+        no_traceback(result)
+
+    def test_environment_variables(self, launcher: list[str]) -> None:
+        """--env-prefix: a layer between the defaults and the command line, origin env NAME."""
+        secret = "wandb-0123456789-secret"
+        result = run_env(
+            launcher,
+            "explain",
+            "batch_size",
+            "model",
+            "wandb_key",
+            "--role",
+            "actor",
+            "--env-prefix",
+            "TRAIN_",
+            *self.OWN,
+            "--",
+            "--batch-size",
+            "8",
+            cwd=OWN_TRAINER,
+            env={"TRAIN_BATCH_SIZE": "64", "TRAIN_MODEL": "large", "TRAIN_WANDB_KEY": secret},
+        )
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert lines[0] == "batch_size (actor) = 8"
+        assert lines[2].split() == ["shadows", "64", "env", "TRAIN_BATCH_SIZE", "overridden"]
+        assert lines[5] == "model (actor) = 'large'"
+        assert lines[6].split() == ["from", "'large'", "env", "TRAIN_MODEL"]
+        assert secret not in result.stdout + result.stderr
+
+    def test_a_bad_environment_value(self, launcher: list[str]) -> None:
+        result = run_env(
+            launcher,
+            "check",
+            "--env-prefix",
+            "TRAIN_",
+            *self.OWN,
+            "--",
+            cwd=OWN_TRAINER,
+            env={"TRAIN_BATCH_SIZE": "many"},
+        )
+        assert result.returncode == 1
+        assert result.stdout == (
+            "env: error: environment variable TRAIN_BATCH_SIZE: argument --batch-size: invalid "
+            "int value: 'many' (write the value as you would after --batch-size)\n"
+        )
+
+
 class TestUsersParser:
     """--parser MODULE:ATTR: the user's own trainer parser, imported from the current directory."""
 
@@ -815,6 +997,8 @@ class TestUsersParser:
             "--json",
             "--parser",
             "mytrainer:get_parser",
+            "--preset",
+            "slime",
             "--",
             "--megatron-config-path",
             "roles.yaml",
@@ -844,6 +1028,8 @@ class TestUsersParser:
             "diff",
             "--parser",
             "mytrainer:PARSER",
+            "--preset",
+            "slime",
             "--",
             "--megatron-config-path",
             "roles.yaml",
@@ -896,6 +1082,8 @@ class TestUsersParser:
             "--changed",
             "--parser",
             f"{trainer / 'mytrainer.py'}:get_parser",
+            "--preset",
+            "slime",
             "--",
             "--lr",
             "3",
@@ -923,6 +1111,8 @@ class TestUsersParser:
                         "actor",
                         "--parser",
                         "yaml_trainer:get_parser",
+                        "--preset",
+                        "slime",
                         "--",
                     ]
                 )
@@ -1092,6 +1282,8 @@ class TestAudit:
             "audit",
             "--parser",
             "mytrainer:get_parser",
+            "--preset",
+            "slime",
             "--",
             "--megatron-config-path",
             "roles.yaml",
@@ -1278,6 +1470,8 @@ class TestAuditReplay:
             "run/",
             "--parser",
             "mytrainer:get_parser",
+            "--preset",
+            "slime",
             "--",
             cwd=trainer,
         )

@@ -24,6 +24,7 @@ from layerconf.cli.errors import (
     print_error,
 )
 from layerconf.cli.scrub import scrubbing
+from layerconf.cli.trainer import check_options
 
 __all__ = ["main"]
 
@@ -90,6 +91,8 @@ def _main(arguments: list[str]) -> int:
         raise UsageError(
             f"{command.name} takes no trainer command line: remove '--' and after", prog
         )
+    if command.takes_parser:
+        check_options(options, prog)
     return command.run(options, trainer)
 
 

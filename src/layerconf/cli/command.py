@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import NamedTuple, NoReturn
 
 from layerconf.cli.errors import PROG, UsageError
-from layerconf.cli.trainer import PARSER_USAGE, parser_options
+from layerconf.cli.trainer import PARSER_USAGE, PRESET_USAGE, SOURCES_USAGE, parser_options
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -46,18 +46,21 @@ class Command(NamedTuple):
             allow_abbrev=False,
         )
         if self.takes_parser:
-            parser_options(parser)
+            parser_options(parser, sources=self.takes_argv)
         self.options(parser)
         return parser
 
 
-def usage(name: str, rest: str = "", *, takes_parser: bool = True) -> str:
-    """A command's usage, its own options on a second line aligned as argparse aligns them."""
+def usage(name: str, rest: str = "", *, takes_parser: bool = True, takes_argv: bool = True) -> str:
+    """A command's usage: the trainer's options, then its own, on lines aligned as argparse
+    aligns them."""
     if not takes_parser:
         return f"{PROG} {name} [-h] {rest}"
+    indent = "\n" + " " * len(f"usage: {PROG} {name} ")
     text = f"{PROG} {name} [-h] {PARSER_USAGE}"
+    text += indent + (SOURCES_USAGE if takes_argv else PRESET_USAGE)
     if rest:
-        text += "\n" + " " * len(f"usage: {PROG} {name} ") + rest
+        text += indent + rest
     return text
 
 

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
 from layerconf.cli.render import Paint, problem_line
 from layerconf.cli.scrub import learn_secrets
-from layerconf.cli.trainer import preset_of, trainer_parser
+from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 if TYPE_CHECKING:
     from layerconf.core.namespace import Namespace
     from layerconf.exceptions import Problem
     from layerconf.presets import Preset
+    from layerconf.sources import Source
 
 
 class Outcome:
@@ -46,14 +47,20 @@ class Outcome:
 
 def resolved(options: argparse.Namespace, argv: list[str]) -> Outcome:
     """Resolve the trainer's command line with the chosen parser; report warnings if it worked."""
-    outcome = resolve(trainer_parser(options), argv, preset_of(options))
+    outcome = resolve(trainer_parser(options), argv, preset_of(options), sources_of(options))
     if outcome.roles is not None:
         _report_warnings(outcome)
     return outcome
 
 
-def resolve(parser: argparse.ArgumentParser, argv: list[str], preset: Preset) -> Outcome:
-    """The roles of `preset` that `argv` resolves to with `parser`, or the problems found."""
+def resolve(
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    preset: Preset,
+    sources: Sequence[Source] = (),
+) -> Outcome:
+    """The roles of `preset` that `argv` (and `sources`) resolve to with `parser`, or the
+    problems found."""
     import warnings
 
     from layerconf.core.namespace import notices
@@ -64,7 +71,7 @@ def resolve(parser: argparse.ArgumentParser, argv: list[str], preset: Preset) ->
         with warnings.catch_warnings():
             # Kept in the notices and reported from there.
             warnings.simplefilter("ignore", LayerconfWarning)
-            roles = resolve_roles(guarded(parser), argv, preset=preset)
+            roles = resolve_roles(guarded(parser), argv, preset=preset, sources=sources)
     except ConfigError as error:
         return Outcome(None, error.problems)
     except ParserStop as stop:

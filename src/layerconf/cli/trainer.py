@@ -18,26 +18,61 @@ from layerconf.cli.errors import UsageError, describe
 if TYPE_CHECKING:
     from layerconf.core.namespace import Namespace
     from layerconf.presets import Preset
+    from layerconf.sources import Source
 
 DEFAULT_PROFILE = "megatron-slime"
 
 #: How `parser_options` reads in a command's usage.
 PARSER_USAGE = "[--profile NAME | --parser MODULE:ATTR]"
+#: How the options that follow them read: --preset, and the sources of argv commands.
+PRESET_USAGE = "[--preset PRESET]"
+SOURCES_USAGE = "[--preset PRESET] [--env-prefix PREFIX]"
 
 
-def preset_of(options: argparse.Namespace | None) -> Preset:
-    """The preset a command resolves with: SLIME, whatever the command line says (for now).
-
-    `options` is None before the command line is parsed (``--role``'s choices).
-    """
-    from layerconf.presets import SLIME
-
-    del options
-    return SLIME
+def preset_of(options: argparse.Namespace) -> Preset:
+    """The preset a command resolves with, as `check_options` chose it."""
+    preset: Preset = options.trainer_preset
+    return preset
 
 
-def parser_options(parser: argparse.ArgumentParser) -> None:
-    """--profile NAME or --parser MODULE:ATTR: the options `trainer_parser` reads."""
+def check_options(options: argparse.Namespace, prog: str) -> None:
+    """Choose the preset (--preset, else slime's for a profile and plain for --parser), and
+    check --role against its roles, before anything is resolved."""
+    options.trainer_preset = _chosen_preset(options)
+    role = getattr(options, "role", None)
+    roles = options.trainer_preset.roles
+    if role is not None and role not in roles:
+        from layerconf.core.suggest import suggestion
+
+        listed = ", ".join(repr(name) for name in roles)
+        raise UsageError(
+            f"argument --role: invalid choice: {role!r} (choose from {listed})"
+            f"{suggestion(role, roles)}",
+            prog,
+        )
+
+
+def _chosen_preset(options: argparse.Namespace) -> Preset:
+    from layerconf.presets import PLAIN, SLIME
+
+    named = {"slime": SLIME, "plain": PLAIN}
+    spec: str | None = options.preset
+    if spec is None:
+        return SLIME if options.parser is None else PLAIN
+    if spec in named:
+        return named[spec]
+    if ":" not in spec:
+        from layerconf.core.suggest import suggestion
+
+        raise UsageError(
+            f"--preset takes slime, plain or MODULE:ATTR, such as train:PRESET (got {spec!r})"
+            + suggestion(spec, named)
+        )
+    return _preset_from(_imported(spec, "--preset"), spec)
+
+
+def parser_options(parser: argparse.ArgumentParser, *, sources: bool = True) -> None:
+    """--profile NAME or --parser MODULE:ATTR, --preset, and with `sources` --env-prefix."""
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--profile",
@@ -51,17 +86,36 @@ def parser_options(parser: argparse.ArgumentParser) -> None:
         help="your trainer's parser: an argparse.ArgumentParser, or a function returning "
         "one (MODULE is imported from the current directory too, or given as a .py path)",
     )
+    parser.add_argument(
+        "--preset",
+        metavar="PRESET",
+        help="the trainer's roles, role file and rules: slime (the default with --profile), "
+        "plain (the default with --parser: one role, no role file, no trainer's rules), or "
+        "MODULE:ATTR naming a layerconf.Preset of your own",
+    )
+    if sources:
+        parser.add_argument(
+            "--env-prefix",
+            metavar="PREFIX",
+            help="also read the environment variables that start with PREFIX, as the "
+            "trainer would: with SLIME_, SLIME_LR sets lr (above the defaults, below the "
+            "command line)",
+        )
+
+
+def sources_of(options: argparse.Namespace) -> list[Source]:
+    """The sources besides the command line that --env-prefix asks for."""
+    prefix: str | None = getattr(options, "env_prefix", None)
+    if not prefix:
+        return []
+    from layerconf.sources import EnvSource
+
+    return [EnvSource(prefix=prefix)]
 
 
 def role_option(parser: argparse.ArgumentParser) -> None:
-    """--role ROLE, one of the preset's roles: read by `selected`."""
-    roles = preset_of(None).roles
-    parser.add_argument(
-        "--role",
-        metavar="ROLE",
-        choices=roles,
-        help="only this role: " + " or ".join(roles),
-    )
+    """--role ROLE, one of the preset's roles (checked by `check_options`)."""
+    parser.add_argument("--role", metavar="ROLE", help="only this role (default: every role)")
 
 
 def selected(roles: dict[str, Namespace], role: str | None) -> dict[str, Namespace]:
@@ -84,10 +138,16 @@ def trainer_parser(options: argparse.Namespace) -> argparse.ArgumentParser:
 
 def _import_parser(spec: str) -> argparse.ArgumentParser:
     """The parser named by ``MODULE:ATTR`` (ATTR a parser, or a function returning one)."""
+    return _parser_from(_imported(spec, "--parser"), spec)
+
+
+def _imported(spec: str, option: str) -> Any:
+    """The object ``MODULE:ATTR`` names, for `option` (whose name the errors give)."""
     module_name, colon, attribute = spec.rpartition(":")
     if not colon or not module_name or not attribute:
-        raise UsageError(f"--parser takes MODULE:ATTR, such as train:get_parser (got {spec!r})")
-    target: Any = _import_module(module_name)
+        example = "train:get_parser" if option == "--parser" else "train:PRESET"
+        raise UsageError(f"{option} takes MODULE:ATTR, such as {example} (got {spec!r})")
+    target: Any = _import_module(module_name, option)
     for part in attribute.split("."):
         try:
             target = getattr(target, part)
@@ -96,18 +156,18 @@ def _import_parser(spec: str) -> argparse.ArgumentParser:
 
             names = [name for name in dir(target) if not name.startswith("_")]
             raise UsageError(
-                f"--parser: {module_name!r} has no attribute {attribute!r}{suggestion(part, names)}"
+                f"{option}: {module_name!r} has no attribute {attribute!r}{suggestion(part, names)}"
             ) from None
-    return _parser_from(target, spec)
+    return target
 
 
-def _import_module(module_name: str) -> Any:
-    """The module of ``--parser MODULE:ATTR``: a ``.py`` path, or a name looked up as -m does."""
+def _import_module(module_name: str, option: str) -> Any:
+    """The module of ``MODULE:ATTR``: a ``.py`` path, or a name looked up as -m does."""
     import importlib
 
     try:
         if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
-            return _import_file(module_name)
+            return _import_file(module_name, option)
         # As `python -m` would: the current directory first.
         if "" not in sys.path and os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
@@ -117,12 +177,12 @@ def _import_module(module_name: str) -> Any:
     except ModuleNotFoundError as error:
         if error.name is not None and module_name.startswith(error.name):
             raise UsageError(
-                f"--parser: no module named {module_name!r} "
+                f"{option}: no module named {module_name!r} "
                 "(looked in the current directory and on sys.path)"
             ) from None
-        raise UsageError(f"--parser: importing {module_name!r} failed: {error}") from None
+        raise UsageError(f"{option}: importing {module_name!r} failed: {error}") from None
     except (Exception, SystemExit) as error:
-        raise UsageError(f"--parser: importing {module_name!r} raised {describe(error)}") from None
+        raise UsageError(f"{option}: importing {module_name!r} raised {describe(error)}") from None
 
 
 def _parser_from(target: Any, spec: str) -> argparse.ArgumentParser:
@@ -146,16 +206,42 @@ def _parser_from(target: Any, spec: str) -> argparse.ArgumentParser:
     return made
 
 
-def _import_file(path: str) -> Any:
+def _preset_from(target: Any, spec: str) -> Preset:
+    """`target` if it is a preset, else what calling it returns, if that is one."""
+    from layerconf.presets import Preset
+
+    if isinstance(target, Preset):
+        return target
+    if not callable(target):
+        raise UsageError(
+            f"--preset: {spec} is neither a layerconf.Preset nor a function returning one "
+            f"(it is the {type(target).__name__} {target!r:.60})"
+        )
+    try:
+        made = target()
+    except (Exception, SystemExit) as error:
+        raise UsageError(f"--preset: {spec}() raised {describe(error)}") from None
+    if not isinstance(made, Preset):
+        raise UsageError(
+            f"--preset: {spec}() returned the {type(made).__name__} {made!r:.60}, not a "
+            "layerconf.Preset"
+        )
+    return made
+
+
+def _import_file(path: str, option: str) -> Any:
     """The module of a ``.py`` file, under its own name, its directory on sys.path."""
     import importlib.util
 
     if not os.path.isfile(path):
-        raise UsageError(f"--parser: no such file: {path}")
+        raise UsageError(f"{option}: no such file: {path}")
     name = os.path.splitext(os.path.basename(path))[0]
+    imported = sys.modules.get(name)
+    if imported is not None and getattr(imported, "__file__", None) == os.path.abspath(path):
+        return imported  # --parser and --preset from one file: imported once
     if _other_module(name, os.path.abspath(path)):
         raise UsageError(
-            f"--parser: {path} would replace the module {name!r} imported from elsewhere; "
+            f"{option}: {path} would replace the module {name!r} imported from elsewhere; "
             "rename the file, or name its module as MODULE:ATTR"
         )
     directory = os.path.dirname(os.path.abspath(path))
@@ -163,7 +249,7 @@ def _import_file(path: str) -> Any:
         sys.path.insert(0, directory)  # as running the script would: its siblings import
     found = importlib.util.spec_from_file_location(name, path)
     if found is None or found.loader is None:
-        raise UsageError(f"--parser: cannot import {path} as a Python module")
+        raise UsageError(f"{option}: cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(found)
     sys.modules[name] = module  # under its own name: records name its enums by that module
     try:

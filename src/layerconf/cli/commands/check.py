@@ -9,7 +9,7 @@ from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.resolving import counts, resolve
-from layerconf.cli.trainer import preset_of, trainer_parser
+from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -18,7 +18,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
-    outcome = resolve(trainer_parser(options), argv, preset_of(options))
+    outcome = resolve(trainer_parser(options), argv, preset_of(options), sources_of(options))
     if options.json:
         import attrs
 

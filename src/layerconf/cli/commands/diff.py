@@ -49,7 +49,7 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     elif differing:
         print("\n".join(_diff_table(differing, names)))
     count = len(differing)
-    between = " and ".join(names)
+    between = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
     if count:
         summary = f"{count} key{'' if count == 1 else 's'} differ between {between}"
     else:
@@ -106,7 +106,7 @@ COMMANDS = (
     Command(
         "diff",
         usage("diff", "[--json] -- ARGV..."),
-        "the keys whose values differ between actor and critic",
+        "the keys whose values differ between the roles",
         "The keys whose values differ between the roles, each side with its origin. "
         "A value of\nanother type counts as different (the critic's kl_coef 0 against "
         "the actor's 0.0).",

@@ -26,7 +26,7 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
 COMMANDS = (
     Command(
         "schema",
-        usage("schema"),
+        usage("schema", takes_argv=False),
         "a JSON Schema for role files, for editors",
         "A JSON Schema (draft 2020-12) for the role files of a parser: every dest with "
         "its type,\nchoices, default and help, unknown keys rejected, so that an editor "
