@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from layerconf.audits.codec import _compact
-from layerconf.audits.record import _AGAIN, AuditRecord, audit
+from layerconf.audits.record import AuditRecord, audit
+from layerconf.audits.validate import AGAIN
 from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.exceptions import AuditError
 
@@ -125,13 +126,13 @@ def load_audit(path: str | os.PathLike[str], *, verify: bool = True) -> AuditRec
     raw = file.read_bytes()
     where = str(file)
     if not raw.strip():
-        raise AuditError(f"the file is empty, not an audit record; {_AGAIN}", where)
+        raise AuditError(f"the file is empty, not an audit record; {AGAIN}", where)
     try:
         data = json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError) as error:
         raise AuditError(
             f"not a layerconf audit record: it is not valid JSON ({error}); the file is "
-            f"truncated or was not written by write_audit(): {_AGAIN}",
+            f"truncated or was not written by write_audit(): {AGAIN}",
             where,
         ) from None
     return AuditRecord.from_dict(data, path=where, verify=verify)

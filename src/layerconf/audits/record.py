@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from layerconf.audits.codec import FORMAT, _canonical, _Decoder, _Encoder, _origin
+from layerconf.audits.validate import validate
 from layerconf.core.explain import explain, explain_all
 from layerconf.core.namespace import Namespace, Provenance, provenance_of
 from layerconf.core.records import Layer, Origin, Path, Reason, Setting, join_path, split_key
@@ -32,7 +33,6 @@ from layerconf.sources.base import ARGV, FILES
 
 __all__ = ["AuditRecord", "audit"]
 
-_AGAIN = "write it again with layerconf.write_audit(roles, directory)"
 _FINGERPRINT_PREFIX = b"layerconf-fingerprint-1\n"
 
 
@@ -242,112 +242,6 @@ def _fingerprint(roles: Mapping[str, Mapping[str, Any]]) -> str:
     return hashlib.sha256(_FINGERPRINT_PREFIX + _canonical(values).encode("ascii")).hexdigest()
 
 
-# --- Checking a record ---------------------------------------------------------------------
-
-#: The fields of a record besides its format, each with the JSON type it must have.
-_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "layerconf": (str, "a string"),
-    "fingerprint": (str, "a string"),
-    "argv": ((list, type(None)), "an array or null"),
-    "files": (dict, "an object"),
-    "roles": (dict, "an object"),
-}
-#: The groups of entries a role's section holds (``leaves`` may be missing).
-_ENTRY_GROUPS = ("settings", "leaves")
-#: The arrays a role's section may hold.
-_ARRAYS = ("layers", "policies", "events", "notices")
-
-_Problems = tuple[list[str], str]
-
-
-def _validate(data: Any) -> _Problems:
-    """Every structural problem of a record (empty when fine), and what to do about them.
-
-    The checks run in turn, each on what the ones before it accepted; the first that finds
-    problems says them.
-    """
-    for check in (_check_object, _check_format, _check_fields, _check_roles):
-        problems, advice = check(data)
-        if problems:
-            return problems, advice
-    return [], _AGAIN
-
-
-def _check_object(data: Any) -> _Problems:
-    if not isinstance(data, dict):
-        return [f"it is {_json_type(data)}, not an object"], _AGAIN
-    return [], _AGAIN
-
-
-def _check_format(data: dict[str, Any]) -> _Problems:
-    if "format" not in data:
-        return ["it has no 'format' field"], "is it a layerconf audit record?"
-    version = data["format"]
-    if version != FORMAT or isinstance(version, bool):
-        from layerconf import __version__
-
-        if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT:
-            newer = f"format {version} was written by a newer layerconf ({data.get('layerconf')})"
-            return [newer], f"this layerconf ({__version__}) reads format {FORMAT}: upgrade it"
-        other = f"its format is {version!r}"
-        return [other], f"this layerconf ({__version__}) reads format {FORMAT}"
-    return [], _AGAIN
-
-
-def _check_fields(data: dict[str, Any]) -> _Problems:
-    problems: list[str] = []
-    for name, (kind, wanted) in _FIELDS.items():
-        if name not in data:
-            problems.append(f"it has no {name!r} field")
-        elif not isinstance(data[name], kind):
-            problems.append(f"{name!r} is {_json_type(data[name])}, not {wanted}")
-    return problems, _AGAIN
-
-
-def _check_roles(data: dict[str, Any]) -> _Problems:
-    problems: list[str] = []
-    for role, section in data["roles"].items():
-        problems.extend(_section_problems(f"roles.{role}", section))
-    return problems, _AGAIN
-
-
-def _section_problems(where: str, section: Any) -> list[str]:
-    """The problems of one role's section: its settings, leaves, their entries, its arrays."""
-    if not isinstance(section, dict) or not isinstance(section.get("settings"), dict):
-        return [f"{where} has no 'settings' object"]
-    problems: list[str] = []
-    if not isinstance(section.get("leaves", {}), dict):
-        problems.append(f"{where}.leaves is not an object")
-    for group in _ENTRY_GROUPS:
-        entries = section.get(group, {})
-        for key, entry in entries.items() if isinstance(entries, dict) else ():
-            problems.extend(_entry_problems(f"{where}.{group}.{key}", entry))
-    for part in _ARRAYS:
-        if not isinstance(section.get(part, []), list):
-            problems.append(f"{where}.{part} is not an array")
-    return problems
-
-
-def _entry_problems(where: str, entry: Any) -> list[str]:
-    if not isinstance(entry, dict) or "value" not in entry:
-        return [f"{where} has no 'value'"]
-    if "layer" in entry and not isinstance(entry["layer"], str):
-        return [f"{where}.layer is not a string"]
-    return []
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
-
 @attrs.frozen(eq=False)
 class AuditRecord:
     """An audit record read back: its fields, the recorded settings, and replay.
@@ -364,7 +258,7 @@ class AuditRecord:
         cls, data: Mapping[str, Any], *, path: str | None = None, verify: bool = True
     ) -> AuditRecord:
         """Check `data` (what `audit()` returns, or its JSON read back) and wrap it."""
-        problems, advice = _validate(data)
+        problems, advice = validate(data)
         if problems:
             more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
             raise AuditError(
@@ -529,24 +423,3 @@ def _lookup_entry(section: Mapping[str, Any], key: str) -> Mapping[str, Any] | N
 def _data(record: AuditRecord | Mapping[str, Any]) -> Mapping[str, Any]:
     """The record as a dict, from an `AuditRecord` or the dict itself."""
     return record.data if isinstance(record, AuditRecord) else record
-
-
-# --- Kept for the CLI until it imports layerconf.audits -----------------------------------
-
-# The CLI's names that moved to other modules of the package. They are looked up on use: those
-# modules import this one, so importing them here would be circular.
-_MOVED = {
-    "AUDIT_FILE": "AUDIT_FILE",
-    "diff_audits": "diff_audits",
-    "load_audit": "load_audit",
-    "_record_bytes": "record_bytes",
-    "_write_atomic": "write_atomic",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import layerconf.audits
-
-    return getattr(layerconf.audits, _MOVED[name])

@@ -1,0 +1,120 @@
+"""Checking that data read back is an audit record this layerconf can read, problem by problem.
+
+`validate` says every structural problem of a record at once (a missing field, a field of the
+wrong JSON type, a role section without settings...), and what to do about them, so that a
+record from anywhere is refused with a reason before anything reads its values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from layerconf.audits.codec import FORMAT
+
+__all__ = ["AGAIN", "validate"]
+
+#: What to do about a record that is not readable.
+AGAIN = "write it again with layerconf.write_audit(roles, directory)"
+
+#: The fields of a record besides its format, each with the JSON type it must have.
+_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "layerconf": (str, "a string"),
+    "fingerprint": (str, "a string"),
+    "argv": ((list, type(None)), "an array or null"),
+    "files": (dict, "an object"),
+    "roles": (dict, "an object"),
+}
+#: The groups of entries a role's section holds (``leaves`` may be missing).
+_ENTRY_GROUPS = ("settings", "leaves")
+#: The arrays a role's section may hold.
+_ARRAYS = ("layers", "policies", "events", "notices")
+
+_Problems = tuple[list[str], str]
+
+
+def validate(data: Any) -> _Problems:
+    """Every structural problem of a record (empty when fine), and what to do about them.
+
+    The checks run in turn, each on what the ones before it accepted; the first that finds
+    problems says them.
+    """
+    for check in (_check_object, _check_format, _check_fields, _check_roles):
+        problems, advice = check(data)
+        if problems:
+            return problems, advice
+    return [], AGAIN
+
+
+def _check_object(data: Any) -> _Problems:
+    if not isinstance(data, dict):
+        return [f"it is {_json_type(data)}, not an object"], AGAIN
+    return [], AGAIN
+
+
+def _check_format(data: dict[str, Any]) -> _Problems:
+    if "format" not in data:
+        return ["it has no 'format' field"], "is it a layerconf audit record?"
+    version = data["format"]
+    if version != FORMAT or isinstance(version, bool):
+        from layerconf import __version__
+
+        if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT:
+            newer = f"format {version} was written by a newer layerconf ({data.get('layerconf')})"
+            return [newer], f"this layerconf ({__version__}) reads format {FORMAT}: upgrade it"
+        other = f"its format is {version!r}"
+        return [other], f"this layerconf ({__version__}) reads format {FORMAT}"
+    return [], AGAIN
+
+
+def _check_fields(data: dict[str, Any]) -> _Problems:
+    problems: list[str] = []
+    for name, (kind, wanted) in _FIELDS.items():
+        if name not in data:
+            problems.append(f"it has no {name!r} field")
+        elif not isinstance(data[name], kind):
+            problems.append(f"{name!r} is {_json_type(data[name])}, not {wanted}")
+    return problems, AGAIN
+
+
+def _check_roles(data: dict[str, Any]) -> _Problems:
+    problems: list[str] = []
+    for role, section in data["roles"].items():
+        problems.extend(_section_problems(f"roles.{role}", section))
+    return problems, AGAIN
+
+
+def _section_problems(where: str, section: Any) -> list[str]:
+    """The problems of one role's section: its settings, leaves, their entries, its arrays."""
+    if not isinstance(section, dict) or not isinstance(section.get("settings"), dict):
+        return [f"{where} has no 'settings' object"]
+    problems: list[str] = []
+    if not isinstance(section.get("leaves", {}), dict):
+        problems.append(f"{where}.leaves is not an object")
+    for group in _ENTRY_GROUPS:
+        entries = section.get(group, {})
+        for key, entry in entries.items() if isinstance(entries, dict) else ():
+            problems.extend(_entry_problems(f"{where}.{group}.{key}", entry))
+    for part in _ARRAYS:
+        if not isinstance(section.get(part, []), list):
+            problems.append(f"{where}.{part} is not an array")
+    return problems
+
+
+def _entry_problems(where: str, entry: Any) -> list[str]:
+    if not isinstance(entry, dict) or "value" not in entry:
+        return [f"{where} has no 'value'"]
+    if "layer" in entry and not isinstance(entry["layer"], str):
+        return [f"{where}.layer is not a string"]
+    return []
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
