@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from layerconf.core.records import Origin
+from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
 from layerconf.core.secrets import SecretPolicy, secret_texts
 from layerconf.core.values import MAX_INT_BITS
 from layerconf.exceptions import AuditError
@@ -33,18 +33,6 @@ __all__ = ["FORMAT", "OpaqueValue"]
 FORMAT = 1
 
 _TAG = "$type"
-#: The fields of an `Origin` a record entry holds, in the order they are written.
-_ORIGIN_FIELDS = (
-    "layer",
-    "kind",
-    "source",
-    "line",
-    "column",
-    "argv_index",
-    "token",
-    "rule",
-    "label",
-)
 _PATH_CLASSES = {
     cls.__name__: cls
     for cls in (
@@ -190,11 +178,7 @@ class _Encoder:
         cached = self._origins.get(id(origin))
         if cached is not None:
             return cached[1]
-        fields = {}
-        for name in _ORIGIN_FIELDS:
-            value = getattr(origin, name)
-            if value is not None:
-                fields[name] = value
+        fields = origin_json(origin, nulls=False)
         self._origins[id(origin)] = (origin, fields)
         return fields
 
@@ -433,4 +417,4 @@ def _origin(entry: Mapping[str, Any]) -> Origin | None:
     """The `Origin` a record entry holds, or None when it has none."""
     if "layer" not in entry:
         return None
-    return Origin(**{name: entry[name] for name in _ORIGIN_FIELDS if name in entry})
+    return Origin(**{name: entry[name] for name in ORIGIN_FIELDS if name in entry})

@@ -14,6 +14,7 @@ they are values, and searched for and replaced in every other text of the record
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,7 +26,16 @@ from layerconf.audits.codec import FORMAT, _canonical, _Decoder, _Encoder, _orig
 from layerconf.audits.validate import validate
 from layerconf.core.explain import explain, explain_all
 from layerconf.core.namespace import Namespace, Provenance, provenance_of
-from layerconf.core.records import Layer, Origin, Path, Reason, Setting, join_path, split_key
+from layerconf.core.records import (
+    Layer,
+    Origin,
+    Path,
+    Reason,
+    Setting,
+    join_path,
+    setting_json,
+    split_key,
+)
 from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv
 from layerconf.core.suggest import suggestion
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
@@ -37,8 +47,6 @@ _FINGERPRINT_PREFIX = b"layerconf-fingerprint-1\n"
 
 
 # --- Building a record --------------------------------------------------------------------
-
-_History = list[tuple[Any, Origin, Reason, str | None]]
 
 
 def audit(
@@ -110,9 +118,9 @@ def _role_section(
     is_secret = encoder.policy.is_secret
     settings: dict[str, Any] = {}
     leaves: dict[str, Any] = {}
-    for key, value, origin, history in _settings(namespace, provenance):
+    for key, value, explained in _settings(namespace, provenance):
         secret = is_secret(key)
-        settings[str(key)] = _entry(encoder, secret, value, origin, history)
+        settings[str(key)] = _entry(encoder, secret, value, explained)
         if (
             provenance is not None
             and not secret
@@ -126,9 +134,7 @@ def _role_section(
                     continue  # a top-level key spelt like this path: explain means that one
                 setting = explain(namespace, dotted)
                 leaf_secret = is_secret(path[-1])
-                leaves[dotted] = _entry(
-                    encoder, leaf_secret, setting.value, *_from_setting(setting)
-                )
+                leaves[dotted] = _entry(encoder, leaf_secret, setting.value, setting)
     section: dict[str, Any] = {
         "layers": [],
         "policies": [],
@@ -163,40 +169,33 @@ def _role_section(
 
 def _settings(
     namespace: argparse.Namespace, provenance: Provenance | None
-) -> Iterator[tuple[str, Any, Origin | None, _History]]:
-    """(key, value, origin, history newest first) for every key, as `explain` says."""
+) -> Iterator[tuple[str, Any, Setting | None]]:
+    """(key, value, what `explain` says of it) for every key; None without provenance."""
     values = vars(namespace)
     if provenance is None:
         for key, value in values.items():
-            yield key, value, None, []
+            yield key, value, None
         return
     for key, setting in explain_all(namespace).items():
-        yield key, values[key], *_from_setting(setting)
+        yield key, values[key], setting
 
 
-def _from_setting(setting: Setting) -> tuple[Origin, _History]:
-    history: _History = [
-        (entry.value, entry.origin, entry.reason or Reason.OVERRIDDEN, entry.by)
-        for entry in setting.history
-    ]
-    return setting.origin, history
+#: What a record's structure already says of an entry: its key, and the role of its section.
+_CONTAINED = ("key", "role")
 
 
-def _entry(
-    encoder: _Encoder, secret: bool, value: Any, origin: Origin | None, history: _History
-) -> dict[str, Any]:
-    entry: dict[str, Any] = {"value": encoder.field(secret, value)}
-    entry.update(encoder.origin(origin))
-    if history:
-        shadowed = []
-        for old, old_origin, reason, by in history:
-            item: dict[str, Any] = {"value": encoder.field(secret, old), "reason": reason.value}
-            if by is not None:
-                item["by"] = by
-            item.update(encoder.origin(old_origin))
-            shadowed.append(item)
-        entry["history"] = shadowed
-    return entry
+def _entry(encoder: _Encoder, secret: bool, value: Any, setting: Setting | None) -> dict[str, Any]:
+    """One value's entry: the JSON shape of its setting without nulls, values encoded (a
+    secret's replaced), without what the record's structure says (key, role)."""
+    if setting is None:
+        return {"value": encoder.field(secret, value)}
+    return setting_json(
+        setting,
+        functools.partial(encoder.field, secret),
+        nulls=False,
+        omit=_CONTAINED,
+        origin=encoder.origin,
+    )
 
 
 def _leaf_paths(tree: dict[str, Any], prefix: Path, is_secret: Any) -> Iterator[Path]:

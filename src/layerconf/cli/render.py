@@ -109,36 +109,27 @@ def dump_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
-def _origin_fields(origin: Origin | None) -> dict[str, Any]:
-    """Every field of `origin` in its order (all null without one): the CLI's origin fields."""
-    import attrs
-
-    from layerconf.core.records import Origin
-
-    if origin is None:
-        return dict.fromkeys(attrs.fields_dict(Origin))
-    return attrs.asdict(origin, recurse=False)
-
-
 def value_json(value: Any, origin: Origin | None) -> dict[str, Any]:
     """A value as every JSON output shows it: value, repr, and its origin's fields."""
-    return {"value": jsonable(value), "repr": repr(value)} | _origin_fields(origin)
+    from layerconf.core.records import origin_json
+
+    return {"value": jsonable(value), "repr": repr(value)} | origin_json(origin)
 
 
 def setting_json(setting: Setting) -> dict[str, Any]:
-    """One explained value: role, key, value, repr, its origin's fields, and its history."""
-    data: dict[str, Any] = {"role": setting.role, "key": setting.key}
-    data.update(value_json(setting.value, setting.origin))
-    data["history"] = [
-        {
-            "key": entry.key,
-            **value_json(entry.value, entry.origin),
-            "reason": None if entry.reason is None else entry.reason.value,
-            "by": entry.by,
-        }
-        for entry in setting.history
-    ]
+    """One explained value in the JSON shape of a setting (`layerconf.core.records.setting_json`),
+    values as `jsonable` gives them, each with its ``repr`` too."""
+    from layerconf.core.records import setting_json as shape
+
+    data = shape(setting, jsonable)
+    _add_repr(data, setting)
     return data
+
+
+def _add_repr(data: dict[str, Any], setting: Setting) -> None:
+    data["repr"] = repr(setting.value)
+    for entry, shadowed in zip(data.get("history", ()), setting.history, strict=True):
+        _add_repr(entry, shadowed)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ All are frozen attrs classes: changing one means `attrs.evolve`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
@@ -16,6 +17,7 @@ from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic
 
 __all__ = [
+    "ORIGIN_FIELDS",
     "Layer",
     "Origin",
     "Reason",
@@ -23,6 +25,8 @@ __all__ = [
     "join_path",
     "key_path",
     "location",
+    "origin_json",
+    "setting_json",
     "split_key",
 ]
 
@@ -315,32 +319,12 @@ class Setting:
         return attrs.evolve(self, value=value, origin=origin, history=history)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-shaped dict: the flat fields, and `history` as a list of the same dicts.
+        """The setting in its JSON shape (`setting_json`), values as they are.
 
         A secret (``wandb_key``, ``*_api_key``...) shows as ``"<redacted>"`` here, in its
         values and in an argv token such as ``--wandb-key=...``.
         """
-        return self.redacted()._as_dict()
-
-    def _as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "key": self.key,
-            "value": self.value,
-            "layer": self.layer,
-            "source": self.source,
-            "line": self.line,
-            "column": self.column,
-            "argv_index": self.argv_index,
-            "token": self.token,
-            "rule": self.rule,
-        }
-        if self.reason is not None:
-            data["reason"] = self.reason.value
-            data["by"] = self.by
-        else:
-            data["role"] = self.role
-            data["history"] = [entry._as_dict() for entry in self.history]
-        return data
+        return setting_json(self.redacted())
 
     def _shadowed(self) -> str:
         text = f"{self.value!r} from {self.origin.where}"
@@ -357,3 +341,54 @@ class Setting:
         if shown.history:
             text += "; shadows " + ", ".join(entry._shadowed() for entry in shown.history)
         return text
+
+
+#: The fields of an origin, in the order every JSON shape of a setting lists them.
+ORIGIN_FIELDS: tuple[str, ...] = tuple(attrs.fields_dict(Origin))
+
+
+def origin_json(origin: Origin | None, *, nulls: bool = True) -> dict[str, Any]:
+    """The fields of `origin` in `ORIGIN_FIELDS` order; with `nulls` False only those set."""
+    if origin is None:
+        return dict.fromkeys(ORIGIN_FIELDS) if nulls else {}
+    fields = {name: getattr(origin, name) for name in ORIGIN_FIELDS}
+    return fields if nulls else {name: value for name, value in fields.items() if value is not None}
+
+
+def setting_json(
+    setting: Setting,
+    encode: Callable[[Any], Any] | None = None,
+    *,
+    nulls: bool = True,
+    omit: Collection[str] = (),
+    origin: Callable[[Origin], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The one JSON shape of a setting, for records, the command's JSON and audit records.
+
+    ``key``, ``value`` (as `encode` gives it), the origin's fields (`ORIGIN_FIELDS`), then for
+    a shadowed value ``reason`` and ``by``, for a final one ``role`` and ``history``, a list of
+    the shadowed values in this same shape. Without `nulls`, fields that are null (and an empty
+    history) are left out; `omit` leaves out fields the container already says (an audit
+    record's key and role). `origin` gives an origin's fields, if not `origin_json`.
+    """
+    fields = origin or functools.partial(origin_json, nulls=nulls)
+    data: dict[str, Any] = {
+        "key": setting.key,
+        "value": setting.value if encode is None else encode(setting.value),
+    }
+    data.update(fields(setting.origin))
+    if setting.reason is not None:
+        data["reason"] = setting.reason.value
+        if nulls or setting.by is not None:
+            data["by"] = setting.by
+    else:
+        if nulls or setting.role is not None:
+            data["role"] = setting.role
+        if nulls or setting.history:
+            data["history"] = [
+                setting_json(entry, encode, nulls=nulls, omit=omit, origin=origin)
+                for entry in setting.history
+            ]
+    for name in omit:
+        data.pop(name, None)
+    return data
