@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +56,32 @@ class TestLazyLoading:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         ).stdout
         assert out.split() == ["True", "True"]
+
+
+class TestLayout:
+    """The rooms stay small: a module under ~600 lines, a function under ~80 unless it says why."""
+
+    PACKAGE = Path(layerconf.__file__).parent
+
+    def modules(self) -> list[Path]:
+        return sorted(self.PACKAGE.rglob("*.py"))
+
+    def test_modules_are_small(self) -> None:
+        long = {
+            str(path.relative_to(self.PACKAGE)): count
+            for path in self.modules()
+            if (count := len(path.read_text().splitlines())) > 600
+        }
+        assert long == {}
+
+    def test_functions_are_short_or_say_why(self) -> None:
+        long = []
+        for path in self.modules():
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                reason = "Long because" in (ast.get_docstring(node) or "")
+                if length > 80 and not reason:
+                    long.append(f"{path.relative_to(self.PACKAGE)}:{node.lineno} {node.name}")
+        assert long == []

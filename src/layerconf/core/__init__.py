@@ -1,0 +1,14 @@
+"""The engine, which knows no kind of input: layers, their merge, rules, the stack, the namespace.
+
+- `records`: `Origin` (where a value came from, `location` the one way to write it), `Layer`,
+  `Setting` and its one JSON shape (`setting_json`);
+- `values`: copying and comparing configuration values; `secrets`: which keys hold credentials;
+- `merge`: the one definition of how layers merge, and `trace` of a path through them;
+- `rules`: the `Rule` contract, `RuleContext`, the decisions, `RuleSet`;
+- `stack`: `LayerStack` and `resolve_stacks` (layers -> rules -> merge -> rules -> namespace);
+- `namespace`: `Namespace`, an `argparse.Namespace` that carries its `Provenance`;
+- `explain`: `explain(args, key)`.
+
+Sources (`layerconf.sources`) make layers, presets (`layerconf.presets`) put stacks and rules
+together; nothing here imports them (an import-linter contract says so).
+"""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import enum
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from layerconf.core.values import jsonable
@@ -52,24 +52,7 @@ def role_file_schema(
     roles = preset.roles if roles is None else tuple(roles)
     ignored, extra = preset.ignored_keys, preset.extra_keys
     top = preset.role_file.top_key
-    dests, _ = parser_dests(parser)
-    grouped: dict[str, list[argparse.Action]] = {}
-    for action in parser._actions:
-        if action.dest in dests:
-            grouped.setdefault(action.dest, []).append(action)
-
-    properties: dict[str, Any] = {}
-    for dest in sorted(set(dests) | set(extra) | set(ignored)):
-        actions = grouped.get(dest)
-        schema = _dest_schema(parser, dest, actions) if actions else {}
-        if dest in ignored:
-            note = f"Ignored in a role file: set {ignored[dest]} on the command line."
-            schema["description"] = (schema.get("description", "") + "\n\n" + note).strip()
-            schema["deprecated"] = True
-        elif not actions:
-            schema["description"] = extra[dest]
-        properties[dest] = schema
-
+    properties = _properties(parser, ignored, extra)
     entry = {
         "type": "object",
         "description": "One role's overrides.",
@@ -114,6 +97,32 @@ def role_file_schema(
             },
         },
     }
+
+
+def _properties(
+    parser: argparse.ArgumentParser, ignored: Mapping[str, str], extra: Mapping[str, str]
+) -> dict[str, Any]:
+    """The schema of every key a role file may set: the parser's dests, and the preset's
+    ignored keys (deprecated) and extra keys."""
+    dests, _ = parser_dests(parser)
+    grouped: dict[str, list[argparse.Action]] = {}
+    for action in parser._actions:
+        if action.dest in dests:
+            grouped.setdefault(action.dest, []).append(action)
+
+    properties: dict[str, Any] = {}
+    for dest in sorted(set(dests) | set(extra) | set(ignored)):
+        actions = grouped.get(dest)
+        schema = _dest_schema(parser, dest, actions) if actions else {}
+        if dest in ignored:
+            note = f"Ignored in a role file: set {ignored[dest]} on the command line."
+            schema["description"] = (schema.get("description", "") + "\n\n" + note).strip()
+            schema["deprecated"] = True
+        elif not actions:
+            schema["description"] = extra[dest]
+        properties[dest] = schema
+
+    return properties
 
 
 def _named_by(preset: Preset) -> str:
