@@ -126,6 +126,11 @@ class TestEnvSource:
         )
         assert [p.key for p in caught.value.problems] == ["home", "lr", "lrr", "mode", "use_critic"]
 
+    def test_a_list_with_an_unclosed_quote(self) -> None:
+        """A list is split as a shell would split it; an unclosed quote is an error, no crash."""
+        with pytest.raises(ConfigError, match=r"T_TAG: .* cannot be split into values"):
+            env_roles({"T_TAG": "a 'b"})
+
     def test_unknown_variables_are_notes(self) -> None:
         """Other programs' variables may share a prefix: a note, never a failure."""
         args = env_roles({"T_HOME": "/x"})["main"]

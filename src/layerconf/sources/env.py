@@ -168,7 +168,10 @@ def _convert(parser: argparse.ArgumentParser, action: argparse.Action, text: str
     if action.nargs == 0:
         raise _Refused(f"{_flag(action)} takes no value; it cannot be set from the environment")
     many = action.nargs not in (None, argparse.OPTIONAL)
-    tokens = shlex.split(text) if many or isinstance(action, argparse._AppendAction) else [text]
+    try:
+        tokens = shlex.split(text) if many or isinstance(action, argparse._AppendAction) else [text]
+    except ValueError as error:  # an unclosed quote
+        raise _Refused(f"{text!r} cannot be split into values as a shell would: {error}") from None
     try:
         if isinstance(action, argparse._AppendAction) and not many:
             return [parser._get_values(action, [token]) for token in tokens]
