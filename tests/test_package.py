@@ -85,3 +85,39 @@ class TestLayout:
                 if length > 80 and not reason:
                     long.append(f"{path.relative_to(self.PACKAGE)}:{node.lineno} {node.name}")
         assert long == []
+
+
+#: Every name layerconf 0.1 exported, which every later version keeps (renamed ones as aliases).
+PUBLIC_0_1 = (
+    "SECRETS SLIME AuditChange AuditError AuditRecord ConfigError Convert Decision Drop "
+    "FunctionRule Layer LayerStack LayerconfError LayerconfWarning Namespace NoProvenanceError "
+    "OpaqueValue Origin Policy Preset Problem Provenance Reason RoleFile Rule RuleContext "
+    "RuleError RuleSet SecretPolicy SetValue Setting Stage TypeCoercion UnknownKeyError "
+    "UnknownProfileError YamlDocument audit available_profiles check_role_file check_yaml "
+    "diff_audits expected_kind explain explain_all flatten is_secret load_audit load_profile "
+    "load_yaml notices parse_args parse_known_args parse_yaml provenance_of read_role_file "
+    "redact resolve_roles resolve_stacks rule slime_rules write_audit"
+).split()
+
+
+class TestPublicApiKept:
+    """What 0.1 exported still imports, from where it was."""
+
+    @pytest.mark.parametrize("name", PUBLIC_0_1)
+    def test_top_level(self, name: str) -> None:
+        assert name in layerconf.__all__
+        assert getattr(layerconf, name) is not None
+
+    def test_compat_slime(self) -> None:
+        from layerconf.compat.slime import SlimeConfigError, parse_megatron_role_args
+
+        assert issubclass(SlimeConfigError, AssertionError)
+        assert callable(parse_megatron_role_args)
+
+    def test_the_public_modules(self) -> None:
+        """layerconf.exceptions, layerconf.profiles.megatron_slime: imported by users as such."""
+        from layerconf.exceptions import ConfigError
+        from layerconf.profiles.megatron_slime import AttnBackend
+
+        assert ConfigError is layerconf.ConfigError
+        assert AttnBackend.flash.name == "flash"
