@@ -1,4 +1,5 @@
-"""The package's public face: every exported name resolves, and heavy features load lazily."""
+"""The package's public face and its layout: every exported name resolves (those of 0.1 too),
+heavy features load lazily, and modules and functions stay small."""
 
 from __future__ import annotations
 

@@ -360,7 +360,7 @@ class TestCompilerChecks:
 
     def test_read_through_the_import_system(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """When the file is not on disk (a zipped install), the import system provides it."""
-        monkeypatch.setattr(_profile, "__file__", "/nonexistent/layerconf/_profile.py")
+        monkeypatch.setattr(_profile, "__file__", "/nonexistent/layerconf/profiles/loader.py")
         assert _profile._read_data("megatron_slime") == SHIPPED.read_bytes()
 
 

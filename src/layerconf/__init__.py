@@ -1,9 +1,10 @@
 """layerconf: resolve a training job's configuration per role, with the origin of every value.
 
-The core (layers, the stack, rules, the namespace, `explain`) loads with the package. The
-features built on it (command-line parsing, role files, the bundled profile, audit records)
-load on first use, so that ``import layerconf`` in a trainer costs little more than its
-dependencies.
+The core (`layerconf.core`: layers, the stack, rules, the namespace, `explain`) and the
+exceptions load with the package. The features built on it (the sources, command-line parsing
+among them; the presets and their role files; the built-in rules; the bundled profile; audit
+records) load on first use, so that ``import layerconf`` in a trainer costs little more than
+its dependencies.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -29,7 +29,7 @@ from layerconf.exceptions import AuditError
 
 __all__ = ["FORMAT", "OpaqueValue"]
 
-#: The version of the record format (its fields and these tags) written and read here.
+#: The version of the record format: its fields (`record`, `validate`) and these tags.
 FORMAT = 1
 
 _TAG = "$type"

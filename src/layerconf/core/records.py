@@ -1,7 +1,9 @@
 """The records of the model: where a value came from (`Origin`), a layer of values (`Layer`),
 and one resolved value with everything it shadowed (`Setting`).
 
-All are frozen attrs classes: changing one means `attrs.evolve`.
+All are frozen attrs classes: changing one means `attrs.evolve`. Beside them: key paths
+(`split_key`, `join_path`), `location`, the one way a place in an input is written, and
+`setting_json`, the one JSON shape of a setting (`ORIGIN_FIELDS`, `origin_json`).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ _PYTHON = _YAML_TAG + "python/"
 _COLLECTION_TAGS = frozenset(_YAML_TAG + name for name in ("set", "omap", "pairs"))
 
 _constructor = yaml.constructor.SafeConstructor()
-# The scalar constructors of `yaml.safe_load`, by tag (``str`` has a fast path in `_Walker`).
+# The scalar constructors of `yaml.safe_load`, by tag (``str`` has a fast path in `Walker`).
 _SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
     _YAML_TAG + "null": _constructor.construct_yaml_null,
     _YAML_TAG + "bool": _constructor.construct_yaml_bool,

@@ -19,6 +19,7 @@ Walking the nodes ourselves is what lets the reader
   (see `Walker._merged`). A merged key's positions are where it is written, that is inside
   the anchored mapping.
 
+`flow_line` writes plain data back as one line of YAML (the command's ``--yaml`` output).
 This is the only module (with its walker) that imports ``yaml``. Role files, a format built
 on this reader, are read by `layerconf.presets.role_file`.
 """
