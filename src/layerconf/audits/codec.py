@@ -6,6 +6,11 @@ written as it is; any other is a tagged object, ``{"$type": tag, ...}``. Encodin
 up in `_DECODERS`. A value type is one entry in each. A value nothing else accepts is an
 ``object`` (its class and repr), read back as an `OpaqueValue`. docs/audit.md documents the
 tags.
+
+What the other modules of `layerconf.audits` share from here: `Encoder` and `Decoder`,
+`decode_origin` (an entry's origin), `TAG`, `plain_dict`, and the two texts of an encoded
+value (`canonical`, hashed into the fingerprint; `compact`, one line, as files and `flatten`
+write it).
 """
 
 from __future__ import annotations
@@ -27,12 +32,22 @@ from layerconf.core.secrets import SecretPolicy, secret_texts
 from layerconf.core.values import MAX_INT_BITS
 from layerconf.exceptions import AuditError
 
-__all__ = ["FORMAT", "OpaqueValue"]
+__all__ = [
+    "FORMAT",
+    "TAG",
+    "Decoder",
+    "Encoder",
+    "OpaqueValue",
+    "canonical",
+    "compact",
+    "decode_origin",
+    "plain_dict",
+]
 
 #: The version of the record format: its fields (`record`, `validate`) and these tags.
 FORMAT = 1
 
-_TAG = "$type"
+TAG = "$type"
 _PATH_CLASSES = {
     cls.__name__: cls
     for cls in (
@@ -69,7 +84,7 @@ class OpaqueValue:
 # --- JSON text ----------------------------------------------------------------------------
 
 
-def _canonical(value: Any) -> str:
+def canonical(value: Any) -> str:
     """The canonical text of an encoded value: sorted keys, no spaces, ASCII, no NaN."""
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
@@ -79,14 +94,14 @@ def _canonical(value: Any) -> str:
 _COMPACT = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode
 
 
-def _compact(value: Any) -> str:
+def compact(value: Any) -> str:
     """An encoded value on one line, keys in their order."""
     return _COMPACT(value)
 
 
-def _plain_dict(value: Any) -> bool:
+def plain_dict(value: Any) -> bool:
     """Whether an encoded value is a mapping written as a JSON object (not a tagged one)."""
-    return type(value) is dict and _TAG not in value
+    return type(value) is dict and TAG not in value
 
 
 # --- Encoding -----------------------------------------------------------------------------
@@ -117,10 +132,10 @@ def _safe_repr(value: Any) -> str:
 
 def _object(value: Any) -> dict[str, Any]:
     """The entry of a value recorded only as its class and repr."""
-    return {_TAG: "object", "class": _qualified(type(value)), "repr": _safe_repr(value)}
+    return {TAG: "object", "class": _qualified(type(value)), "repr": _safe_repr(value)}
 
 
-class _Encoder:
+class Encoder:
     """Encodes values into JSON-shaped data, redacting secrets and remembering their values."""
 
     def __init__(self, policy: SecretPolicy) -> None:
@@ -164,7 +179,7 @@ class _Encoder:
         """encode(), or a ``<cycle>`` object when `value` is already being encoded."""
         marker = id(value)
         if marker in self._active:
-            return {_TAG: "object", "class": _qualified(type(value)), "repr": "<cycle>"}
+            return {TAG: "object", "class": _qualified(type(value)), "repr": "<cycle>"}
         self._active.add(marker)
         try:
             return encode()
@@ -188,9 +203,9 @@ def _subclass(value: Any, base: type) -> dict[str, str]:
     return {} if type(value) is base else {"class": _qualified(type(value))}
 
 
-def _encode_enum(encoder: _Encoder, member: enum.Enum) -> dict[str, Any]:
+def _encode_enum(encoder: Encoder, member: enum.Enum) -> dict[str, Any]:
     cls = type(member)
-    tagged: dict[str, Any] = {_TAG: "enum", "class": _qualified(cls), "name": member.name}
+    tagged: dict[str, Any] = {TAG: "enum", "class": _qualified(cls), "name": member.name}
     if member.name is None or cls.__members__.get(member.name) is not member:
         # A composite flag (or an alias-less pseudo-member): rebuilt from its value.
         tagged["name"] = None
@@ -198,68 +213,68 @@ def _encode_enum(encoder: _Encoder, member: enum.Enum) -> dict[str, Any]:
     return tagged
 
 
-def _encode_opaque(encoder: _Encoder, value: OpaqueValue) -> dict[str, Any]:
-    return {_TAG: "object", "class": value.class_name, "repr": value.text}
+def _encode_opaque(encoder: Encoder, value: OpaqueValue) -> dict[str, Any]:
+    return {TAG: "object", "class": value.class_name, "repr": value.text}
 
 
-def _encode_float(encoder: _Encoder, value: Any) -> dict[str, Any]:
+def _encode_float(encoder: Encoder, value: Any) -> dict[str, Any]:
     number = float(value)
     shown = number if math.isfinite(number) else _nonfinite(number)
-    return {_TAG: "float", **_subclass(value, float), "value": shown}
+    return {TAG: "float", **_subclass(value, float), "value": shown}
 
 
-def _encode_int(encoder: _Encoder, value: Any) -> dict[str, Any]:
+def _encode_int(encoder: Encoder, value: Any) -> dict[str, Any]:
     number = int(value)
     if number.bit_length() > MAX_INT_BITS:  # written as hex: it must never fail
-        return {_TAG: "int", **_subclass(value, int), "hex": hex(number)}
-    return {_TAG: "int", **_subclass(value, int), "value": number}
+        return {TAG: "int", **_subclass(value, int), "hex": hex(number)}
+    return {TAG: "int", **_subclass(value, int), "value": number}
 
 
-def _encode_str(encoder: _Encoder, value: str) -> dict[str, Any]:
-    return {_TAG: "str", "class": _qualified(type(value)), "value": str(value)}
+def _encode_str(encoder: Encoder, value: str) -> dict[str, Any]:
+    return {TAG: "str", "class": _qualified(type(value)), "value": str(value)}
 
 
-def _encode_bytes(encoder: _Encoder, value: bytes | bytearray) -> dict[str, Any]:
+def _encode_bytes(encoder: Encoder, value: bytes | bytearray) -> dict[str, Any]:
     tag = "bytearray" if isinstance(value, bytearray) else "bytes"
-    return {_TAG: tag, "base64": base64.b64encode(bytes(value)).decode("ascii")}
+    return {TAG: tag, "base64": base64.b64encode(bytes(value)).decode("ascii")}
 
 
-def _encode_complex(encoder: _Encoder, value: complex) -> dict[str, Any]:
-    return {_TAG: "complex", "repr": repr(complex(value))}
+def _encode_complex(encoder: Encoder, value: complex) -> dict[str, Any]:
+    return {TAG: "complex", "repr": repr(complex(value))}
 
 
-def _encode_path(encoder: _Encoder, value: pathlib.PurePath) -> dict[str, Any]:
+def _encode_path(encoder: Encoder, value: pathlib.PurePath) -> dict[str, Any]:
     name = type(value).__name__
     return {
-        _TAG: "path",
+        TAG: "path",
         "class": name if name in _PATH_CLASSES else "PurePath",
         "path": str(value),
     }
 
 
-def _encode_mapping(encoder: _Encoder, value: Mapping[Any, Any]) -> Any:
+def _encode_mapping(encoder: Encoder, value: Mapping[Any, Any]) -> Any:
     is_secret = encoder.policy.is_secret
-    if type(value) is dict and _TAG not in value and all(type(k) is str for k in value):
+    if type(value) is dict and TAG not in value and all(type(k) is str for k in value):
         return {key: encoder.field(is_secret(key), item) for key, item in value.items()}
     # Keys JSON cannot hold (or a key that would read as a tag): a sorted list of pairs.
     items = [
         [encoder.value(key), encoder.field(is_secret(key), item)] for key, item in value.items()
     ]
-    items.sort(key=lambda pair: _canonical(pair[0]))
-    tagged: dict[str, Any] = {_TAG: "dict", "items": items}
+    items.sort(key=lambda pair: canonical(pair[0]))
+    tagged: dict[str, Any] = {TAG: "dict", "items": items}
     if type(value) is not dict:
         tagged["class"] = _qualified(type(value))
     return tagged
 
 
-def _sequence(tag: str, *, ordered: bool) -> Callable[[_Encoder, Any], Any]:
+def _sequence(tag: str, *, ordered: bool) -> Callable[[Encoder, Any], Any]:
     """The encoder of a sequence (or of a set, not `ordered`: items sorted) tagged `tag`."""
 
-    def encode(encoder: _Encoder, value: Any) -> dict[str, Any]:
+    def encode(encoder: Encoder, value: Any) -> dict[str, Any]:
         items = [encoder.value(item) for item in value]
         if not ordered:
-            items.sort(key=_canonical)
-        tagged: dict[str, Any] = {_TAG: tag, "items": items}
+            items.sort(key=canonical)
+        tagged: dict[str, Any] = {TAG: tag, "items": items}
         if type(value).__name__ != tag:  # a subclass: say which, it decodes as the base type
             tagged["class"] = _qualified(type(value))
         return tagged
@@ -267,7 +282,7 @@ def _sequence(tag: str, *, ordered: bool) -> Callable[[_Encoder, Any], Any]:
     return encode
 
 
-def _guarded(encode: Callable[[_Encoder, Any], Any]) -> Callable[[_Encoder, Any], Any]:
+def _guarded(encode: Callable[[Encoder, Any], Any]) -> Callable[[Encoder, Any], Any]:
     """`encode` for a container: one already being encoded is a ``<cycle>``, not followed."""
     return lambda encoder, value: encoder.container(value, lambda: encode(encoder, value))
 
@@ -287,7 +302,7 @@ def _integral(value: Any) -> bool:
 #: How a value JSON cannot hold as it is gets encoded: by the first entry whose test accepts
 #: it (the order matters: an IntEnum is an enum before it is an int). An encoder may raise;
 #: the value is then recorded as an object, as is a value no entry accepts.
-_ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[_Encoder, Any], Any]], ...] = (
+_ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[Encoder, Any], Any]], ...] = (
     (_instance_of(enum.Enum), _encode_enum),
     (_instance_of(OpaqueValue), _encode_opaque),
     (_instance_of(float), _encode_float),
@@ -307,7 +322,7 @@ _ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[_Encoder, Any], Any]], .
 # --- Decoding -----------------------------------------------------------------------------
 
 
-class _Decoder:
+class Decoder:
     """Decodes encoded values; `strict` raises on a value it cannot rebuild, else stands in."""
 
     def __init__(self, strict: bool, where: str) -> None:
@@ -318,7 +333,7 @@ class _Decoder:
         """The decoded value: a tagged object by its entry in `_DECODERS`."""
         kind = type(value)
         if kind is dict:
-            tag = value.get(_TAG)
+            tag = value.get(TAG)
             if tag is None:
                 return {key: self.value(item) for key, item in value.items()}
             return self._tagged(tag, value)
@@ -329,8 +344,8 @@ class _Decoder:
     def fail(self, data: Mapping[str, Any], reason: str) -> Any:
         """Raise for `data` (`strict`), or stand an `OpaqueValue` in for it."""
         if self.strict:
-            raise AuditError(f"{self.where}: cannot rebuild {_canonical(data)}: {reason}")
-        return OpaqueValue(str(data.get("class", data.get(_TAG))), _canonical(data))
+            raise AuditError(f"{self.where}: cannot rebuild {canonical(data)}: {reason}")
+        return OpaqueValue(str(data.get("class", data.get(TAG))), canonical(data))
 
     def _tagged(self, tag: Any, data: Mapping[str, Any]) -> Any:
         decode = _DECODERS.get(tag) if isinstance(tag, str) else None
@@ -365,7 +380,7 @@ def _import_object(qualified: str) -> Any:
     raise ImportError(f"no importable module defines {qualified!r}")
 
 
-def _decode_enum(decoder: _Decoder, data: Mapping[str, Any]) -> Any:
+def _decode_enum(decoder: Decoder, data: Mapping[str, Any]) -> Any:
     """The enum member, its class imported by name: the one place decoding imports code."""
     qualified = data["class"]
     try:
@@ -379,7 +394,7 @@ def _decode_enum(decoder: _Decoder, data: Mapping[str, Any]) -> Any:
     return cls(decoder.value(data["value"]))
 
 
-def _decode_path(decoder: _Decoder, data: Mapping[str, Any]) -> Any:
+def _decode_path(decoder: Decoder, data: Mapping[str, Any]) -> Any:
     name = data["class"]
     cls = _PATH_CLASSES[name]
     try:
@@ -388,12 +403,12 @@ def _decode_path(decoder: _Decoder, data: Mapping[str, Any]) -> Any:
         return _PATH_CLASSES[_PURE_FALLBACK.get(name, "PurePath")](data["path"])
 
 
-def _decode_int(decoder: _Decoder, data: Mapping[str, Any]) -> int:
+def _decode_int(decoder: Decoder, data: Mapping[str, Any]) -> int:
     return int(data["hex"], 16) if "hex" in data else int(data["value"])
 
 
 #: How each tag is decoded. An entry may raise: the value then cannot be rebuilt.
-_DECODERS: dict[str, Callable[[_Decoder, Mapping[str, Any]], Any]] = {
+_DECODERS: dict[str, Callable[[Decoder, Mapping[str, Any]], Any]] = {
     "enum": _decode_enum,
     "float": lambda decoder, data: float(data["value"]),
     "int": _decode_int,
@@ -413,7 +428,7 @@ _DECODERS: dict[str, Callable[[_Decoder, Mapping[str, Any]], Any]] = {
 }
 
 
-def _origin(entry: Mapping[str, Any]) -> Origin | None:
+def decode_origin(entry: Mapping[str, Any]) -> Origin | None:
     """The `Origin` a record entry holds, or None when it has none."""
     if "layer" not in entry:
         return None

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf.audits.codec import _Decoder, _origin, _plain_dict
-from layerconf.audits.record import AuditRecord, _data, _lookup_entry
+from layerconf.audits.codec import Decoder, decode_origin, plain_dict
+from layerconf.audits.record import AuditRecord, lookup_entry, record_data
 from layerconf.core.records import Origin
 from layerconf.core.values import same_value
 
@@ -56,8 +56,8 @@ def diff_audits(
     Values are compared exactly as they are encoded: ``1``, ``1.0`` and ``True`` differ.
     Mappings are compared leaf by leaf (``opt.beta2``). Redacted secrets always compare equal.
     """
-    old, new = _data(before)["roles"], _data(after)["roles"]
-    decoder = _Decoder(False, "diff")
+    old, new = record_data(before)["roles"], record_data(after)["roles"]
+    decoder = Decoder(False, "diff")
     changes: list[AuditChange] = []
     for role in [*old, *(role for role in new if role not in old)]:
         if role not in new or role not in old:
@@ -78,7 +78,7 @@ def _diff_entry(
     key: str,
     a: Mapping[str, Any],
     b: Mapping[str, Any],
-    decoder: _Decoder,
+    decoder: Decoder,
     values: tuple[Any, Any] | None = None,
     origins: tuple[Origin | None, Origin | None] = (None, None),
 ) -> list[AuditChange]:
@@ -88,13 +88,13 @@ def _diff_entry(
         value_a = entry_a["value"] if entry_a is not None else missing
         value_b = entry_b["value"] if entry_b is not None else missing
     else:
-        entry_a, entry_b = _lookup_entry(a, key), _lookup_entry(b, key)
+        entry_a, entry_b = lookup_entry(a, key), lookup_entry(b, key)
         value_a, value_b = values
     if value_a is not missing and value_b is not missing and same_value(value_a, value_b):
         return []
     # A leaf without an entry of its own has the origin of the mapping that holds it.
-    origin_a = _origin(entry_a) if entry_a is not None else origins[0]
-    origin_b = _origin(entry_b) if entry_b is not None else origins[1]
+    origin_a = decode_origin(entry_a) if entry_a is not None else origins[0]
+    origin_b = decode_origin(entry_b) if entry_b is not None else origins[1]
     if value_a is missing:
         return [
             AuditChange(role, key, "added", after=decoder.value(value_b), after_origin=origin_b)
@@ -103,7 +103,7 @@ def _diff_entry(
         return [
             AuditChange(role, key, "removed", before=decoder.value(value_a), before_origin=origin_a)
         ]
-    if _plain_dict(value_a) and _plain_dict(value_b) and value_a and value_b:
+    if plain_dict(value_a) and plain_dict(value_b) and value_a and value_b:
         changes: list[AuditChange] = []
         for name in [*value_a, *(name for name in value_b if name not in value_a)]:
             changes.extend(

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from layerconf.audits.codec import _TAG, _compact, _plain_dict
-from layerconf.audits.record import AuditRecord, _data
+from layerconf.audits.codec import TAG, compact, plain_dict
+from layerconf.audits.record import AuditRecord, record_data
 
 __all__ = ["flatten"]
 
@@ -26,21 +26,21 @@ def flatten(
     if max_length is not None and max_length < 1:
         raise ValueError(f"max_length must be at least 1 (got {max_length})")
     flat: dict[str, Any] = {}
-    for role, section in _data(record)["roles"].items():
+    for role, section in record_data(record)["roles"].items():
         for key, entry in section["settings"].items():
             _flatten_into(flat, f"{role}/{key}", entry["value"], max_length)
     return flat
 
 
 def _flatten_into(flat: dict[str, Any], name: str, value: Any, limit: int | None) -> None:
-    if _plain_dict(value) and value:
+    if plain_dict(value) and value:
         for key, item in value.items():
             _flatten_into(flat, f"{name}.{key}", item, limit)
         return
     if value is None or type(value) in (bool, int, float):
         _put(flat, name, value)
         return
-    if type(value) is dict and value.get(_TAG) in ("int", "float") and "value" in value:
+    if type(value) is dict and value.get(TAG) in ("int", "float") and "value" in value:
         number = value["value"]  # a number of another class (numpy's), or "nan"
         _put(flat, name, number if type(number) in (int, float) else str(number))
         return
@@ -64,9 +64,9 @@ def _put(flat: dict[str, Any], name: str, value: Any) -> None:
 
 def _text(value: Any) -> str:
     """Short text for an encoded value: tags read as what they hold."""
-    if type(value) is dict and value.get(_TAG) in ("enum", "path", "object", "float", "int", "str"):
+    if type(value) is dict and value.get(TAG) in ("enum", "path", "object", "float", "int", "str"):
         shown = _plain(value)
-        return shown if isinstance(shown, str) else _compact(shown)
+        return shown if isinstance(shown, str) else compact(shown)
     return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
 
 
@@ -76,14 +76,14 @@ def _plain(value: Any) -> Any:
         return [_plain(item) for item in value]
     if type(value) is not dict:
         return value
-    tag = value.get(_TAG)
+    tag = value.get(TAG)
     if tag is None:
         return {key: _plain(item) for key, item in value.items()}
     if tag == "enum":
         short = str(value["class"]).rsplit(".", 1)[-1]
         if value.get("name") is not None:
             return f"{short}.{value['name']}"
-        return f"{short}({_compact(value.get('value'))})"
+        return f"{short}({compact(value.get('value'))})"
     if tag == "path":
         return value["path"]
     if tag == "object":
@@ -93,7 +93,7 @@ def _plain(value: Any) -> Any:
     if tag in ("tuple", "list", "set", "frozenset"):
         return [_plain(item) for item in value["items"]]
     if tag == "dict":
-        return {_compact(_plain(key)): _plain(item) for key, item in value["items"]}
+        return {compact(_plain(key)): _plain(item) for key, item in value["items"]}
     if tag == "complex":
         return value["repr"]
     return value

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-from layerconf.audits.codec import _compact
+from layerconf.audits.codec import compact
 from layerconf.audits.record import AuditRecord, audit
 from layerconf.audits.validate import AGAIN
 from layerconf.core.secrets import SECRETS, SecretPolicy
@@ -56,11 +56,11 @@ def _dumps(value: Any, depth: int = 0) -> str:
     if depth < 4 and type(value) in (dict, list) and value:
         pad = " " * (depth + 1)
         if type(value) is dict:
-            lines = [f"{pad}{_compact(k)}: {_dumps(v, depth + 1)}" for k, v in value.items()]
+            lines = [f"{pad}{compact(k)}: {_dumps(v, depth + 1)}" for k, v in value.items()]
             return "{\n" + ",\n".join(lines) + "\n" + " " * depth + "}"
         lines = [pad + _dumps(item, depth + 1) for item in value]
         return "[\n" + ",\n".join(lines) + "\n" + " " * depth + "]"
-    return _compact(value)
+    return compact(value)
 
 
 def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Path:

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from layerconf.audits.codec import FORMAT, _canonical, _Decoder, _Encoder, _origin
+from layerconf.audits.codec import FORMAT, Decoder, Encoder, canonical, decode_origin
 from layerconf.audits.validate import validate
 from layerconf.core.explain import explain, explain_all
 from layerconf.core.namespace import Namespace, Provenance, provenance_of
@@ -41,7 +41,7 @@ from layerconf.core.suggest import suggestion
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
 from layerconf.sources.base import ARGV, FILES
 
-__all__ = ["AuditRecord", "audit"]
+__all__ = ["AuditRecord", "audit", "lookup_entry", "record_data"]
 
 _FINGERPRINT_PREFIX = b"layerconf-fingerprint-1\n"
 
@@ -65,7 +65,7 @@ def audit(
             f"audit() takes a mapping of role name to namespace (got {type(roles).__name__}); "
             "write audit({'actor': args}) for one namespace"
         )
-    encoder = _Encoder(secrets)
+    encoder = Encoder(secrets)
     argv: list[str] | None = None
     files: dict[str, str] = {}
     sections: dict[str, dict[str, Any]] = {}
@@ -112,7 +112,7 @@ def audit(
 
 
 def _role_section(
-    namespace: argparse.Namespace, provenance: Provenance | None, encoder: _Encoder
+    namespace: argparse.Namespace, provenance: Provenance | None, encoder: Encoder
 ) -> dict[str, Any]:
     values = vars(namespace)
     is_secret = encoder.policy.is_secret
@@ -184,7 +184,7 @@ def _settings(
 _CONTAINED = ("key", "role")
 
 
-def _entry(encoder: _Encoder, secret: bool, value: Any, setting: Setting | None) -> dict[str, Any]:
+def _entry(encoder: Encoder, secret: bool, value: Any, setting: Setting | None) -> dict[str, Any]:
     """One value's entry: the JSON shape of its setting without nulls, values encoded (a
     secret's replaced), without what the record's structure says (key, role)."""
     if setting is None:
@@ -238,7 +238,7 @@ def _fingerprint(roles: Mapping[str, Mapping[str, Any]]) -> str:
         role: {key: entry["value"] for key, entry in section["settings"].items()}
         for role, section in roles.items()
     }
-    return hashlib.sha256(_FINGERPRINT_PREFIX + _canonical(values).encode("ascii")).hexdigest()
+    return hashlib.sha256(_FINGERPRINT_PREFIX + canonical(values).encode("ascii")).hexdigest()
 
 
 @attrs.frozen(eq=False)
@@ -319,7 +319,7 @@ class AuditRecord:
 
     def values(self, role: str, *, strict: bool = True) -> dict[str, Any]:
         """The values of `role`, decoded (enums, tuples, sets, paths rebuilt)."""
-        decoder = _Decoder(strict, self._where(role))
+        decoder = Decoder(strict, self._where(role))
         return {
             key: decoder.value(entry["value"])
             for key, entry in self._section(role)["settings"].items()
@@ -344,11 +344,11 @@ class AuditRecord:
             values[key] = value
         origins: dict[Path, Origin] = {}
         for key, entry in section["settings"].items():
-            origin = _origin(entry)
+            origin = decode_origin(entry)
             if origin is not None:
                 origins[(key,)] = origin
         for dotted, entry in section.get("leaves", {}).items():
-            origin = _origin(entry)
+            origin = decode_origin(entry)
             if origin is not None:
                 origins[split_key(dotted)] = origin
         layer = Layer(
@@ -376,24 +376,24 @@ class AuditRecord:
     def setting(self, role: str, key: str) -> Setting:
         """The recorded `Setting` of `key` (a top-level key or a dotted path), with history."""
         section = self._section(role)
-        entry = _lookup_entry(section, key)
+        entry = lookup_entry(section, key)
         if entry is None:
             known = [*section["settings"], *section.get("leaves", {})]
             raise UnknownKeyError(
                 f"{key!r} is not a key of role {role!r} in this record{suggestion(key, known)}"
             )
-        decoder = _Decoder(False, self._where(role))
+        decoder = Decoder(False, self._where(role))
         history = tuple(
             Setting(
                 key,
                 decoder.value(item["value"]),
-                _origin(item) or Origin("audit", "audit"),
+                decode_origin(item) or Origin("audit", "audit"),
                 reason=Reason(item["reason"]),
                 by=item.get("by"),
             )
             for item in entry.get("history", ())
         )
-        origin = _origin(entry) or Origin("audit", "audit", source=self.path)
+        origin = decode_origin(entry) or Origin("audit", "audit", source=self.path)
         return Setting(key, decoder.value(entry["value"]), origin, history, role=role)
 
     def to_dict(self) -> dict[str, Any]:
@@ -412,13 +412,14 @@ def _notice(data: Mapping[str, Any]) -> Problem:
     return Problem(**{name: value for name, value in data.items() if name in _PROBLEM_FIELDS})
 
 
-def _lookup_entry(section: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+def lookup_entry(section: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    """The entry of `key` in a role's section: a top-level key's, else a leaf's, else None."""
     entry: Mapping[str, Any] | None = section["settings"].get(key)
     if entry is None:
         entry = section.get("leaves", {}).get(key)
     return entry
 
 
-def _data(record: AuditRecord | Mapping[str, Any]) -> Mapping[str, Any]:
+def record_data(record: AuditRecord | Mapping[str, Any]) -> Mapping[str, Any]:
     """The record as a dict, from an `AuditRecord` or the dict itself."""
     return record.data if isinstance(record, AuditRecord) else record
