@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from _timing import QUICK, measure, report, save
-from layerconf.profiles import loader as _profile
+from layerconf.profiles import loader
 from layerconf.profiles._compile import reference_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,15 +71,15 @@ def _fresh(code: str, runs: int) -> float:
 def main() -> None:
     raw_fixture = FIXTURE.read_bytes()
     fixture = json.loads(raw_fixture)
-    raw_profile = _profile._read_data(MODULE)
-    cached_parser = _profile.load_profile()
+    raw_profile = loader._read_data(MODULE)
+    cached_parser = loader.load_profile()
 
     def naive() -> object:
         return reference_parser(json.loads(raw_fixture))
 
     def cold() -> object:
-        _profile._spec.cache_clear()
-        return _profile.load_profile()
+        loader._spec.cache_clear()
+        return loader.load_profile()
 
     rows = [
         ("naive: json.loads(583 KB dump) + add_argument", measure(naive)),
@@ -87,8 +87,8 @@ def main() -> None:
         ("  its add_argument per action alone", measure(lambda: reference_parser(fixture))),
         ("load_profile, first call (read + decode + build)", measure(cold)),
         ("  json.loads(185 KB profile data) alone", measure(lambda: json.loads(raw_profile))),
-        ("  read + decode, once per process", measure(lambda: _profile._spec.__wrapped__(MODULE))),
-        ("load_profile, later calls (build only)", measure(_profile.load_profile)),
+        ("  read + decode, once per process", measure(lambda: loader._spec.__wrapped__(MODULE))),
+        ("load_profile, later calls (build only)", measure(loader.load_profile)),
         (
             "alternative: copy.deepcopy(a cached parser)",
             measure(lambda: copy.deepcopy(cached_parser)),

@@ -13,11 +13,10 @@ import pytest
 
 from layerconf import UnknownProfileError, available_profiles, load_profile
 from layerconf.exceptions import LayerconfError
-from layerconf.profiles import _compile
-from layerconf.profiles import loader as _profile
+from layerconf.profiles import _compile, loader
 from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
 
-SHIPPED = Path(_profile.__file__).parent / "megatron_slime.json"
+SHIPPED = Path(loader.__file__).parent / "megatron_slime.json"
 ADDED = ("use_critic", "critic_num_nodes", "critic_num_gpus_per_node")
 
 
@@ -349,19 +348,19 @@ class TestCompilerChecks:
         """Data of another format is refused with what to do."""
         data = json.loads(SHIPPED.read_bytes())
         data["format"] = 99
-        monkeypatch.setattr(_profile, "_read_data", lambda module: json.dumps(data).encode())
-        _profile._spec.cache_clear()
+        monkeypatch.setattr(loader, "_read_data", lambda module: json.dumps(data).encode())
+        loader._spec.cache_clear()
         try:
             with pytest.raises(LayerconfError, match=r"has format 99; .* reinstall layerconf"):
                 load_profile()
         finally:
             monkeypatch.undo()
-            _profile._spec.cache_clear()
+            loader._spec.cache_clear()
 
     def test_read_through_the_import_system(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """When the file is not on disk (a zipped install), the import system provides it."""
-        monkeypatch.setattr(_profile, "__file__", "/nonexistent/layerconf/profiles/loader.py")
-        assert _profile._read_data("megatron_slime") == SHIPPED.read_bytes()
+        monkeypatch.setattr(loader, "__file__", "/nonexistent/layerconf/profiles/loader.py")
+        assert loader._read_data("megatron_slime") == SHIPPED.read_bytes()
 
 
 class TestSlimeCommandLine:

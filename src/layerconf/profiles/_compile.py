@@ -37,17 +37,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from layerconf.profiles import loader as _profile
-from layerconf.profiles import megatron_slime
+from layerconf.profiles import loader, megatron_slime
 
 __all__ = ["FORMAT", "KINDS", "compile_profile", "dumps", "main", "reference_parser"]
 
 # The data format is the loader's (one definition): its version, action kinds and types.
-FORMAT = _profile._FORMAT
-KINDS = _profile._KIND_NAMES
-_KIND_OF_CLASS = {cls.__name__: kind for kind, cls in enumerate(_profile._KINDS)}
+FORMAT = loader.FORMAT
+KINDS = loader.KIND_NAMES
+_KIND_OF_CLASS = {cls.__name__: kind for kind, cls in enumerate(loader.KIND_CLASSES)}
 _CONST_OF_KIND = {0: None, 1: True, 2: False, 3: None, 4: None}
-_BUILTIN_TYPES = frozenset(_profile._BUILTIN_TYPES)
+_BUILTIN_TYPES = frozenset(loader.BUILTIN_TYPES)
 _OWN_GROUP = "options"  # argparse's title for the parser's own optionals group (Python >= 3.10)
 _PARSER_KEYS = (
     "description",
@@ -264,7 +263,7 @@ def reference_parser(spec: Mapping[str, Any]) -> argparse.ArgumentParser:
     settings = spec["parser"]
     parser = argparse.ArgumentParser(**{key: settings[key] for key in _PARSER_KEYS})
     groups: dict[str, argparse._ArgumentGroup] = {_OWN_GROUP: parser._optionals}
-    types = {**_profile._BUILTIN_TYPES, **megatron_slime.TYPES}
+    types = {**loader.BUILTIN_TYPES, **megatron_slime.TYPES}
     for action in [*spec["actions"], *ADDITIONS]:
         kind = _KIND_OF_CLASS[action["action"]]
         group = groups.get(action["group"])

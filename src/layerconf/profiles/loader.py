@@ -25,23 +25,32 @@ from typing import Any, NamedTuple
 
 from layerconf.exceptions import LayerconfError, UnknownProfileError
 
-__all__ = ["available_profiles", "load_profile"]
+__all__ = [
+    "BUILTIN_TYPES",
+    "FORMAT",
+    "KIND_CLASSES",
+    "KIND_NAMES",
+    "available_profiles",
+    "load_profile",
+]
 
 # Profile name -> the module name of its data file and type module under layerconf.profiles.
 _PROFILES: Mapping[str, str] = {"megatron-slime": "megatron_slime"}
 
-_FORMAT = 1
-_KINDS: tuple[type[argparse.Action], ...] = (
+# The data format, shared with the compiler (`layerconf.profiles._compile`): its version, the
+# action kinds by index (their classes and names) and the type names every profile may use.
+FORMAT = 1
+KIND_CLASSES: tuple[type[argparse.Action], ...] = (
     argparse._StoreAction,
     argparse._StoreTrueAction,
     argparse._StoreFalseAction,
     argparse.BooleanOptionalAction,
     argparse._AppendAction,
 )
-_KIND_NAMES = ("store", "store_true", "store_false", "boolean_optional", "append")
+KIND_NAMES = ("store", "store_true", "store_false", "boolean_optional", "append")
 _BOOLEAN_OPTIONAL = 3
 _FLAG_KINDS = frozenset({1, 2, _BOOLEAN_OPTIONAL})  # store_true, store_false, boolean_optional
-_BUILTIN_TYPES: Mapping[str, Any] = {"int": int, "str": str, "float": float, "bool": bool}
+BUILTIN_TYPES: Mapping[str, Any] = {"int": int, "str": str, "float": float, "bool": bool}
 _ROW_LENGTH = 11
 
 
@@ -82,7 +91,7 @@ def _build(spec: _Spec) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(**spec.parser)
     groups = [parser._optionals]
     groups.extend(parser.add_argument_group(title=title) for title in spec.groups[1:])
-    kinds = _KINDS
+    kinds = KIND_CLASSES
     environ = os.environ
     for row in spec.rows:
         kind, group, strings, dest, required, help_, default, type_, nargs, choices, mv, env = row
@@ -118,13 +127,13 @@ def _build(spec: _Spec) -> argparse.ArgumentParser:
 def _spec(module: str) -> _Spec:
     """Read and decode the data of the profile whose files are named `module`."""
     data = json.loads(_read_data(module))
-    if data.get("format") != _FORMAT or tuple(data.get("kinds", ())) != _KIND_NAMES:
+    if data.get("format") != FORMAT or tuple(data.get("kinds", ())) != KIND_NAMES:
         raise LayerconfError(
             f"the data of profile {data.get('profile')!r} has format {data.get('format')!r};"
-            f" this layerconf reads format {_FORMAT}: reinstall layerconf"
+            f" this layerconf reads format {FORMAT}: reinstall layerconf"
         )
     types_module = importlib.import_module(f"layerconf.profiles.{module}")
-    types: Mapping[str, Any] = {**_BUILTIN_TYPES, **types_module.TYPES}
+    types: Mapping[str, Any] = {**BUILTIN_TYPES, **types_module.TYPES}
     enums: Mapping[str, type[enum.Enum]] = types_module.ENUMS
     rows = []
     for raw in data["actions"]:
