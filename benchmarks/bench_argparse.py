@@ -21,7 +21,7 @@ from typing import Any
 import layerconf
 from _timing import QUICK, measure, report, save
 from layerconf.sources import _argv_recorder
-from layerconf.sources import argv as _argparse
+from layerconf.sources import argv as argv_source
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -30,7 +30,7 @@ TARGET = 1.3
 
 
 def _first_parse(parser: argparse.ArgumentParser) -> Any:
-    _argparse._CACHE.clear()
+    argv_source._CACHE.clear()
     _argv_recorder._ORIGIN_TABLES.clear()
     return layerconf.parse_known_args(parser, ARGV)
 
