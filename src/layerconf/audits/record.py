@@ -25,7 +25,7 @@ import attrs
 from layerconf.audits.codec import FORMAT, Decoder, Encoder, canonical, decode_origin
 from layerconf.audits.validate import validate
 from layerconf.core.explain import explain, explain_all
-from layerconf.core.namespace import Namespace, Provenance, provenance_of
+from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
     Layer,
     Origin,
@@ -367,7 +367,7 @@ class AuditRecord:
             tuple(_notice(notice) for notice in section.get("notices", ())),
             {ARGV: None if argv is None else tuple(argv), FILES: dict(self.data["files"])},
         )
-        return Namespace._from_values(values, provenance)
+        return namespace_from(values, provenance)
 
     def namespaces(self, *, secrets: Mapping[str, Any] | None = None) -> dict[str, Namespace]:
         """`namespace(role)` of every role."""

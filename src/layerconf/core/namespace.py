@@ -24,6 +24,7 @@ __all__ = [
     "Namespace",
     "Provenance",
     "Write",
+    "namespace_from",
     "notices",
     "provenance_of",
     "runtime_writes",
@@ -118,6 +119,16 @@ class Namespace(argparse.Namespace):
     def __reduce__(self) -> tuple[Any, ...]:
         writes = getattr(self, _WRITES, None)
         return (_rebuild, (type(self), dict(vars(self)), provenance_of(self), writes))
+
+
+def namespace_from(values: dict[str, Any], provenance: Provenance | None) -> Namespace:
+    """A `Namespace` whose attributes are the entries of `values` (the values themselves, not
+    copies), carrying `provenance`.
+
+    How the stack, the command-line source and audit replays make theirs: setting the
+    attributes is not recorded as a runtime assignment.
+    """
+    return Namespace._from_values(values, provenance)
 
 
 def runtime_writes(args: argparse.Namespace, key: str) -> list[Write]:

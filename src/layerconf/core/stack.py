@@ -20,7 +20,7 @@ import attrs
 
 from layerconf.core.explain import setting_for
 from layerconf.core.merge import POLICIES, Policy, merge_layers
-from layerconf.core.namespace import Event, Namespace, Provenance
+from layerconf.core.namespace import Event, Namespace, Provenance, namespace_from
 from layerconf.core.records import Layer, Origin, Path, Setting, join_path, key_path, split_key
 from layerconf.core.rules import (
     Convert,
@@ -265,7 +265,7 @@ class _Resolution:
         return setting_for(self.values, self.provenance(), key)
 
     def namespace(self, notices: Sequence[Problem] = ()) -> Namespace:
-        return Namespace._from_values(self.values, self.provenance(notices))
+        return namespace_from(self.values, self.provenance(notices))
 
 
 @functools.lru_cache(maxsize=256)

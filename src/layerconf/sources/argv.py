@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from layerconf.core.merge import Policy
-from layerconf.core.namespace import Namespace, Provenance
+from layerconf.core.namespace import Namespace, Provenance, namespace_from
 from layerconf.core.records import Layer, Origin, Path
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, same_value
 from layerconf.exceptions import Problem
@@ -211,7 +211,7 @@ def _namespace(
     provenance = Provenance(
         None, tuple(layers), policies, {}, tuple(notices), {ARGV: tuple(recorder.argv)}
     )
-    namespace = Namespace._from_values({}, provenance)
+    namespace = namespace_from({}, provenance)
     # Adopt the dict rather than copy a thousand keys (and it is no runtime assignment).
     object.__setattr__(namespace, "__dict__", final)
     return namespace
