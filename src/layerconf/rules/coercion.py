@@ -46,7 +46,16 @@ from layerconf.core.rules import Convert, Decision, RuleContext, Stage
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.exceptions import Problem
 
-__all__ = ["TypeCoercion", "dest_spec", "expected_kind"]
+__all__ = [
+    "DestSpec",
+    "ItemSpec",
+    "ParserShape",
+    "TypeCoercion",
+    "dest_spec",
+    "expected_kind",
+    "parser_shape",
+    "same_shape",
+]
 
 _Family = Literal["bool", "int", "float", "str", "JSON", "custom"]
 _PHRASES = {
@@ -73,7 +82,7 @@ class _Failure:
 
 
 @attrs.frozen
-class _Item:
+class ItemSpec:
     """How one item is converted: the parser's `type` and `choices` for one dest."""
 
     family: _Family
@@ -129,17 +138,17 @@ class _Item:
 
 
 @attrs.frozen
-class _Spec:
+class DestSpec:
     """What one dest accepts: one item, or a list of them; and whether null is allowed."""
 
     subject: str  # the dest, quoted
-    item: _Item
+    item: ItemSpec
     nullable: bool
     default: Any
     many: bool = False  # a YAML list of items: nargs '+', '*' or N, append, extend
     count: int | None = None  # nargs=N
     non_empty: bool = False  # nargs='+'
-    each: _Spec | None = None  # append with nargs: every item is itself a list
+    each: DestSpec | None = None  # append with nargs: every item is itself a list
     kind: str = attrs.field(init=False)
     phrase: str = attrs.field(init=False)
 
@@ -328,12 +337,12 @@ class _Table:
             if action.dest is not argparse.SUPPRESS and "." not in action.dest:
                 positions.setdefault(action.dest, []).append(index)
         self.positions = positions
-        self.specs: dict[str, _Spec | None] = {}
+        self.specs: dict[str, DestSpec | None] = {}
 
     def current(self, parser: argparse.ArgumentParser) -> bool:
         return same_shape(parser, self.shape) and self.defaults == parser._defaults
 
-    def compile(self, parser: argparse.ArgumentParser, dest: str) -> _Spec | None:
+    def compile(self, parser: argparse.ArgumentParser, dest: str) -> DestSpec | None:
         """The spec of `dest` (None: not a dest, or one layerconf leaves alone), kept."""
         actions = [parser._actions[index] for index in self.positions.get(dest, ())]
         self.specs[dest] = spec = dest_spec(parser, actions) if actions else None
@@ -350,7 +359,9 @@ def _table_of(parser: argparse.ArgumentParser) -> _Table:
     return table
 
 
-def dest_spec(parser: argparse.ArgumentParser, actions: list[argparse.Action]) -> _Spec | None:
+def dest_spec(parser: argparse.ArgumentParser, actions: list[argparse.Action]) -> DestSpec | None:
+    """What the dest of `actions` (all of `parser`'s actions for it) accepts, or None for a
+    dest the rule leaves alone; the role-file schema is written from the same `DestSpec`."""
     # Several actions for one dest (--x / --no-x): boolean if all are flags, else the first
     # that takes a value. The first action's default is the one argparse uses.
     chosen = next((a for a in actions if not _is_flag(a)), actions[0])
@@ -365,7 +376,7 @@ def _is_flag(action: argparse.Action) -> bool:
     return isinstance(action, argparse._StoreConstAction) and type(action.const) is bool
 
 
-def _spec_for(action: argparse.Action, type_: Any, default: Any, required: bool) -> _Spec | None:
+def _spec_for(action: argparse.Action, type_: Any, default: Any, required: bool) -> DestSpec | None:
     subject = repr(action.dest)
     nargs = action.nargs
     nullable = (default is None and not required) or nargs == "?"
@@ -380,7 +391,7 @@ def _spec_for(action: argparse.Action, type_: Any, default: Any, required: bool)
             each = _list_spec(subject, item, nargs, argparse.SUPPRESS)
             if each is None:
                 return None
-        return _Spec(subject, item, nullable, default, many=True, each=each)
+        return DestSpec(subject, item, nullable, default, many=True, each=each)
     if not isinstance(action, argparse._StoreAction):
         return None
     if nargs is None or nargs == "?":
@@ -388,23 +399,23 @@ def _spec_for(action: argparse.Action, type_: Any, default: Any, required: bool)
     return _list_spec(subject, _item(action, type_), nargs, default, nullable)
 
 
-def _scalar(subject: str, item: _Item, nullable: bool, default: Any) -> _Spec:
+def _scalar(subject: str, item: ItemSpec, nullable: bool, default: Any) -> DestSpec:
     if item.family == "bool" and nullable:
         item = attrs.evolve(item, phrase="true, false or null")  # a three-state flag
-    return _Spec(subject, item, nullable, default)
+    return DestSpec(subject, item, nullable, default)
 
 
 def _list_spec(
-    subject: str, item: _Item, nargs: Any, default: Any, nullable: bool = False
-) -> _Spec | None:
+    subject: str, item: ItemSpec, nargs: Any, default: Any, nullable: bool = False
+) -> DestSpec | None:
     if isinstance(nargs, int):
-        return _Spec(subject, item, nullable, default, many=True, count=nargs)
+        return DestSpec(subject, item, nullable, default, many=True, count=nargs)
     if nargs in ("+", "*"):
-        return _Spec(subject, item, nullable, default, many=True, non_empty=nargs == "+")
+        return DestSpec(subject, item, nullable, default, many=True, non_empty=nargs == "+")
     return None  # argparse.REMAINDER and the like: left alone
 
 
-def _item(action: argparse.Action, type_: Any) -> _Item:
+def _item(action: argparse.Action, type_: Any) -> ItemSpec:
     family: _Family
     exact: frozenset[type]
     parse: Callable[[str], Any] | None = type_
@@ -437,7 +448,7 @@ def _item(action: argparse.Action, type_: Any) -> _Item:
         phrase = kind
     flag = next((s for s in action.option_strings if s.startswith("--")), None)
     flag = flag or (action.option_strings[0] if action.option_strings else action.dest)
-    return _Item(family, kind, phrase, exact, family != "bool", parse, choices, names, flag)
+    return ItemSpec(family, kind, phrase, exact, family != "bool", parse, choices, names, flag)
 
 
 def _named(choice: Any) -> bool:
