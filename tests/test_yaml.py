@@ -430,10 +430,10 @@ class TestFiles:
     def test_a_small_file_is_read_without_a_large_buffer(self, tmp_path: Path) -> None:
         """Reading asks for the file's size (and a byte more), never for MAX_BYTES."""
         path = write(tmp_path, "a: 1\n")
-        yaml_source._read_bytes(str(path), None)  # warm: first-call allocations are not ours
+        yaml_source.read_yaml_bytes(path)  # warm: first-call allocations are not ours
         tracemalloc.start()
         try:
-            data = yaml_source._read_bytes(str(path), None)
+            data = yaml_source.read_yaml_bytes(path)
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

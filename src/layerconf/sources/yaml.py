@@ -29,7 +29,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -109,13 +109,17 @@ def check_yaml(path: str | os.PathLike[str], *, layer: str | None = None) -> Yam
     empty document or more than one document are problems too (``data`` is then None).
     A UTF-8 byte order mark is accepted.
     """
-    return _read(path, layer, _EMPTY_HINT)
+    data = read_yaml_bytes(path, layer=layer)
+    if isinstance(data, YamlDocument):
+        return data
+    return _decode(data, os.fspath(path), layer, _EMPTY_HINT)
 
 
 def load_yaml(path: str | os.PathLike[str], *, layer: str | None = None) -> YamlDocument:
     """Like `check_yaml`, but raise `ConfigError` listing every problem if any is an error."""
     document = check_yaml(path, layer=layer)
-    _raise_for_errors(document.problems)
+    if document.errors:
+        raise ConfigError(document.problems)
     return document
 
 
@@ -127,7 +131,12 @@ def read_yaml_bytes(
     With `parse_yaml_bytes`, for a format built on YAML that decides what to do with the bytes
     first (a cache by their sha256, say).
     """
-    return _read_bytes(os.fspath(path), layer)
+    source = os.fspath(path)
+    try:
+        return read_bounded(source, limit=MAX_BYTES, kind="YAML file")
+    except UnreadableFile as error:
+        problem = Problem(error.message, layer=layer, source=source, hint=error.hint)
+        return _failed(source, problem)
 
 
 def parse_yaml_bytes(
@@ -170,23 +179,6 @@ _EMPTY_HINT = "write the YAML document, or do not pass this file"
 
 def _failed(source: str, problem: Problem, sha256: str | None = None) -> YamlDocument:
     return YamlDocument(source, None, {}, {}, (problem,), frozenset({()}), sha256)
-
-
-def _read(path: str | os.PathLike[str], layer: str | None, empty_hint: str) -> YamlDocument:
-    source = os.fspath(path)
-    data = _read_bytes(source, layer)
-    if isinstance(data, YamlDocument):
-        return data
-    return _decode(data, source, layer, empty_hint)
-
-
-def _read_bytes(source: str, layer: str | None) -> bytes | YamlDocument:
-    """The bytes of the file at `source`, or a failed document saying why it cannot be read."""
-    try:
-        return read_bounded(source, limit=MAX_BYTES, kind="YAML file")
-    except UnreadableFile as error:
-        problem = Problem(error.message, layer=layer, source=source, hint=error.hint)
-        return _failed(source, problem)
 
 
 def _decode(
@@ -338,9 +330,3 @@ def _reader_problem(
         column=column,
         hint="remove it: control characters have no place in a YAML file",
     )
-
-
-def _raise_for_errors(problems: Iterable[Problem]) -> None:
-    problems = tuple(problems)
-    if any(p.severity == "error" for p in problems):
-        raise ConfigError(problems)
