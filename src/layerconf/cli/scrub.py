@@ -1,7 +1,7 @@
 """Secrets never reach the command's output: the running scrubber and the streams it guards.
 
-The values of secret keys are redacted where they are printed as values (`shown`); the
-scrubber catches the same text anywhere else. It learns the secrets of the command line when
+The values of secret keys are redacted where they are printed as values (`Setting.redacted`);
+the scrubber catches the same text anywhere else. It learns the secrets of the command line when
 the command starts (`scrubbing`) and those of the roles once they resolve (`learn_secrets`).
 """
 
@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     import argparse
-
-    from layerconf.core.records import Setting
 
 
 class Scrubber:
@@ -81,11 +79,6 @@ def learn_secrets(roles: Mapping[str, argparse.Namespace]) -> None:
     scrubber = _RUNNING.get()
     if scrubber is not None:
         scrubber.add(_secret_texts(roles))
-
-
-def shown(setting: Setting) -> Setting:
-    """`setting` as it may be printed: secret values and ``--wandb-key=...`` tokens redacted."""
-    return setting.redacted()
 
 
 class _ScrubbedStream:

@@ -11,7 +11,6 @@ from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, PROG
 from layerconf.cli.render import Paint, dump_json, heading, table, value_json
 from layerconf.cli.resolving import report_failure, resolved
-from layerconf.cli.scrub import shown
 
 if TYPE_CHECKING:
     from layerconf.cli.render import Cell
@@ -74,7 +73,7 @@ def _differing(roles: Mapping[str, Namespace]) -> list[_Difference]:
             (
                 key,
                 {
-                    role: shown(explain(namespace, key)) if key in vars(namespace) else None
+                    role: explain(namespace, key).redacted() if key in vars(namespace) else None
                     for role, namespace in roles.items()
                 },
             )

@@ -11,7 +11,6 @@ from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, print_error
 from layerconf.cli.render import Paint, dump_json, setting_json, table
 from layerconf.cli.resolving import report_failure, resolved
-from layerconf.cli.scrub import shown
 from layerconf.cli.trainer import role_option, selected
 
 if TYPE_CHECKING:
@@ -64,7 +63,7 @@ def _explain_keys(
         found = False
         for namespace in roles.values():
             try:
-                settings.append(shown(explain(namespace, key)))
+                settings.append(explain(namespace, key).redacted())
             except KeyError:
                 continue
             found = True

@@ -14,7 +14,6 @@ from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, PROG
 from layerconf.cli.render import Paint, dump_json, table, value_json, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
-from layerconf.cli.scrub import shown
 from layerconf.cli.trainer import role_option, selected
 
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ def show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namesp
     totals: dict[str, int] = {}
     for role, namespace in roles.items():
         explained = explain_all(namespace)
-        settings = [shown(explained[key]) for key in sorted(explained)]
+        settings = [explained[key].redacted() for key in sorted(explained)]
         totals[role] = len(settings)
         if options.changed:
             settings = [s for s in settings if s.origin.kind != "default"]
