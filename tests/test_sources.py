@@ -207,3 +207,32 @@ class TestContract:
     def test_public_names(self) -> None:
         for name in ("EnvSource", "Reading", "Source", "PLAIN"):
             assert name in layerconf.__all__
+
+
+class TestEnvSecrets:
+    """A value the parser refuses is never quoted when its variable or dest is a secret."""
+
+    def secret_parser(self) -> argparse.ArgumentParser:
+        made = argparse.ArgumentParser()
+        made.add_argument("--openai-api-key", type=int)
+        made.add_argument("--hf-token", choices=["a", "b"])
+        made.add_argument("--tokens", nargs="+")
+        return made
+
+    @pytest.mark.parametrize(
+        ("variable", "value"),
+        [
+            ("T_OPENAI_API_KEY", "sk-0123456789abcdef"),  # refused by type=int
+            ("T_HF_TOKEN", "hf_0123456789abcdef"),  # refused by choices
+            ("MY_PASSWORD", "hunter2-'unclosed"),  # a list with an unclosed quote
+        ],
+    )
+    def test_a_refused_secret_is_not_quoted(self, variable: str, value: str) -> None:
+        source = EnvSource(prefix="T_", names={"MY_PASSWORD": "tokens"}, environ={variable: value})
+        reading = source.read(self.secret_parser())
+        [problem] = reading.problems
+        assert problem.severity == "error"
+        assert variable in problem.message
+        for text in (value, repr(value), value.split("'")[0]):
+            assert text not in str(problem)
+        assert "<redacted>" in problem.message

@@ -17,6 +17,7 @@ read when the source is read, never changed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.records import Layer, Origin
+from layerconf.core.secrets import SECRETS
 from layerconf.core.suggest import did_you_mean
 from layerconf.exceptions import Problem
 from layerconf.sources.base import Reading
@@ -91,9 +93,12 @@ class EnvSource:
             try:
                 values[dest] = _convert(parser, action, environ[variable])
             except _Refused as refused:
+                reason = str(refused)
+                if SECRETS.is_secret(dest) or SECRETS.is_secret(variable):
+                    reason = _without(reason, environ[variable])
                 problems.append(
                     Problem(
-                        f"environment variable {variable}: {refused}",
+                        f"environment variable {variable}: {reason}",
                         key=dest,
                         layer=self.name,
                         hint=f"write the value as you would after {_flag(action)}",
@@ -131,6 +136,25 @@ class EnvSource:
             else "remove it from names",
             severity="info",
         )
+
+
+def _without(message: str, text: str) -> str:
+    """`message` without the secret `text`, nor any of its words, quoted or long enough to find.
+
+    argparse quotes a refused token as ``'token'``: each word's quoted form is replaced, however
+    short; the bare text only when it is long enough not to wreck the message (as the command's
+    scrubber does).
+    """
+    words = {text, *text.split()}
+    with contextlib.suppress(ValueError):  # an unclosed quote: split on spaces is there
+        words.update(shlex.split(text))
+    for word in sorted(words, key=len, reverse=True):
+        if not word:
+            continue
+        message = message.replace(repr(word), repr(SECRETS.placeholder))
+        if len(word) >= SECRETS.min_scrub_length:
+            message = message.replace(word, SECRETS.placeholder)
+    return message
 
 
 def _actions_by_dest(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
