@@ -236,3 +236,14 @@ class TestEnvSecrets:
         for text in (value, repr(value), value.split("'")[0]):
             assert text not in str(problem)
         assert "<redacted>" in problem.message
+
+
+class TestEnvNames:
+    """Which variable sets which dest, and how a variable is named in a problem."""
+
+    def test_control_characters_in_a_name_are_escaped(self) -> None:
+        """A name is printed as Python writes it when it holds a control character."""
+        reading = EnvSource(prefix="T_", environ={"T_L\x1b[2JR": "1"}).read(parser())
+        [problem] = reading.problems
+        assert "\x1b" not in str(problem)
+        assert "'T_L\\x1b[2JR'" in problem.message

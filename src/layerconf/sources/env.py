@@ -98,7 +98,7 @@ class EnvSource:
                     reason = _without(reason, environ[variable])
                 problems.append(
                     Problem(
-                        f"environment variable {variable}: {reason}",
+                        f"environment variable {_shown(variable)}: {reason}",
                         key=dest,
                         layer=self.name,
                         hint=f"write the value as you would after {_flag(action)}",
@@ -120,7 +120,7 @@ class EnvSource:
         close = did_you_mean(dest, actions)
         if close is not None:
             return Problem(
-                f"environment variable {variable} names no argument of this parser "
+                f"environment variable {_shown(variable)} names no argument of this parser "
                 f"(did you mean {self.prefix}{close.upper()}?)",
                 key=dest,
                 layer=self.name,
@@ -128,7 +128,8 @@ class EnvSource:
                 severity="warning",
             )
         return Problem(
-            f"environment variable {variable} names no argument of this parser; it is ignored",
+            f"environment variable {_shown(variable)} names no argument of this parser; it is "
+            "ignored",
             key=dest,
             layer=self.name,
             hint=f"unset it, or use another prefix than {self.prefix!r}"
@@ -136,6 +137,11 @@ class EnvSource:
             else "remove it from names",
             severity="info",
         )
+
+
+def _shown(variable: str) -> str:
+    """A variable's name as a message gives it: as Python writes it if it is not printable."""
+    return variable if variable.isprintable() else repr(variable)
 
 
 def _without(message: str, text: str) -> str:
