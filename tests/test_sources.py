@@ -247,3 +247,14 @@ class TestEnvNames:
         [problem] = reading.problems
         assert "\x1b" not in str(problem)
         assert "'T_L\\x1b[2JR'" in problem.message
+
+    def test_a_dest_with_capitals(self) -> None:
+        """T_N sets the dest N (-N): a dest is found whatever the case of its variable."""
+        made = argparse.ArgumentParser()
+        made.add_argument("-N", type=int, default=1)
+        made.add_argument("--Mode", default="a")
+        made.add_argument("--mode", default="b")
+        environ = {"T_N": "3", "T_MODE": "c", "T_Mode": "d"}
+        args = resolve_roles(made, [], preset=PLAIN, sources=[EnvSource("T_", environ=environ)])
+        assert (args["main"].N, args["main"].mode, args["main"].Mode) == (3, "c", "d")
+        assert notices(args["main"]) == ()

@@ -1,17 +1,18 @@
 """Environment variables as a layer: ``SLIME_LR=1e-5`` sets ``lr`` as ``--lr 1e-5`` would.
 
-`EnvSource(prefix="SLIME_")` maps every variable that starts with the prefix onto the dest
-its rest names (``SLIME_LR`` -> ``lr``, ``SLIME_TENSOR_MODEL_PARALLEL_SIZE`` ->
-``tensor_model_parallel_size``); `names` maps variables explicitly (``{"MY_LR": "lr"}``). Each
-value is converted by the parser's own conversion of that dest, exactly as its command line
-converts a token (``type``, ``choices``, ``nargs``: a list is written as the command line
-would write it, ``"1 2"``). A flag's variable holds the dest's value: ``true``/``false``, also
-``1``/``0``, ``yes``/``no``, ``on``/``off``. Every value's origin is ``env SLIME_LR``.
+`EnvSource(prefix="SLIME_")` maps every variable that starts with the prefix onto the dest its
+rest names (``SLIME_LR`` -> ``lr``, ``SLIME_TENSOR_MODEL_PARALLEL_SIZE`` ->
+``tensor_model_parallel_size``; a dest with capitals as written, ``SLIME_N`` -> ``N``); `names`
+maps variables explicitly (``{"MY_LR": "lr"}``). Each value is converted by the parser's own
+conversion of that dest, exactly as its command line converts a token (``type``, ``choices``,
+``nargs``: a list is written as the command line would write it, ``"1 2"``). A flag's variable
+holds the dest's value: ``true``/``false``, also ``1``/``0``, ``yes``/``no``, ``on``/``off``.
+Every value's origin is ``env SLIME_LR``.
 
 Problems are never raised: a value the parser refuses is an error naming the variable; a
-variable with the prefix that names no dest is a note (a warning with a did-you-mean when it
-is close to one), since other programs' variables may share a prefix. The environment is
-read when the source is read, never changed.
+variable with the prefix that names no dest is a note (a warning with a did-you-mean when it is
+close to one), since other programs' variables may share a prefix. The environment is read when
+the source is read, never changed.
 """
 
 from __future__ import annotations
@@ -76,12 +77,13 @@ class EnvSource:
         """The layer of the variables that name a dest of `parser`, with every problem."""
         environ = os.environ if self.environ is None else self.environ
         actions = _actions_by_dest(parser)
+        lowered = _lower_dests(actions)
         values: dict[str, Any] = {}
         origins: dict[tuple[str, ...], Origin] = {}
         problems: list[Problem] = []
         used: list[str] = []
         for variable in sorted(environ):
-            dest = self._dest(variable)
+            dest = self._dest(variable, actions, lowered)
             if dest is None:
                 continue
             origin = Origin(self.name, "env", token=variable)
@@ -109,11 +111,18 @@ class EnvSource:
         layer = Layer(self.name, "env", values, Origin(self.name, "env"), origins)
         return Reading(layer if values else None, problems, {"env": tuple(used)})
 
-    def _dest(self, variable: str) -> str | None:
+    def _dest(
+        self, variable: str, actions: Mapping[str, argparse.Action], lowered: Mapping[str, str]
+    ) -> str | None:
+        """The dest `variable` names (None: not ours): its rest as written if that is a dest
+        (``T_N`` for ``-N``), else in lower case (``T_LR``, and any other spelling, for lr)."""
         if variable in self.names:
             return self.names[variable]
         if self.prefix and variable.startswith(self.prefix) and len(variable) > len(self.prefix):
-            return variable[len(self.prefix) :].lower()
+            rest = variable[len(self.prefix) :]
+            if rest in actions:
+                return rest
+            return lowered.get(rest.lower(), rest.lower())
         return None
 
     def _unknown(self, variable: str, dest: str, actions: Mapping[str, argparse.Action]) -> Problem:
@@ -172,6 +181,15 @@ def _actions_by_dest(parser: argparse.ArgumentParser) -> dict[str, argparse.Acti
         ):
             continue
         found.setdefault(action.dest, action)
+    return found
+
+
+def _lower_dests(actions: Mapping[str, argparse.Action]) -> dict[str, str]:
+    """Each dest by its lower-case spelling; a dest that is lower case wins a tie."""
+    found: dict[str, str] = {}
+    for dest in actions:
+        if found.get(dest.lower()) != dest.lower():
+            found[dest.lower()] = dest
     return found
 
 
