@@ -7,7 +7,8 @@
 - `rules`: the `Rule` contract, `RuleContext`, the decisions, `RuleSet`;
 - `stack`: `LayerStack` and `resolve_stacks` (layers -> rules -> merge -> rules -> namespace);
 - `namespace`: `Namespace`, an `argparse.Namespace` that carries its `Provenance`;
-- `explain`: `explain(args, key)`.
+- `explain`: `explain(args, key)`, `explain_all(args)`;
+- `suggest`: the did-you-mean of every message.
 
 Sources (`layerconf.sources`) make layers, presets (`layerconf.presets`) put stacks and rules
 together; nothing here imports them (an import-linter contract says so).
