@@ -258,3 +258,20 @@ class TestEnvNames:
         args = resolve_roles(made, [], preset=PLAIN, sources=[EnvSource("T_", environ=environ)])
         assert (args["main"].N, args["main"].mode, args["main"].Mode) == (3, "c", "d")
         assert notices(args["main"]) == ()
+
+    @pytest.mark.parametrize(
+        "environ",
+        [
+            {"T_LR": "1", "T_lr": "2"},
+            {"T_LR": "1", "LEARNING_RATE": "2"},
+        ],
+    )
+    def test_two_variables_for_one_dest_are_an_error(self, environ: dict[str, str]) -> None:
+        """Which one wins would depend on how names sort: both are named, neither is used."""
+        source = EnvSource(prefix="T_", names={"LEARNING_RATE": "lr"}, environ=environ)
+        reading = source.read(parser())
+        [problem] = reading.problems
+        first, second = sorted(environ)
+        assert (problem.severity, problem.key) == ("error", "lr")
+        assert problem.message == (f"environment variables {first} and {second} both set lr (--lr)")
+        assert problem.hint == "unset one of them"

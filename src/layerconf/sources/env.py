@@ -82,8 +82,12 @@ class EnvSource:
         origins: dict[tuple[str, ...], Origin] = {}
         problems: list[Problem] = []
         used: list[str] = []
-        for variable in sorted(environ):
-            dest = self._dest(variable, actions, lowered)
+        named = [(variable, self._dest(variable, actions, lowered)) for variable in sorted(environ)]
+        setters: dict[str, list[str]] = {}
+        for variable, dest in named:
+            if dest is not None and dest in actions:
+                setters.setdefault(dest, []).append(variable)
+        for variable, dest in named:
             if dest is None:
                 continue
             origin = Origin(self.name, "env", token=variable)
@@ -92,6 +96,10 @@ class EnvSource:
                 problems.append(self._unknown(variable, dest, actions))
                 continue
             used.append(variable)
+            if len(setters[dest]) > 1:
+                if setters[dest][0] == variable:  # one problem, at the first of them
+                    problems.append(self._many(dest, action, setters[dest]))
+                continue
             try:
                 values[dest] = _convert(parser, action, environ[variable])
             except _Refused as refused:
@@ -124,6 +132,18 @@ class EnvSource:
                 return rest
             return lowered.get(rest.lower(), rest.lower())
         return None
+
+    def _many(self, dest: str, action: argparse.Action, variables: list[str]) -> Problem:
+        """Two variables or more set `dest`: which one won would hang on how names sort."""
+        shown = [_shown(variable) for variable in variables]
+        listed = ", ".join(shown[:-1]) + " and " + shown[-1]
+        return Problem(
+            f"environment variables {listed} {'both' if len(shown) == 2 else 'all'} set "
+            f"{dest} ({_flag(action)})",
+            key=dest,
+            layer=self.name,
+            hint="unset one of them" if len(shown) == 2 else "unset all of them but one",
+        )
 
     def _unknown(self, variable: str, dest: str, actions: Mapping[str, argparse.Action]) -> Problem:
         close = did_you_mean(dest, actions)
