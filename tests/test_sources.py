@@ -275,3 +275,14 @@ class TestEnvNames:
         assert (problem.severity, problem.key) == ("error", "lr")
         assert problem.message == (f"environment variables {first} and {second} both set lr (--lr)")
         assert problem.hint == "unset one of them"
+
+    def test_a_names_entry_that_names_no_dest(self) -> None:
+        """The problem names the entry and suggests the dest, not a variable to rename."""
+        source = EnvSource(names={"MY_LR": "lrr"}, environ={"MY_LR": "1"})
+        [problem] = source.read(parser()).problems
+        assert problem.severity == "warning"
+        assert problem.message == (
+            "environment variable MY_LR is mapped to 'lrr' in names, which is no argument of "
+            "this parser (did you mean 'lr'?)"
+        )
+        assert problem.hint == "as written it is ignored"

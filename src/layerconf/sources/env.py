@@ -147,6 +147,15 @@ class EnvSource:
 
     def _unknown(self, variable: str, dest: str, actions: Mapping[str, argparse.Action]) -> Problem:
         close = did_you_mean(dest, actions)
+        if variable in self.names:  # the program's own mapping names no dest
+            return Problem(
+                f"environment variable {_shown(variable)} is mapped to {dest!r} in names, which "
+                "is no argument of this parser" + (f" (did you mean {close!r}?)" if close else ""),
+                key=dest,
+                layer=self.name,
+                hint="as written it is ignored" if close else "remove it from names",
+                severity="warning" if close else "info",
+            )
         if close is not None:
             return Problem(
                 f"environment variable {_shown(variable)} names no argument of this parser "
@@ -161,9 +170,7 @@ class EnvSource:
             "ignored",
             key=dest,
             layer=self.name,
-            hint=f"unset it, or use another prefix than {self.prefix!r}"
-            if self.prefix
-            else "remove it from names",
+            hint=f"unset it, or use another prefix than {self.prefix!r}",
             severity="info",
         )
 
