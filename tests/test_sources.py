@@ -286,3 +286,63 @@ class TestEnvNames:
             "this parser (did you mean 'lr'?)"
         )
         assert problem.hint == "as written it is ignored"
+
+
+class _Split(argparse.Action):
+    """A trainer's own action: ``--items a,b`` stores ``['a', 'b']``."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, str(values).split(","))
+
+
+class TestEnvAsTheCommandLine:
+    """A variable's value is what its flag with that value gives on the command line."""
+
+    def actions_parser(self) -> argparse.ArgumentParser:
+        made = argparse.ArgumentParser()
+        made.add_argument("--tag", action="append", default=["base"])
+        made.add_argument("--pair", type=int, nargs=2, action="append", default=[[0, 0]])
+        made.add_argument("--items", action=_Split, default=[])
+        made.add_argument("--size", type=int, nargs=2, default=[1, 1])
+        made.add_argument("--some", type=int, nargs="+", default=[1])
+        return made
+
+    @pytest.mark.parametrize(
+        ("variable", "text", "flag"),
+        [
+            ("T_TAG", "x 'y z'", ["--tag", "x", "--tag", "y z"]),
+            ("T_PAIR", "1 2", ["--pair", "1", "2"]),
+            ("T_ITEMS", "a,b", ["--items", "a,b"]),
+            ("T_SIZE", "3 4", ["--size", "3", "4"]),
+        ],
+    )
+    def test_as_the_flag_would(self, variable: str, text: str, flag: list[str]) -> None:
+        """append keeps the default and nests nargs; a custom action runs, as on argv."""
+        made = self.actions_parser()
+        dest = variable[2:].lower()
+        expected = getattr(made.parse_args(flag), dest)
+        args = resolve_roles(
+            made, [], preset=PLAIN, sources=[EnvSource("T_", environ={variable: text})]
+        )
+        assert getattr(args["main"], dest) == expected
+        assert made.get_default("tag") == ["base"]  # the parser's default is never changed
+
+    @pytest.mark.parametrize(
+        ("variable", "text", "message"),
+        [
+            ("T_SIZE", "1 2 3", "argument --size: expected 2 arguments (got 3)"),
+            ("T_SIZE", "1", "argument --size: expected 2 arguments (got 1)"),
+            ("T_SOME", "", "argument --some: expected at least one argument"),
+            ("T_PAIR", "1", "argument --pair: expected 2 arguments (got 1)"),
+        ],
+    )
+    def test_the_number_of_values_is_checked(self, variable: str, text: str, message: str) -> None:
+        reading = EnvSource("T_", environ={variable: text}).read(self.actions_parser())
+        [problem] = reading.problems
+        assert problem.message == f"environment variable {variable}: {message}"

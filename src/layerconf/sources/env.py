@@ -5,9 +5,10 @@ rest names (``SLIME_LR`` -> ``lr``, ``SLIME_TENSOR_MODEL_PARALLEL_SIZE`` ->
 ``tensor_model_parallel_size``; a dest with capitals as written, ``SLIME_N`` -> ``N``); `names`
 maps variables explicitly (``{"MY_LR": "lr"}``). Each value is converted by the parser's own
 conversion of that dest, exactly as its command line converts a token (``type``, ``choices``,
-``nargs``: a list is written as the command line would write it, ``"1 2"``). A flag's variable
-holds the dest's value: ``true``/``false``, also ``1``/``0``, ``yes``/``no``, ``on``/``off``.
-Every value's origin is ``env SLIME_LR``.
+``nargs``: a list is written as the command line would write it, ``"1 2"``), then taken by its
+action as the command line's are (an append keeps the default, a trainer's own action runs). A
+flag's variable holds the dest's value: ``true``/``false``, also ``1``/``0``, ``yes``/``no``,
+``on``/``off``. Every value's origin is ``env SLIME_LR``.
 
 Problems are never raised: a value the parser refuses is an error naming the variable; a
 variable with the prefix that names no dest is a note (a warning with a did-you-mean when it is
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import os
 import shlex
 from collections.abc import Mapping
@@ -243,15 +245,43 @@ def _convert(parser: argparse.ArgumentParser, action: argparse.Action, text: str
     if action.nargs == 0:
         raise _Refused(f"{_flag(action)} takes no value; it cannot be set from the environment")
     many = action.nargs not in (None, argparse.OPTIONAL)
+    each = isinstance(action, argparse._AppendAction) and not many  # one --tag per word
     try:
-        tokens = shlex.split(text) if many or isinstance(action, argparse._AppendAction) else [text]
+        tokens = shlex.split(text) if many or each else [text]
     except ValueError as error:  # an unclosed quote
         raise _Refused(f"{text!r} cannot be split into values as a shell would: {error}") from None
+    if many:
+        _check_count(action, len(tokens))
+    # As parse_args does: the dest starts as its default, then the action takes the values
+    # (append keeps the default and nests nargs; a trainer's own action runs).
+    namespace = argparse.Namespace()
+    default = parser.get_default(action.dest)
+    if default is not argparse.SUPPRESS:
+        setattr(namespace, action.dest, _copied(default))
+    option = action.option_strings[0] if action.option_strings else None
     try:
-        if isinstance(action, argparse._AppendAction) and not many:
-            return [parser._get_values(action, [token]) for token in tokens]
-        return parser._get_values(action, tokens)
+        for strings in [[token] for token in tokens] if each else [tokens]:
+            action(parser, namespace, parser._get_values(action, strings), option)
     except _REFUSED as error:
         raise _Refused(str(error)) from None
-    except Exception as error:  # a user's type callable may raise anything
+    except Exception as error:  # a user's type callable or action may raise anything
         raise _Refused(f"{type(error).__name__}: {error}") from None
+    return getattr(namespace, action.dest, None)
+
+
+def _check_count(action: argparse.Action, count: int) -> None:
+    """Refuse as many values as the command line would refuse after the flag."""
+    name = argparse._get_action_name(action)
+    if isinstance(action.nargs, int) and count != action.nargs:
+        plural = "" if action.nargs == 1 else "s"
+        raise _Refused(f"argument {name}: expected {action.nargs} argument{plural} (got {count})")
+    if action.nargs in (argparse.ONE_OR_MORE, argparse.PARSER) and count == 0:
+        raise _Refused(f"argument {name}: expected at least one argument")
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of a default, so that an action that changes it in place changes a copy."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # a value that cannot be copied: argparse would use it as it is
+        return value
