@@ -301,6 +301,25 @@ class _Split(argparse.Action):
         setattr(namespace, self.dest, str(values).split(","))
 
 
+def _exits(text: str) -> str:
+    raise SystemExit(3)
+
+
+class _Picky(argparse.Action):
+    """A trainer's own action that refuses a value through parser.error, as argparse's do."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values != "ok":
+            parser.error(f"{option_string} must be ok")
+        setattr(namespace, self.dest, values)
+
+
 class TestEnvAsTheCommandLine:
     """A variable's value is what its flag with that value gives on the command line."""
 
@@ -346,3 +365,22 @@ class TestEnvAsTheCommandLine:
         reading = EnvSource("T_", environ={variable: text}).read(self.actions_parser())
         [problem] = reading.problems
         assert problem.message == f"environment variable {variable}: {message}"
+
+    def test_what_cannot_come_from_the_environment(self) -> None:
+        """A subcommand is chosen on the command line; a type that exits is a refused value."""
+        made = argparse.ArgumentParser()
+        made.add_argument("--z", type=_exits)
+        made.add_subparsers(dest="command").add_parser("go")
+        reading = EnvSource("T_", environ={"T_Z": "1", "T_COMMAND": "go"}).read(made)
+        assert [p.message for p in reading.problems] == [
+            "environment variable T_COMMAND: a subcommand cannot be set from the environment",
+            "environment variable T_Z: the parser stopped the program reading it (SystemExit: 3)",
+        ]
+
+    def test_an_action_that_calls_parser_error(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Its message is the problem's; nothing is printed and the program goes on."""
+        made = argparse.ArgumentParser()
+        made.add_argument("--p", action=_Picky)
+        [problem] = EnvSource("T_", environ={"T_P": "no"}).read(made).problems
+        assert problem.message == "environment variable T_P: --p must be ok"
+        assert capsys.readouterr() == ("", "")

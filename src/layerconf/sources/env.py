@@ -24,7 +24,7 @@ import copy
 import os
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
@@ -242,6 +242,8 @@ def _convert(parser: argparse.ArgumentParser, action: argparse.Action, text: str
             return int(text)
         except ValueError:
             raise _Refused(f"{text!r} is not a count (an int)") from None
+    if isinstance(action, argparse._SubParsersAction):
+        raise _Refused("a subcommand cannot be set from the environment")
     if action.nargs == 0:
         raise _Refused(f"{_flag(action)} takes no value; it cannot be set from the environment")
     many = action.nargs not in (None, argparse.OPTIONAL)
@@ -259,14 +261,31 @@ def _convert(parser: argparse.ArgumentParser, action: argparse.Action, text: str
     if default is not argparse.SUPPRESS:
         setattr(namespace, action.dest, _copied(default))
     option = action.option_strings[0] if action.option_strings else None
+    quiet = _quiet(parser)
     try:
         for strings in [[token] for token in tokens] if each else [tokens]:
-            action(parser, namespace, parser._get_values(action, strings), option)
+            action(quiet, namespace, quiet._get_values(action, strings), option)
+    except _Refused:
+        raise
     except _REFUSED as error:
         raise _Refused(str(error)) from None
     except Exception as error:  # a user's type callable or action may raise anything
         raise _Refused(f"{type(error).__name__}: {error}") from None
+    except SystemExit as error:  # parser.error() in an action, sys.exit() in a type
+        raise _Refused(f"the parser stopped the program reading it (SystemExit: {error})") from None
     return getattr(namespace, action.dest, None)
+
+
+def _quiet(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """A copy of `parser` (same actions) whose error() refuses the value instead of printing
+    the usage and exiting: an action of the trainer's may call it."""
+    quiet = copy.copy(parser)
+
+    def error(message: str) -> NoReturn:
+        raise _Refused(message)
+
+    quiet.error = error  # type: ignore[method-assign]
+    return quiet
 
 
 def _check_count(action: argparse.Action, count: int) -> None:
