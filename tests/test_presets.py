@@ -12,6 +12,8 @@ from types import ModuleType
 import attrs
 import pytest
 
+import layerconf
+import layerconf.sources
 from layerconf import (
     PLAIN,
     SLIME,
@@ -196,3 +198,37 @@ class TestOwnTrainer:
         )
         assert preset.rules_for(small_parser()).names == ()
         assert default_rules(preset, small_parser()).names == ("unknown-keys", "type-coercion")
+
+
+def role_parser() -> argparse.ArgumentParser:
+    made = small_parser()
+    made.add_argument("--roles-file")
+    return made
+
+
+def _boom(parser: argparse.ArgumentParser) -> RuleSet:
+    raise RuntimeError("boom in rules")
+
+
+class TestPresetMistakes:
+    """A preset that cannot resolve with a parser says what to change, never crashes inside."""
+
+    @pytest.mark.parametrize(
+        ("rules", "message"),
+        [
+            (_boom, "preset 'x': its rules(parser) raised RuntimeError: boom in rules"),
+            (
+                lambda parser: 5,
+                "preset 'x': its rules(parser) returned the int 5, not a RuleSet or rules",
+            ),
+            (
+                lambda parser: None,
+                "preset 'x': its rules(parser) returned None, not a RuleSet or rules",
+            ),
+        ],
+    )
+    def test_rules_that_raise_or_return_junk(self, rules: object, message: str) -> None:
+        preset = Preset("x", roles=("a",), rules=rules)  # type: ignore[arg-type]
+        with pytest.raises(layerconf.RuleError) as caught:
+            resolve_roles(small_parser(), [], preset=preset)
+        assert str(caught.value) == message

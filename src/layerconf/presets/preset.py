@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Mapping
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 import attrs
 
 from layerconf.core.rules import Rule, RuleSet
+from layerconf.exceptions import RuleError
 from layerconf.presets.role_file import RoleFileFormat
 from layerconf.rules.coercion import TypeCoercion
 from layerconf.rules.ignored_keys import IgnoredKeys
@@ -90,11 +91,34 @@ class Preset:
     ignored_keys: Mapping[str, str] = attrs.field(factory=dict, converter=_mapping, hash=False)
 
     def rules_for(self, parser: argparse.ArgumentParser) -> RuleSet:
-        """This preset's rules for `parser` (not cached: `resolve_roles` keeps them)."""
+        """This preset's rules for `parser` (not cached: `resolve_roles` keeps them).
+
+        A `RuleError` names the preset when its rules cannot be built: the callable raised, or
+        returned something else than a `RuleSet` or an iterable of rules.
+        """
+        build: Callable[..., Any]
         if self.rules is None:
-            return self.standard_rules(self, parser)
-        built = self.rules(parser)
-        return built if isinstance(built, RuleSet) else RuleSet(built)
+            called, build = "standard_rules(preset, parser)", self.standard_rules
+            args: tuple[Any, ...] = (self, parser)
+        else:
+            called, build, args = "rules(parser)", self.rules, (parser,)
+        try:
+            built = build(*args)
+        except Exception as error:  # the preset's own code
+            raise RuleError(
+                f"preset {self.name!r}: its {called} raised {type(error).__name__}: {error}"
+            ) from error
+        if isinstance(built, RuleSet):
+            return built
+        if isinstance(built, (str, bytes)) or not isinstance(built, Iterable):
+            shown = "None" if built is None else f"the {type(built).__name__} {built!r:.60}"
+            raise RuleError(
+                f"preset {self.name!r}: its {called} returned {shown}, not a RuleSet or rules"
+            )
+        try:
+            return RuleSet(built)
+        except RuleError as error:
+            raise RuleError(f"preset {self.name!r}: its {called} returned {error}") from None
 
 
 def default_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
