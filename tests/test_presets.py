@@ -25,7 +25,7 @@ from layerconf import (
     notices,
     resolve_roles,
 )
-from layerconf.presets import RoleFileFormat, default_rules, role_file_schema
+from layerconf.presets import PresetError, RoleFileFormat, default_rules, role_file_schema
 
 OWN = Path(__file__).resolve().parent.parent / "examples" / "own_trainer"
 
@@ -232,3 +232,14 @@ class TestPresetMistakes:
         with pytest.raises(layerconf.RuleError) as caught:
             resolve_roles(small_parser(), [], preset=preset)
         assert str(caught.value) == message
+
+    def test_a_role_file_dest_the_parser_does_not_have(self) -> None:
+        """The role file would never be read: every role would silently be the command line."""
+        preset = Preset("x", roles=("a", "b"), config_dest="role_file")
+        with pytest.raises(PresetError) as caught:
+            resolve_roles(role_parser(), ["--roles-file", "r.yaml"], preset=preset)
+        assert str(caught.value) == (
+            "preset 'x' reads its role file from the dest 'role_file', which this parser does "
+            "not have; did you mean 'roles_file'?"
+        )
+        assert isinstance(caught.value, ValueError)

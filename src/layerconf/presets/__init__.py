@@ -15,7 +15,7 @@ from typing import Any
 from layerconf.core.namespace import Namespace
 from layerconf.presets import resolve as _resolve
 from layerconf.presets import schema as _schema
-from layerconf.presets.preset import PLAIN, Preset, default_rules
+from layerconf.presets.preset import PLAIN, Preset, PresetError, default_rules
 from layerconf.presets.role_file import RoleFile, RoleFileFormat
 from layerconf.presets.slime import SLIME, slime_rules
 from layerconf.sources.base import Source
@@ -24,6 +24,7 @@ __all__ = [
     "PLAIN",
     "SLIME",
     "Preset",
+    "PresetError",
     "RoleFile",
     "RoleFileFormat",
     "default_rules",

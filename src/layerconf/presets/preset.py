@@ -16,16 +16,21 @@ from typing import Any, Literal, Union
 import attrs
 
 from layerconf.core.rules import Rule, RuleSet
-from layerconf.exceptions import RuleError
+from layerconf.exceptions import LayerconfError, RuleError
 from layerconf.presets.role_file import RoleFileFormat
 from layerconf.rules.coercion import TypeCoercion
 from layerconf.rules.ignored_keys import IgnoredKeys
 from layerconf.rules.unknown_keys import UnknownKeys
 
-__all__ = ["PLAIN", "Preset", "RulesFor", "default_rules"]
+__all__ = ["PLAIN", "Preset", "PresetError", "RulesFor", "default_rules"]
 
 #: Builds a preset's rules for one parser (rules such as type coercion need the parser).
 RulesFor = Callable[[argparse.ArgumentParser], Union[RuleSet, Iterable[Rule]]]
+
+
+class PresetError(LayerconfError, ValueError):
+    """A preset that cannot resolve with this parser or these sources: the message says what
+    to change (a role file dest the parser does not have, two layers of one name)."""
 
 
 def _roles(roles: Iterable[str]) -> tuple[str, ...]:

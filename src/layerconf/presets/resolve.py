@@ -20,9 +20,9 @@ from layerconf.core.namespace import Namespace, provenance_of, with_inputs
 from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import RuleSet
 from layerconf.core.stack import LayerStack, resolve_stacks
-from layerconf.core.suggest import did_you_mean
+from layerconf.core.suggest import did_you_mean, suggestion
 from layerconf.exceptions import Problem
-from layerconf.presets.preset import Preset
+from layerconf.presets.preset import Preset, PresetError
 from layerconf.presets.role_file import check_role_file
 from layerconf.rules.coercion import ParserShape, parser_shape, same_shape
 from layerconf.sources.argv import parse_known_args
@@ -114,8 +114,22 @@ def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
     key = (preset, preset.rules, preset.standard_rules)
     cached = per_parser.get(key)
     if cached is None or not same_shape(parser, cached[0]):  # rebuilt when an action changes
+        _check_config_dest(parser, preset)
         cached = per_parser[key] = (parser_shape(parser), preset.rules_for(parser))
     return cached[1]
+
+
+def _check_config_dest(parser: argparse.ArgumentParser, preset: Preset) -> None:
+    """A role file dest the parser does not have would never be read: every role would be
+    the command line, silently."""
+    if preset.config_dest is None:
+        return
+    dests = [action.dest for action in parser._actions if action.dest != argparse.SUPPRESS]
+    if preset.config_dest not in dests:
+        raise PresetError(
+            f"preset {preset.name!r} reads its role file from the dest {preset.config_dest!r}, "
+            f"which this parser does not have{suggestion(preset.config_dest, dests)}"
+        )
 
 
 def unknown_tokens(
