@@ -243,3 +243,31 @@ class TestPresetMistakes:
             "not have; did you mean 'roles_file'?"
         )
         assert isinstance(caught.value, ValueError)
+
+    @pytest.mark.parametrize("layer", ["cli", "default", ""])
+    def test_a_role_layer_named_like_the_command_lines(self, layer: str) -> None:
+        with pytest.raises(ValueError, match="layer"):
+            Preset("x", roles=("a",), layer=layer)
+
+    def test_a_source_named_like_another_layer(self) -> None:
+        preset = Preset("x", roles=("a",), config_dest="roles_file", layer="env")
+        env = layerconf.EnvSource(prefix="T_", environ={})
+        with pytest.raises(PresetError) as caught:
+            resolve_roles(role_parser(), [], preset=preset, sources=[env])
+        assert str(caught.value) == (
+            "two layers would be named 'env': the source EnvSource and the preset's role layer; "
+            "give one of them another name"
+        )
+        site = layerconf.sources.MappingSource("cli", {"lr": 1})
+        with pytest.raises(PresetError, match="'cli': the source MappingSource and the command"):
+            resolve_roles(role_parser(), [], preset=PLAIN, sources=[site])
+
+    def test_a_source_that_returns_no_reading(self) -> None:
+        class Junk:
+            name = "junk"
+
+            def read(self, parser: argparse.ArgumentParser) -> object:
+                return {"lr": 1}
+
+        with pytest.raises(TypeError, match=r"source 'junk': read\(parser\) returned the dict"):
+            resolve_roles(small_parser(), [], preset=PLAIN, sources=[Junk()])  # type: ignore[list-item]

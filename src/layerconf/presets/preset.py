@@ -24,6 +24,9 @@ from layerconf.rules.unknown_keys import UnknownKeys
 
 __all__ = ["PLAIN", "Preset", "PresetError", "RulesFor", "default_rules"]
 
+# The layers every role has (`layerconf.sources.argv`): the parser's defaults and the argv.
+_COMMAND_LINE_LAYERS = ("default", "cli")
+
 #: Builds a preset's rules for one parser (rules such as type coercion need the parser).
 RulesFor = Callable[[argparse.ArgumentParser], Union[RuleSet, Iterable[Rule]]]
 
@@ -43,6 +46,16 @@ def _roles(roles: Iterable[str]) -> tuple[str, ...]:
         if not isinstance(role, str) or not role:
             raise ValueError(f"every role must be a non-empty string (got {role!r})")
     return valid
+
+
+def _layer(_: object, __: attrs.Attribute[str], layer: str) -> None:
+    if not isinstance(layer, str) or not layer:
+        raise ValueError(f"a preset's layer must be a non-empty string (got {layer!r})")
+    if layer in _COMMAND_LINE_LAYERS:
+        raise ValueError(
+            f"a preset's role layer cannot be named {layer!r}: the command line's layers are "
+            f"{' and '.join(map(repr, _COMMAND_LINE_LAYERS))}"
+        )
 
 
 def _prefixes(prefixes: Iterable[str]) -> tuple[str, ...]:
@@ -80,7 +93,7 @@ class Preset:
     roles: tuple[str, ...] = attrs.field(converter=_roles)
     config_dest: str | None = None
     role_file: RoleFileFormat = attrs.field(factory=RoleFileFormat)
-    layer: str = "role-config"
+    layer: str = attrs.field(default="role-config", validator=_layer)
     rules: RulesFor | None = attrs.field(default=None, eq=False)
     standard_rules: Callable[[Preset, argparse.ArgumentParser], RuleSet] = attrs.field(
         default=attrs.Factory(lambda: default_rules), eq=False

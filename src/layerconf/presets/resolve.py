@@ -25,8 +25,9 @@ from layerconf.exceptions import Problem
 from layerconf.presets.preset import Preset, PresetError
 from layerconf.presets.role_file import check_role_file
 from layerconf.rules.coercion import ParserShape, parser_shape, same_shape
-from layerconf.sources.argv import parse_known_args
-from layerconf.sources.base import FILES, Source
+from layerconf.sources._argv_recorder import CLI
+from layerconf.sources.argv import DEFAULT, parse_known_args
+from layerconf.sources.base import FILES, Reading, Source
 
 __all__ = ["resolve_roles"]
 
@@ -51,9 +52,15 @@ def resolve_roles(
     found: list[Problem] = list(provenance.notices)
     found.extend(unknown_tokens(parser, argv, unknown, preset))
     inputs: dict[str, Any] = dict(provenance.inputs)
+    _check_layer_names(sources, preset)
     read: list[Layer] = []
     for source in sources:
         reading = source.read(parser)
+        if not isinstance(reading, Reading):
+            raise TypeError(
+                f"source {source.name!r}: read(parser) returned the {type(reading).__name__} "
+                f"{reading!r:.60}, not a layerconf.Reading"
+            )
         found.extend(reading.problems)
         _add_inputs(inputs, reading.inputs)
         if reading.layer is not None:
@@ -82,6 +89,21 @@ def resolve_roles(
     for namespace in roles.values():
         with_inputs(namespace, inputs)
     return roles
+
+
+def _check_layer_names(sources: Sequence[Source], preset: Preset) -> None:
+    """Every layer of a role gets its own name: a rule, explain and audit tell them apart so."""
+    owners = {DEFAULT: "the parser's defaults", CLI: "the command line's layer"}
+    owners[preset.layer] = "the preset's role layer"
+    for source in sources:
+        here = f"the source {type(source).__name__}"
+        other = owners.get(source.name)
+        if other is not None:
+            raise PresetError(
+                f"two layers would be named {source.name!r}: {here} and {other}; give one of "
+                "them another name"
+            )
+        owners[source.name] = here
 
 
 def _value(layers: Sequence[Layer], key: str) -> Any:
