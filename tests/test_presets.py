@@ -271,3 +271,12 @@ class TestPresetMistakes:
 
         with pytest.raises(TypeError, match=r"source 'junk': read\(parser\) returned the dict"):
             resolve_roles(small_parser(), [], preset=PLAIN, sources=[Junk()])  # type: ignore[list-item]
+
+    @pytest.mark.parametrize(
+        ("field", "value", "match"),
+        [("passthrough", ("",), "empty prefix"), ("roles", ("a\x1b[2J",), "printable")],
+    )
+    def test_other_fields_are_checked(self, field: str, value: object, match: str) -> None:
+        """An empty prefix would pass every token on; a role name is printed in every output."""
+        with pytest.raises(ValueError, match=match):
+            Preset("x", **{"roles": ("a",), field: value})  # type: ignore[arg-type]

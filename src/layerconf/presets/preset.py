@@ -45,6 +45,8 @@ def _roles(roles: Iterable[str]) -> tuple[str, ...]:
     for role in valid:
         if not isinstance(role, str) or not role:
             raise ValueError(f"every role must be a non-empty string (got {role!r})")
+        if not role.isprintable():  # every output prints it as it is
+            raise ValueError(f"a role's name must be printable (got {role!r})")
     return valid
 
 
@@ -61,7 +63,14 @@ def _layer(_: object, __: attrs.Attribute[str], layer: str) -> None:
 def _prefixes(prefixes: Iterable[str]) -> tuple[str, ...]:
     if isinstance(prefixes, str):
         raise TypeError(f"passthrough takes a sequence of prefixes, not one ({prefixes!r})")
-    return tuple(prefixes)
+    valid = tuple(prefixes)
+    for prefix in valid:
+        if not isinstance(prefix, str) or not prefix:
+            raise ValueError(
+                f"passthrough takes non-empty prefixes such as '--vllm-' (got {prefix!r}): an "
+                "empty prefix would pass every token on"
+            )
+    return valid
 
 
 def _mapping(values: Mapping[str, str]) -> Mapping[str, str]:
