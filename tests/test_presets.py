@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -210,6 +211,36 @@ def _boom(parser: argparse.ArgumentParser) -> RuleSet:
     raise RuntimeError("boom in rules")
 
 
+USERS_PRESETS = """\
+import argparse
+from layerconf import Preset
+from layerconf.presets import RoleFileFormat
+
+def get_parser():
+    made = argparse.ArgumentParser()
+    made.add_argument("--lr", type=float, default=1e-3)
+    made.add_argument("--roles-file")
+    return made
+
+def _boom(parser):
+    raise RuntimeError("boom in rules")
+
+BOOM = Preset("boom", roles=("a", "b"), rules=_boom)
+TYPO = Preset("typo", roles=("a", "b"), config_dest="role_file", role_file=RoleFileFormat("roles"))
+ENV = Preset("env-layer", roles=("a",), config_dest="roles_file", layer="env")
+"""
+
+
+def layerconf_command(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "layerconf", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 class TestPresetMistakes:
     """A preset that cannot resolve with a parser says what to change, never crashes inside."""
 
@@ -280,3 +311,28 @@ class TestPresetMistakes:
         """An empty prefix would pass every token on; a role name is printed in every output."""
         with pytest.raises(ValueError, match=match):
             Preset("x", **{"roles": ("a",), field: value})  # type: ignore[arg-type]
+
+    def test_the_command_says_so_in_one_line(self, tmp_path: Path) -> None:
+        (tmp_path / "users.py").write_text(USERS_PRESETS)
+        for spec, message in [
+            ("BOOM", "preset 'boom': its rules(parser) raised RuntimeError: boom in rules"),
+            ("TYPO", "preset 'typo' reads its role file from the dest 'role_file'"),
+            ("ENV", "two layers would be named 'env': the source EnvSource and the preset's"),
+        ]:
+            result = layerconf_command(
+                tmp_path,
+                "check",
+                "--parser",
+                "users:get_parser",
+                "--preset",
+                f"users:{spec}",
+                "--env-prefix",
+                "T_",
+                "--",
+                "--roles-file",
+                "r.yaml",
+            )
+            assert (result.returncode, result.stdout) == (2, ""), spec
+            assert result.stderr.startswith(f"layerconf: error: {message}"), result.stderr
+            assert result.stderr.count("\n") == 1
+            assert "parser raised" not in result.stderr
