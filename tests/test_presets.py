@@ -336,3 +336,15 @@ class TestPresetMistakes:
             assert result.stderr.startswith(f"layerconf: error: {message}"), result.stderr
             assert result.stderr.count("\n") == 1
             assert "parser raised" not in result.stderr
+
+
+class TestUnknownTokens:
+    """An unknown flag is reported with the values that follow it, and only those."""
+
+    def test_a_stray_value_is_not_glued_to_an_earlier_flag(self) -> None:
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(small_parser(), ["--sed", "1", "--lr", "1", "x", "y"], preset=PLAIN)
+        assert [(p.argv_index, p.message) for p in caught.value.problems] == [
+            (0, "'--sed 1' is not an argument of this parser"),
+            (4, "'x y' is not an argument of this parser"),
+        ]

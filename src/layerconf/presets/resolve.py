@@ -195,19 +195,27 @@ def unknown_tokens(
 
 
 def _groups(argv: Sequence[str], unknown: Sequence[str]) -> list[tuple[int | None, list[str]]]:
-    """The unknown tokens as (argv index of the flag, [flag, its values...])."""
+    """The unknown tokens as (argv index of the flag, [flag, its values...]).
+
+    A value belongs to the flag it directly follows in argv: a stray token further on (after
+    options the parser took) is a group of its own. Tokens not found in argv (read from an
+    ``@file``) follow one another.
+    """
     groups: list[tuple[int | None, list[str]]] = []
     position = 0
+    last: int | None = None  # where the previous unknown token is
     for token in unknown:
         index = None
         while position < len(argv) and argv[position] != token:
             position += 1
         if position < len(argv):
             index, position = position, position + 1
-        if token.startswith("-") or not groups:
+        follows = index == last if index is None else last is not None and index == last + 1
+        if token.startswith("-") or not groups or not follows:
             groups.append((index, [token]))
         else:
             groups[-1][1].append(token)
+        last = index
     return groups
 
 
