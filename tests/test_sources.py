@@ -384,3 +384,26 @@ class TestEnvAsTheCommandLine:
         [problem] = EnvSource("T_", environ={"T_P": "no"}).read(made).problems
         assert problem.message == "environment variable T_P: --p must be ok"
         assert capsys.readouterr() == ("", "")
+
+
+class TestEnvSourceArguments:
+    """What a program hands EnvSource is checked: text names and values, as an environment has."""
+
+    def test_a_mapping_that_is_not_all_text(self) -> None:
+        """A name that is not text is no variable; a value that is not text is an error."""
+        environ: dict[Any, Any] = {1: "x", "T_USE_CRITIC": 1, "T_LR": "2"}
+        reading = EnvSource("T_", environ=environ).read(parser())
+        assert reading.layer is not None
+        assert dict(reading.layer.values) == {"lr": 2.0}
+        [problem] = reading.problems
+        assert problem.message == (
+            "environment variable T_USE_CRITIC: the value is an int, not text as in an environment"
+        )
+
+    @pytest.mark.parametrize(
+        ("arguments", "match"),
+        [({"prefix": 5}, "prefix"), ({"names": {"MY_LR": 5}}, "names")],
+    )
+    def test_its_arguments_are_checked(self, arguments: dict[str, Any], match: str) -> None:
+        with pytest.raises(TypeError, match=match):
+            EnvSource(**arguments)

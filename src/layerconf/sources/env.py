@@ -48,6 +48,13 @@ _REFUSED = (argparse.ArgumentError, argparse.ArgumentTypeError, TypeError, Value
 
 
 def _names(names: Mapping[str, str]) -> Mapping[str, str]:
+    if not isinstance(names, Mapping):
+        raise TypeError(f"names maps variables to dests, such as {{'MY_LR': 'lr'}} (got {names!r})")
+    for variable, dest in names.items():
+        if not isinstance(variable, str) or not isinstance(dest, str):
+            raise TypeError(
+                f"names maps variable names to dests, both text (got {variable!r}: {dest!r})"
+            )
     return dict(names)
 
 
@@ -63,7 +70,7 @@ class EnvSource:
     is the layer's name.
     """
 
-    prefix: str = ""
+    prefix: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
     names: Mapping[str, str] = attrs.field(factory=dict, converter=_names)
     environ: Mapping[str, str] | None = attrs.field(default=None, eq=False, repr=False)
     name: str = "env"
@@ -84,7 +91,8 @@ class EnvSource:
         origins: dict[tuple[str, ...], Origin] = {}
         problems: list[Problem] = []
         used: list[str] = []
-        named = [(variable, self._dest(variable, actions, lowered)) for variable in sorted(environ)]
+        variables = sorted(name for name in environ if isinstance(name, str))
+        named = [(variable, self._dest(variable, actions, lowered)) for variable in variables]
         setters: dict[str, list[str]] = {}
         for variable, dest in named:
             if dest is not None and dest in actions:
@@ -103,10 +111,11 @@ class EnvSource:
                     problems.append(self._many(dest, action, setters[dest]))
                 continue
             try:
-                values[dest] = _convert(parser, action, environ[variable])
+                values[dest] = _convert(parser, action, _text(environ[variable]))
             except _Refused as refused:
                 reason = str(refused)
-                if SECRETS.is_secret(dest) or SECRETS.is_secret(variable):
+                secret = SECRETS.is_secret(dest) or SECRETS.is_secret(variable)
+                if secret and isinstance(environ[variable], str):
                     reason = _without(reason, environ[variable])
                 problems.append(
                     Problem(
@@ -175,6 +184,15 @@ class EnvSource:
             hint=f"unset it, or use another prefix than {self.prefix!r}",
             severity="info",
         )
+
+
+def _text(value: Any) -> str:
+    """A variable's value, which must be text as in an environment (never quoted: a secret)."""
+    if not isinstance(value, str):
+        kind = type(value).__name__
+        article = "an" if kind[:1] in "aeiou" else "a"
+        raise _Refused(f"the value is {article} {kind}, not text as in an environment")
+    return value
 
 
 def _shown(variable: str) -> str:
