@@ -407,3 +407,23 @@ class TestEnvSourceArguments:
     def test_its_arguments_are_checked(self, arguments: dict[str, Any], match: str) -> None:
         with pytest.raises(TypeError, match=match):
             EnvSource(**arguments)
+
+
+class TestMappingSource:
+    """A mapping's keys are the parser's dests: another key is said, with a did-you-mean."""
+
+    def test_a_misspelt_key(self) -> None:
+        reading = MappingSource("site", {"lrr": 0.5, "hostname": "x", "lr": 0.1}).read(parser())
+        assert [(p.severity, p.key, str(p)) for p in reading.problems] == [
+            (
+                "info",
+                "hostname",
+                "site: info: 'hostname' is not an argument of this parser; it is set as it is",
+            ),
+            (
+                "warning",
+                "lrr",
+                "site: warning: 'lrr' is not an argument of this parser (did you mean 'lr'?) "
+                "(it is set as it is)",
+            ),
+        ]

@@ -9,6 +9,8 @@ from typing import Any
 import attrs
 
 from layerconf.core.records import Layer
+from layerconf.core.suggest import did_you_mean
+from layerconf.exceptions import Problem
 from layerconf.sources.base import Reading
 
 __all__ = ["MappingSource"]
@@ -23,7 +25,9 @@ class MappingSource:
     """`values` as the layer `name`; `source` names where they came from (a file, a service).
 
     The values are taken as they are: nothing is converted (add a `TypeCoercion` rule on the
-    layer for that).
+    layer for that). A key that is no dest of the parser is set all the same, and said: a
+    warning with a did-you-mean when it is close to a dest (a misspelt key leaves the dest it
+    meant as it was), else a note.
     """
 
     name: str
@@ -31,5 +35,21 @@ class MappingSource:
     source: str | None = None
 
     def read(self, parser: argparse.ArgumentParser) -> Reading:
-        del parser  # the values are already what they are
-        return Reading(Layer.from_mapping(self.name, self.values, source=self.source))
+        layer = Layer.from_mapping(self.name, self.values, source=self.source)
+        dests = {action.dest for action in parser._actions if action.dest != argparse.SUPPRESS}
+        problems = [self._unknown(key, dests) for key in sorted(layer.values) if key not in dests]
+        return Reading(layer, problems)
+
+    def _unknown(self, key: str, dests: set[str]) -> Problem:
+        close = did_you_mean(key, dests)
+        if close is None:
+            message = f"{key!r} is not an argument of this parser; it is set as it is"
+            return Problem(message, key=key, layer=self.name, source=self.source, severity="info")
+        return Problem(
+            f"{key!r} is not an argument of this parser (did you mean {close!r}?)",
+            key=key,
+            layer=self.name,
+            source=self.source,
+            hint="it is set as it is",
+            severity="warning",
+        )
