@@ -312,6 +312,12 @@ class TestPresetMistakes:
         with pytest.raises(ValueError, match=match):
             Preset("x", **{"roles": ("a",), field: value})  # type: ignore[arg-type]
 
+    @pytest.mark.parametrize("top_key", ["", 5, None])
+    def test_a_role_file_format_without_a_top_key(self, top_key: object) -> None:
+        """RoleFileFormat(5) failed when the file was read, with 'int has no len()'."""
+        with pytest.raises((TypeError, ValueError), match="top_key"):
+            RoleFileFormat(top_key)  # type: ignore[arg-type]
+
     def test_the_command_says_so_in_one_line(self, tmp_path: Path) -> None:
         (tmp_path / "users.py").write_text(USERS_PRESETS)
         for spec, message in [

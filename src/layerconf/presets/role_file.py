@@ -43,11 +43,16 @@ __all__ = ["RoleFile", "RoleFileFormat", "check_role_file", "read_role_file"]
 _FIELDS = ("name", "role", "overrides", "args")
 
 
+def _top_key(_: object, __: attrs.Attribute[str], key: str) -> None:
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"top_key must be a non-empty string such as 'roles' (got {key!r})")
+
+
 @attrs.frozen
 class RoleFileFormat:
     """A role file's shape: its top-level key, and what to do about a file with no document."""
 
-    top_key: str = "roles"
+    top_key: str = attrs.field(default="roles", validator=_top_key)
     empty_hint: str | None = None
 
     @property
