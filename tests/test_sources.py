@@ -400,6 +400,24 @@ class TestEnvSourceArguments:
             "environment variable T_USE_CRITIC: the value is an int, not text as in an environment"
         )
 
+    def test_a_variable_unset_while_it_is_read(self) -> None:
+        """Another thread may unset a variable between listing the environment and reading it."""
+
+        class Unsetting(dict[str, str]):
+            def __getitem__(self, name: str) -> str:
+                if name == "T_MODE":
+                    raise KeyError(name)
+                return super().__getitem__(name)
+
+            def get(self, name: str, default: Any = None) -> Any:
+                return default if name == "T_MODE" else super().get(name, default)
+
+        environ = Unsetting({"T_LR": "2", "T_MODE": "b"})
+        reading = EnvSource("T_", environ=environ).read(parser())
+        assert reading.layer is not None
+        assert (dict(reading.layer.values), reading.problems) == ({"lr": 2.0}, ())
+        assert reading.inputs["env"] == ("T_LR",)
+
     @pytest.mark.parametrize(
         ("arguments", "match"),
         [({"prefix": 5}, "prefix"), ({"names": {"MY_LR": 5}}, "names")],

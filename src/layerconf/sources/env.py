@@ -84,7 +84,7 @@ class EnvSource:
 
     def read(self, parser: argparse.ArgumentParser) -> Reading:
         """The layer of the variables that name a dest of `parser`, with every problem."""
-        environ = os.environ if self.environ is None else self.environ
+        environ = _snapshot(os.environ if self.environ is None else self.environ)
         actions = _actions_by_dest(parser)
         lowered = _lower_dests(actions)
         values: dict[str, Any] = {}
@@ -184,6 +184,20 @@ class EnvSource:
             hint=f"unset it, or use another prefix than {self.prefix!r}",
             severity="info",
         )
+
+
+_GONE: Any = object()
+
+
+def _snapshot(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables as they are now, each read once: another thread may set or unset one
+    meanwhile (os.environ lists its names atomically; a name listed may be gone when read)."""
+    found = {}
+    for name in list(environ):
+        value = environ.get(name, _GONE)
+        if value is not _GONE:
+            found[name] = value
+    return found
 
 
 def _text(value: Any) -> str:
