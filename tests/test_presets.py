@@ -354,3 +354,37 @@ class TestUnknownTokens:
             (0, "'--sed 1' is not an argument of this parser"),
             (4, "'x y' is not an argument of this parser"),
         ]
+
+
+class TestRoleFileHints:
+    """A role file's hints name the preset's own roles, never slime's."""
+
+    @pytest.mark.parametrize(
+        ("entries", "hint"),
+        [
+            (
+                "  policy:\n    overrides: {lr: 1}\n",
+                "write one list item per role: '- role: policy' with 'overrides:' under it, "
+                "instead of 'policy:'",
+            ),
+            (
+                "  role: value\n  overrides: {lr: 1}\n",
+                "make it a list: write '- ' before the entry's first field, e.g. '  - role: policy'",
+            ),
+            (
+                "  something: 1\n",
+                "write each entry as a list item: '- role: policy' with 'overrides:' under it",
+            ),
+        ],
+    )
+    def test_not_a_list(self, tmp_path: Path, entries: str, hint: str) -> None:
+        path = tmp_path / "roles.yaml"
+        path.write_text("roles:\n" + entries)
+        preset = Preset(
+            "x", roles=("policy", "value"), config_dest="roles_file", role_file=RoleFileFormat()
+        )
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(role_parser(), ["--roles-file", str(path)], preset=preset)
+        [problem] = caught.value.problems
+        assert problem.hint == hint
+        assert "actor" not in str(problem)

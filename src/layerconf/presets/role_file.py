@@ -321,16 +321,20 @@ class _RoleReader:
         roles_as_keys = isinstance(entries, dict) and any(key in self.roles for key in entries)
         one_entry = isinstance(entries, dict) and any(key in _FIELDS for key in entries)
         if one_entry:
+            role = self.roles[0]
             hint = (
-                "make it a list: write '- ' before the entry's first field, e.g. '  - role: actor'"
+                "make it a list: write '- ' before the entry's first field, e.g. "
+                f"'  - role: {role}'"
             )
         elif roles_as_keys:
+            role = next(key for key in entries if key in self.roles)
             hint = (
-                "write one list item per role: '- role: actor' with 'overrides:' under it, "
-                "instead of 'actor:'"
+                f"write one list item per role: '- role: {role}' with 'overrides:' under it, "
+                f"instead of '{role}:'"
             )
         else:
-            hint = "write each entry as a list item: '- role: actor' with 'overrides:' under it"
+            role = self.roles[0]
+            hint = f"write each entry as a list item: '- role: {role}' with 'overrides:' under it"
         self._error(
             (self.top,),
             f"{self.top!r} must be a list of role entries (got {_describe(entries)})",
