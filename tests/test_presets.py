@@ -188,6 +188,14 @@ class TestOwnTrainer:
         assert "kl_coef" not in schema["$defs"]["overrides"]["properties"]
         assert "--roles-file" in schema["description"]
 
+    def test_the_schema_names_the_option_as_the_parser_spells_it(self) -> None:
+        """A dest's option is not always its name with dashes: -c/--config for roles_file."""
+        made = small_parser()
+        made.add_argument("-c", "--config", dest="roles_file")
+        preset = Preset("mine", roles=("a",), config_dest="roles_file")
+        schema = role_file_schema(made, preset=preset)
+        assert schema["description"].endswith("(mine's --config).")
+
     def test_a_preset_with_its_own_rules(self) -> None:
         """rules= replaces the standard rules; default_rules is there to start from."""
         preset = Preset(

@@ -74,7 +74,7 @@ def role_file_schema(
         "$schema": _SCHEMA_DIALECT,
         "title": title,
         "description": "Per-role overrides on top of the shared command line"
-        + _named_by(preset)
+        + _named_by(parser, preset)
         + ".",
         "type": "object",
         "properties": {
@@ -125,11 +125,20 @@ def _properties(
     return properties
 
 
-def _named_by(preset: Preset) -> str:
-    """`` (slime's --megatron-config-path)``: the option that names the role file, if any."""
+def _named_by(parser: argparse.ArgumentParser, preset: Preset) -> str:
+    """`` (slime's --megatron-config-path)``: the option that names the role file, if any, as
+    the parser spells it (its first long option; the dest with dashes if it has none)."""
     if preset.config_dest is None:
         return ""
-    return f" ({preset.name}'s --{preset.config_dest.replace('_', '-')})"
+    options = [
+        option
+        for action in parser._actions
+        if action.dest == preset.config_dest
+        for option in action.option_strings
+    ]
+    longs = [option for option in options if option.startswith("--")]
+    option = (longs or options or ["--" + preset.config_dest.replace("_", "-")])[0]
+    return f" ({preset.name}'s {option})"
 
 
 def _dest_schema(
