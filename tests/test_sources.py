@@ -352,6 +352,23 @@ class TestEnvAsTheCommandLine:
         assert getattr(args["main"], dest) == expected
         assert made.get_default("tag") == ["base"]  # the parser's default is never changed
 
+    def test_a_long_append_is_read_in_one_pass(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """argparse's append copies its list per value: called per word, 60,000 words of one
+        variable took seconds (quadratic). The words go in with one copy of the default."""
+        copies = []
+        real = argparse._copy_items  # type: ignore[attr-defined]
+
+        def counted(items: Any) -> Any:
+            copies.append(1)
+            return real(items)
+
+        monkeypatch.setattr(argparse, "_copy_items", counted)
+        text = " ".join(str(number) for number in range(5000))
+        reading = EnvSource("T_", environ={"T_TAG": text}).read(self.actions_parser())
+        assert reading.layer is not None
+        assert reading.layer.values["tag"] == ["base", *text.split()]
+        assert len(copies) <= 1
+
     @pytest.mark.parametrize(
         ("variable", "text", "message"),
         [

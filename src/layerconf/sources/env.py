@@ -294,9 +294,20 @@ def _convert(parser: argparse.ArgumentParser, action: argparse.Action, text: str
         setattr(namespace, action.dest, _copied(default))
     option = action.option_strings[0] if action.option_strings else None
     quiet = _quiet(parser)
+    start = getattr(namespace, action.dest, None)
     try:
-        for strings in [[token] for token in tokens] if each else [tokens]:
-            action(quiet, namespace, quiet._get_values(action, strings), option)
+        if (
+            each
+            and type(action) is argparse._AppendAction
+            and isinstance(start, (list, type(None)))
+        ):
+            # What argparse's append does per word, in one pass: it copies its list each time.
+            items = list(start or ())
+            items.extend(quiet._get_values(action, [token]) for token in tokens)
+            setattr(namespace, action.dest, items)
+        else:
+            for strings in [[token] for token in tokens] if each else [tokens]:
+                action(quiet, namespace, quiet._get_values(action, strings), option)
     except _Refused:
         raise
     except _REFUSED as error:
