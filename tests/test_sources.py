@@ -160,7 +160,7 @@ class TestEnvSource:
         assert secret not in repr(audit(args))
 
     def test_inputs_record_variable_names_only(self) -> None:
-        """What audit keeps of the environment: which variables were read, never their values."""
+        """What provenance keeps of the environment: which variables were read, never values."""
         args = env_roles({"T_LR": "1e-5", "T_WANDB_KEY": "s3cr3t-value"})["main"]
         provenance = provenance_of(args)
         assert provenance is not None

@@ -1,10 +1,12 @@
-"""The source contract: an input becomes one `Layer`, its problems, and what audit keeps of it.
+"""The source contract: an input becomes one `Layer`, its problems, and what is kept of it.
 
 A source knows one kind of input (a command line, a YAML file, the environment, a mapping) and
 turns it into a `Reading`: one layer whose origins say where each value came from in that
 input's own terms (an argv index and token, a file:line:col, a variable's name), the problems
-found reading it, and `inputs`, what an audit record keeps about the input itself (the command
-line, a file's sha256). The core carries all of this without naming any kind of input.
+found reading it, and `inputs`, what is kept about the input itself, never its values (the
+command line, a file's sha256, the names of the variables read). Every namespace's provenance
+holds them (`provenance_of(args).inputs`); an audit record keeps those under `ARGV` and
+`FILES`. The core carries all of this without naming any kind of input.
 
 Sources that need the trainer's parser (to convert values as its command line would) get it
 in `read`; others ignore it.
