@@ -355,6 +355,11 @@ class TestPresetMistakes:
 class TestUnknownTokens:
     """An unknown flag is reported with the values that follow it, and only those."""
 
+    def test_a_command_line_given_as_one_string(self) -> None:
+        """'--lr 1' is read character by character: '- l r   1' is not an argument."""
+        with pytest.raises(TypeError, match=r"a list of tokens such as \['--lr', '1'\]"):
+            resolve_roles(small_parser(), "--lr 1", preset=PLAIN)
+
     def test_a_stray_value_is_not_glued_to_an_earlier_flag(self) -> None:
         with pytest.raises(ConfigError) as caught:
             resolve_roles(small_parser(), ["--sed", "1", "--lr", "1", "x", "y"], preset=PLAIN)

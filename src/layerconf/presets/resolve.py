@@ -44,6 +44,11 @@ def resolve_roles(
     What `layerconf.resolve_roles` does, which documents it, with slime's preset as the
     default: ``default -> sources -> cli -> role file -> rules`` per role.
     """
+    if isinstance(args, (str, bytes)):  # not quoted: a command line may hold a secret
+        raise TypeError(
+            "args is a list of tokens such as ['--lr', '1'], not one string: split it with "
+            "shlex.split"
+        )
     argv = tuple(sys.argv[1:] if args is None else args)
     parsed, unknown = parse_known_args(parser, list(argv))
     provenance = provenance_of(parsed)
