@@ -283,6 +283,16 @@ class TestPresetMistakes:
         )
         assert isinstance(caught.value, ValueError)
 
+    def test_slimes_preset_with_a_parser_of_another_trainer(self) -> None:
+        """resolve_roles defaults to slime's preset: a parser without its dest is told of PLAIN."""
+        with pytest.raises(PresetError) as caught:
+            resolve_roles(small_parser(), [])
+        assert str(caught.value) == (
+            "preset 'slime' reads its role file from the dest 'megatron_config_path', which this "
+            "parser does not have; use the preset of this parser's trainer (plain, PLAIN in "
+            "Python: its command line alone, one role)"
+        )
+
     @pytest.mark.parametrize("layer", ["cli", "default", ""])
     def test_a_role_layer_named_like_the_command_lines(self, layer: str) -> None:
         with pytest.raises(ValueError, match="layer"):

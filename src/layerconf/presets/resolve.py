@@ -153,9 +153,13 @@ def _check_config_dest(parser: argparse.ArgumentParser, preset: Preset) -> None:
         return
     dests = [action.dest for action in parser._actions if action.dest != argparse.SUPPRESS]
     if preset.config_dest not in dests:
+        close = suggestion(preset.config_dest, dests) or (
+            "; use the preset of this parser's trainer (plain, PLAIN in Python: its command line "
+            "alone, one role)"
+        )
         raise PresetError(
             f"preset {preset.name!r} reads its role file from the dest {preset.config_dest!r}, "
-            f"which this parser does not have{suggestion(preset.config_dest, dests)}"
+            f"which this parser does not have{close}"
         )
 
 
