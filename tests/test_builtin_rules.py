@@ -19,6 +19,7 @@ from layerconf import (
     resolve_stacks,
 )
 from layerconf.presets.slime import RESOURCE_KEYS, TOPOLOGY_KEYS, critic_defaults
+from layerconf.presets.slime.constants import RESOURCES_BECAUSE
 from layerconf.rules import IgnoredKeys, PpoScope, TopologyGuard, UnknownKeys
 
 
@@ -59,7 +60,7 @@ class TestIgnoredKeys:
         """The value stays the command line's; history shows the ignored value."""
         stack = LayerStack(
             [*base(actor_num_nodes=2), role_layer({"actor_num_nodes": 4, "num_nodes": 8})],
-            rules=[IgnoredKeys(RESOURCE_KEYS)],
+            rules=[IgnoredKeys(RESOURCE_KEYS, because=RESOURCES_BECAUSE)],
         )
         with pytest.warns(LayerconfWarning) as caught:
             args = stack.resolve()
@@ -79,7 +80,7 @@ class TestIgnoredKeys:
         """Under ``error`` the file is refused."""
         stack = LayerStack(
             [*base(), role_layer({"num_gpus_per_node": 4})],
-            rules=[IgnoredKeys(RESOURCE_KEYS, action="error")],
+            rules=[IgnoredKeys(RESOURCE_KEYS, action="error", because=RESOURCES_BECAUSE)],
         )
         with pytest.raises(ConfigError, match="'num_gpus_per_node' is not allowed in a role file"):
             stack.resolve()

@@ -28,7 +28,8 @@ class IgnoredKeys:
     """Drop `keys` from the role layer: ``warn`` (default) says so, ``error`` refuses the file,
     ``allow`` lets the value through as an ordinary override.
 
-    `keys` maps each key to where the user should set it instead (shown in the hint).
+    `keys` maps each key to where the user should set it instead (shown in the hint);
+    `because` says why in the message (slime's: "resources come from the command line").
     """
 
     keys: Mapping[str, str] = attrs.field(converter=_keys)
@@ -36,6 +37,7 @@ class IgnoredKeys:
         default="warn", validator=attrs.validators.in_(("warn", "error", "allow"))
     )
     layer: str = "role-config"
+    because: str = "it is set on the command line"
     name: str = "ignored-keys"
     stage: Literal["layers"] = "layers"
 
@@ -49,7 +51,7 @@ class IgnoredKeys:
             if self.action == "error":
                 yield Problem.at(
                     origin,
-                    f"{key!r} is not allowed in a role file: resources come from the command line",
+                    f"{key!r} is not allowed in a role file: {self.because}",
                     key=key,
                     hint=f"remove it and {where}",
                 )
@@ -57,7 +59,7 @@ class IgnoredKeys:
                 yield Drop(self.layer, key)
                 yield Problem.at(
                     origin,
-                    f"{key!r} is ignored: resources come from the command line",
+                    f"{key!r} is ignored: {self.because}",
                     key=key,
                     hint=f"remove it; {where}",
                     severity="warning",

@@ -25,6 +25,7 @@ from layerconf.presets.slime.constants import (
     CRITIC_DEFAULTS_UNLESS_OVERRIDDEN,
     PASSTHROUGH,
     RESOURCE_KEYS,
+    RESOURCES_BECAUSE,
     ROLES,
     TOP_KEY,
     TOPOLOGY_KEYS,
@@ -87,7 +88,7 @@ def slime_rules(
     """
     return RuleSet(
         [
-            IgnoredKeys(RESOURCE_KEYS, action=ignored_keys, layer=layer),
+            IgnoredKeys(RESOURCE_KEYS, action=ignored_keys, layer=layer, because=RESOURCES_BECAUSE),
             UnknownKeys(
                 parser, action=unknown_keys, also_known=CRITIC_DEFAULTS.keys(), layer=layer
             ),

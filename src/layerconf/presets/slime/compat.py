@@ -31,7 +31,7 @@ from layerconf.core.stack import LayerStack
 from layerconf.core.values import same_value
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import check_role_file, critic_defaults
-from layerconf.presets.slime.constants import RESOURCE_KEYS, ROLES
+from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES
 from layerconf.rules import IgnoredKeys
 
 __all__ = ["SlimeConfigError", "parse_megatron_role_args"]
@@ -102,7 +102,10 @@ def _base_values(layers: tuple[Layer, ...]) -> Mapping[str, Any]:
 
 _RULES = RuleSet(
     [
-        IgnoredKeys({key: RESOURCE_KEYS[key] for key in ("num_nodes", "num_gpus_per_node")}),
+        IgnoredKeys(
+            {key: RESOURCE_KEYS[key] for key in ("num_nodes", "num_gpus_per_node")},
+            because=RESOURCES_BECAUSE,
+        ),
         _SlimeCoercion(),
         critic_defaults(),
     ]

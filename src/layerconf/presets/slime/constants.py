@@ -15,6 +15,7 @@ __all__ = [
     "CRITIC_DEFAULTS",
     "CRITIC_DEFAULTS_UNLESS_OVERRIDDEN",
     "PASSTHROUGH",
+    "RESOURCES_BECAUSE",
     "RESOURCE_KEYS",
     "ROLES",
     "TOPOLOGY_KEYS",
@@ -39,6 +40,9 @@ RESOURCE_KEYS: Mapping[str, str] = {
     "critic_num_nodes": "--critic-num-nodes",
     "critic_num_gpus_per_node": "--critic-num-gpus-per-node",
 }
+
+#: Why a role file's resource keys are ignored.
+RESOURCES_BECAUSE = "resources come from the command line"
 
 #: What slime always runs the critic with, whenever a role file is given.
 CRITIC_DEFAULTS: Mapping[str, Any] = {
