@@ -14,6 +14,7 @@ import os
 import pathlib
 import re
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -47,8 +48,11 @@ from layerconf.audits import (
     diff_audits,
     flatten,
     load_audit,
+    record_bytes,
+    write_atomic,
     write_audit,
 )
+from layerconf.audits import io as io_module
 from layerconf.audits.io import _dumps
 from layerconf.audits.record import _settings
 from layerconf.core.namespace import provenance_of
@@ -835,6 +839,99 @@ class TestWriteAudit:
         litter = [name for name in _listing(tmp_path) if name != AUDIT_FILE]
         assert len(litter) <= 1
         assert all(LITTER.match(name) for name in litter)
+
+
+class TestWriteNeverDestroys:
+    """Writing replaces only a regular file, never changes the umask, and cleans up after kills."""
+
+    def data(self) -> bytes:
+        return record_bytes(audit({"r": stack(lr=1)}))
+
+    def test_a_fifo_is_refused_and_kept(self, tmp_path: pathlib.Path) -> None:
+        fifo = tmp_path / "record.json"
+        os.mkfifo(fifo)
+        with pytest.raises(AuditError, match=r"record\.json: is a FIFO \(named pipe\), not a file"):
+            write_atomic(tmp_path, "record.json", self.data())
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+        assert _listing(tmp_path) == ["record.json"]
+
+    def test_a_device_is_refused(self) -> None:
+        """/dev/null is never replaced by a regular file, even by root."""
+        with pytest.raises(AuditError, match="/dev/null: is a character device, not a file"):
+            write_atomic(pathlib.Path("/dev"), "null", self.data())
+        assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+    def test_a_directory_is_refused(self, tmp_path: pathlib.Path) -> None:
+        (tmp_path / "sub").mkdir()
+        with pytest.raises(AuditError, match="is a directory, not a file"):
+            write_atomic(tmp_path, "sub", self.data())
+
+    def test_a_symlink_is_followed_and_kept(self, tmp_path: pathlib.Path) -> None:
+        """The file a link points to is replaced atomically; the link stays a link."""
+        (tmp_path / "real").mkdir()
+        target = tmp_path / "real" / "record.json"
+        target.write_text("old")
+        link = tmp_path / "record.json"
+        link.symlink_to(target)
+        assert write_atomic(tmp_path, "record.json", self.data()) == target
+        assert link.is_symlink()
+        assert target.read_bytes() == self.data()
+        assert _listing(tmp_path / "real") == ["record.json"]
+
+    def test_a_link_to_a_device_is_refused(self, tmp_path: pathlib.Path) -> None:
+        (tmp_path / "record.json").symlink_to("/dev/null")
+        with pytest.raises(AuditError, match=r"-> /dev/null\): is a character device"):
+            write_atomic(tmp_path, "record.json", self.data())
+
+    def test_the_umask_is_never_changed(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Not even for a moment: os.umask is never called (the kernel applies it)."""
+
+        def refuse(mask: int) -> int:
+            raise AssertionError("os.umask was called")
+
+        mask = os.umask(0o027)
+        try:
+            monkeypatch.setattr(os, "umask", refuse)
+            path = write_atomic(tmp_path, "record.json", self.data())
+        finally:
+            monkeypatch.undo()
+            os.umask(mask)
+        assert path.stat().st_mode & 0o777 == 0o640
+
+    def test_a_dead_writers_temporary_is_removed(self, tmp_path: pathlib.Path) -> None:
+        """The next write removes what a killed writer of this host left; a live one's stays."""
+        dead = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        pid = int(dead.stdout)
+        host = io_module._HOST
+        stale = tmp_path / f".{AUDIT_FILE}.{host}.{pid}.0a1b2c3d4e5f.tmp"
+        live = tmp_path / f".{AUDIT_FILE}.{host}.{os.getppid()}.0a1b2c3d4e5f.tmp"
+        other_host = tmp_path / f".{AUDIT_FILE}.elsewhere.{pid}.0a1b2c3d4e5f.tmp"
+        for path in (stale, live, other_host):
+            path.write_text("half a record")
+        write_audit({"r": stack(lr=1)}, tmp_path)
+        assert _listing(tmp_path) == sorted([AUDIT_FILE, live.name, other_host.name])
+
+    def test_the_command_refuses_a_device(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """layerconf audit -o /dev/null: a usage error naming it; -o - prints the record."""
+        from layerconf.cli import main
+
+        argv = ["--rollout-batch-size", "4", "--lr", "1e-6"]
+        assert main(["audit", "-o", "/dev/null", "--", *argv]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith(
+            "layerconf audit: error: cannot write the audit record: /dev/null: is a character "
+            "device, not a file"
+        )
+        assert main(["audit", "-o", "-", "--", *argv]) == 0
+        assert json.loads(capsys.readouterr().out)["format"] == 1
 
 
 class TestLoadAudit:

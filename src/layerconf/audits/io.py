@@ -12,8 +12,10 @@ import contextlib
 import json
 import os
 import pathlib
-import tempfile
+import socket
+import stat
 from collections.abc import Mapping
+from secrets import token_hex
 from typing import Any
 
 from layerconf.audits.codec import compact
@@ -66,36 +68,125 @@ def _dumps(value: Any, depth: int = 0) -> str:
 def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Path:
     """Write `data` to `directory`/`name` atomically, as `write_audit` does; return its path.
 
-    The file's old permissions are kept (a new file gets the umask's); the directory is
-    created if it does not exist.
+    Only a regular file is ever replaced, or a new one made: a directory, a FIFO, a device or
+    a socket at the path is an `AuditError` that names what it is (nothing is written). A
+    symbolic link is followed: the file it points to is replaced, atomically, and the link
+    stays. The file's old permissions are kept; a new file gets the process umask's, which is
+    read by the kernel as the file is made, never by changing the umask. The directory is made
+    if it does not exist. A temporary file of a writer that was killed is removed by the next
+    write into the same directory.
     """
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / name
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    target = _destination(directory / name)
+    mode = _existing_mode(target)
+    _remove_stale(target.parent, target.name)
+    temporary = target.parent / f".{target.name}.{_HOST}.{os.getpid()}.{token_hex(6)}.tmp"
+    # A new file is made 0o666 and the kernel applies the umask; a file written over keeps
+    # its own mode (the temporary starts private until then).
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(
+        temporary, flags | getattr(os, "O_BINARY", 0), 0o666 if mode is None else 0o600
+    )
     try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, _mode_for(target))
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+            if mode is not None and hasattr(os, "fchmod"):
+                os.fchmod(descriptor, mode)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        if mode is not None and not hasattr(os, "fchmod"):
+            os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
-    _fsync_directory(directory)
+    _fsync_directory(target.parent)
     return target
 
 
-def _mode_for(target: pathlib.Path) -> int:
-    """The old file's permissions, or what the umask gives a new file (mkstemp makes 0600)."""
+#: This host's name in temporary file names: a directory shared between hosts (NFS) never
+#: has another host's live writer's temporary removed.
+_HOST = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname()) or "host"
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _destination(path: pathlib.Path) -> pathlib.Path:
+    """The file to replace for `path`: itself, or the file its symbolic links point to.
+
+    Anything but a regular file (or nothing yet) there is an `AuditError` naming what it is.
+    """
+    target = pathlib.Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
-        return target.stat().st_mode & 0o7777
+        found = os.lstat(target)
+    except FileNotFoundError:
+        return target
+    except OSError as error:
+        raise AuditError(f"cannot write there: {error.strerror or error}", str(path)) from None
+    if stat.S_ISREG(found.st_mode):
+        return target
+    kind = next(
+        (name for test, name in _KINDS if test(found.st_mode)),
+        "a symbolic link that leads nowhere" if stat.S_ISLNK(found.st_mode) else "not a file",
+    )
+    shown = str(path) if target == path else f"{path} (-> {target})"
+    raise AuditError(
+        f"is {kind}, not a file: an audit record is written only to a new path or over a "
+        "regular file (give the path of a record file, or a directory to write "
+        f"{AUDIT_FILE} into)",
+        shown,
+    )
+
+
+def _existing_mode(target: pathlib.Path) -> int | None:
+    """The permissions of the file at `target`, None if there is none yet."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        return None
+
+
+def _remove_stale(directory: pathlib.Path, name: str) -> None:
+    """Remove the temporary files of this host's writers of `name` that are no longer alive.
+
+    Only names `write_atomic` makes are looked at (``.NAME.HOST.PID.HEX.tmp``); a temporary
+    whose writer still runs, or whose writer cannot be told, is left alone.
+    """
+    prefix, suffix = f".{name}.{_HOST}.", ".tmp"
+    try:
+        entries = os.listdir(directory)
     except OSError:
-        # The umask can only be read by setting it; 077 meanwhile errs on the private side.
-        mask = os.umask(0o077)
-        os.umask(mask)
-        return 0o666 & ~mask
+        return
+    for entry in entries:
+        if not (entry.startswith(prefix) and entry.endswith(suffix)):
+            continue
+        pid, _, _ = entry[len(prefix) : -len(suffix)].partition(".")
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(directory / entry)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (True when that cannot be told)."""
+    if os.name == "nt":  # os.kill(pid, 0) sends CTRL_C_EVENT there: never ask
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, ValueError, OverflowError):
+        return True
+    return True
 
 
 def _fsync_directory(directory: pathlib.Path) -> None:

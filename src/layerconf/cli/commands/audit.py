@@ -36,8 +36,9 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="PATH",
-        help="write the record to this file, atomically; a directory (existing, or written "
-        f"with a trailing '/') gets {AUDIT_FILE} in it. Default: print it",
+        help="write the record to this file, atomically (a new path, or over a regular file: "
+        f"never a FIFO or a device); a directory (existing, or written with a trailing '/') "
+        f"gets {AUDIT_FILE} in it; '-' or none: print it",
     )
 
 
@@ -51,7 +52,7 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
         return report_failure(outcome)
     record = audit(outcome.roles)
     data = record_bytes(record)
-    if options.output is None:
+    if options.output in (None, "-"):
         sys.stdout.write(data.decode("ascii"))
         return EXIT_OK
     written = _write(options.output, data)
@@ -64,6 +65,7 @@ def _write(output: str, data: bytes) -> Path:
     from pathlib import Path
 
     from layerconf.audits import AUDIT_FILE, write_atomic
+    from layerconf.exceptions import AuditError
 
     if output.endswith(("/", os.sep)) or os.path.isdir(output):
         directory, name = Path(output), AUDIT_FILE
@@ -71,6 +73,8 @@ def _write(output: str, data: bytes) -> Path:
         directory, name = Path(output).parent, Path(output).name
     try:
         return write_atomic(directory, name, data)
+    except AuditError as error:  # not a file: a FIFO, a device...
+        raise UsageError(f"cannot write the audit record: {error}", f"{PROG} audit") from None
     except OSError as error:
         where = error.filename if isinstance(error.filename, str) else output
         if os.path.basename(where).startswith(f".{name}."):  # the temporary file: name the target
