@@ -374,7 +374,8 @@ class BrokenRepr:
 
 
 def _round_trip(value: Any) -> Any:
-    record = AuditRecord.from_dict(json.loads(json.dumps(audit({"r": stack(x=value)}))))
+    data = json.loads(json.dumps(audit({"r": stack(x=value)})))
+    record = AuditRecord.from_dict(data, types=[Color, Level, Perm])
     return record.namespace("r").x
 
 
@@ -485,6 +486,65 @@ class TestEncoding:
         with pytest.raises(AuditError, match=r"run/a.json: role r: cannot rebuild .*nowhere"):
             record.namespace("r")
         assert isinstance(record.setting("r", "x").value, OpaqueValue)
+
+
+EVIL_MODULE = """\
+import pathlib
+pathlib.Path(__file__).with_name("ran").write_text("code from a record ran")
+import enum
+class Color(enum.Enum):
+    red = 1
+"""
+
+
+class TestNoCodeFromARecord:
+    """Decoding is closed: a record names classes, it never makes layerconf import one."""
+
+    def evil(self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+        """A record naming an importable module that would run code when imported."""
+        (tmp_path / "evilmod.py").write_text(EVIL_MODULE)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        data = audit({"r": stack(x=Color.red)})
+        return json.loads(json.dumps(data).replace(f"{__name__}.Color", "evilmod.Color"))
+
+    def test_replay_refuses_and_imports_nothing(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        record = AuditRecord.from_dict(self.evil(tmp_path, monkeypatch), verify=False)
+        with pytest.raises(
+            AuditError, match=r"'evilmod.Color' is not a registered value type .*types=\[Color\]"
+        ):
+            record.namespace("r")
+        assert isinstance(record.setting("r", "x").value, OpaqueValue)
+        diff_audits(record, record)
+        assert "evilmod" not in sys.modules
+        assert not (tmp_path / "ran").exists()
+
+    def test_the_command_imports_nothing(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """python -m layerconf audit replay/diff next to the module: it does not run."""
+        path = tmp_path / "record.json"
+        path.write_text(json.dumps(self.evil(tmp_path, monkeypatch)))
+        for command in (["replay", "record.json"], ["diff", "record.json", "record.json"]):
+            result = subprocess.run(
+                [sys.executable, "-m", "layerconf", "audit", *command],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert "Traceback" not in result.stderr
+            assert not (tmp_path / "ran").exists(), command
+
+    def test_registered_types_are_rebuilt(self) -> None:
+        """types= names the program's own enum classes; the bundled profile's are standard."""
+        data = audit({"r": stack(x=Color.red, backend=AttnBackend.flash)})
+        record = AuditRecord.from_dict(data, types=[Color])
+        assert record.namespace("r").x is Color.red
+        assert AuditRecord.from_dict(data).values("r", strict=False)["backend"] is AttnBackend.flash
+        with pytest.raises(TypeError, match="value types are enum classes"):
+            AuditRecord.from_dict(data, types=[int])  # type: ignore[list-item]
 
 
 HASH_SEED_SCRIPT = textwrap.dedent(

@@ -869,7 +869,7 @@ class TestPresetsAndSources:
             "from",
             "True",
             "rule:reward-is-frozen",
-            *"the reward model never trains".split(),
+            *["the", "reward", "model", "never", "trains"],
         ]
         roles = run(
             launcher, "diff", *self.OWN, "--", "--roles-file", "roles.yaml", cwd=OWN_TRAINER
@@ -1487,6 +1487,30 @@ class TestAuditReplay:
         assert "mytrainer.Color" in result.stderr
         assert result.stderr.count("\n") == 1
         no_traceback(result)
+
+    def test_the_parser_is_trusted_with_parser(self, launcher: list[str], trainer: Path) -> None:
+        """audit replay --parser MODULE:ATTR rebuilds that parser's enums; without it, not even
+        next to the module (a record never makes layerconf import one)."""
+        audited = run(
+            launcher, "audit", "-o", "run/", "--parser", "mytrainer:get_parser", "--", cwd=trainer
+        )
+        assert audited.returncode == 0, audited.stderr
+        alone = run(launcher, "audit", "replay", "run", "--json", cwd=trainer)
+        assert alone.returncode == 1
+        assert "'mytrainer.Color' is not a registered value type" in alone.stderr
+        trusted = run(
+            launcher,
+            "audit",
+            "replay",
+            "run",
+            "--json",
+            "--parser",
+            "mytrainer:get_parser",
+            cwd=trainer,
+        )
+        assert trusted.returncode == 0, trusted.stderr
+        color = json.loads(trusted.stdout)["main"]["color"]
+        assert (color["value"], color["repr"]) == ("red", "<Color.red: 1>")
 
 
 SECRET = "sk-XYZ"

@@ -7,6 +7,11 @@ up in `_DECODERS`. A value type is one entry in each. A value nothing else accep
 ``object`` (its class and repr), read back as an `OpaqueValue`. docs/audit.md documents the
 tags.
 
+Decoding never runs code a record names: an enum member is rebuilt only when its class is one
+of the `ValueTypes` the reader trusts (the standard ones, those of the bundled profiles, and
+whatever the caller registers); any other stays an inert `OpaqueValue`, and a replay that
+needs it says which class to register.
+
 What the other modules of `layerconf.audits` share from here: `Encoder` and `Decoder`,
 `decode_origin` (an entry's origin), `TAG`, `plain_dict`, and the two texts of an encoded
 value (`canonical`, hashed into the fingerprint; `compact`, one line, as files and `flatten`
@@ -17,12 +22,12 @@ from __future__ import annotations
 
 import base64
 import enum
-import importlib
+import functools
 import json
 import math
 import pathlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -322,12 +327,70 @@ _ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[Encoder, Any], Any]], ..
 # --- Decoding -----------------------------------------------------------------------------
 
 
-class Decoder:
-    """Decodes encoded values; `strict` raises on a value it cannot rebuild, else stands in."""
+def qualified_name(cls: type) -> str:
+    """``module.qualname``: how a record names a class."""
+    return f"{cls.__module__}.{cls.__qualname__}"
 
-    def __init__(self, strict: bool, where: str) -> None:
+
+def _classes(classes: Mapping[str, type[enum.Enum]]) -> Mapping[str, type[enum.Enum]]:
+    for name, cls in classes.items():
+        if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
+            raise TypeError(
+                f"value types are enum classes: records rebuild enum members and nothing else "
+                f"(got {cls!r} for {name!r})"
+            )
+    return dict(classes)
+
+
+@attrs.frozen
+class ValueTypes:
+    """The enum classes a reader rebuilds members of, by the name a record gives them.
+
+    Closed: a record naming any other class never makes layerconf import or construct
+    anything; the value stays an inert `OpaqueValue`. `standard_types()` holds the standard
+    library's enums layerconf meets (``signal.Signals``) and the bundled profiles' enums;
+    `with_classes` adds a program's own.
+    """
+
+    classes: Mapping[str, type[enum.Enum]] = attrs.field(factory=dict, converter=_classes, eq=False)
+
+    def with_classes(self, classes: Iterable[type[enum.Enum]]) -> ValueTypes:
+        """These types and `classes` (enum classes)."""
+        if isinstance(classes, type):
+            raise TypeError(f"with_classes takes a list of classes, such as [{classes.__name__}]")
+        added = {qualified_name(cls): cls for cls in classes}
+        return ValueTypes({**self.classes, **_classes(added)})
+
+
+@functools.cache
+def standard_types() -> ValueTypes:
+    """The enums a record of layerconf's own profiles may hold, trusted without asking."""
+    import signal
+
+    from layerconf.profiles.loader import bundled_enums
+
+    return ValueTypes().with_classes([signal.Signals, *bundled_enums()])
+
+
+def value_types(types: ValueTypes | Iterable[type[enum.Enum]] | None) -> ValueTypes:
+    """`types` as the reader trusts them: the standard ones, and these."""
+    if types is None:
+        return standard_types()
+    if isinstance(types, ValueTypes):
+        return standard_types().with_classes(types.classes.values())
+    return standard_types().with_classes(types)
+
+
+class Decoder:
+    """Decodes encoded values; `strict` raises on a value it cannot rebuild, else stands in.
+
+    `types` are the enum classes it rebuilds members of, by qualified name.
+    """
+
+    def __init__(self, strict: bool, where: str, types: ValueTypes | None = None) -> None:
         self.strict = strict
         self.where = where
+        self.types: Mapping[str, type[enum.Enum]] = (types or standard_types()).classes
 
     def value(self, value: Any) -> Any:
         """The decoded value: a tagged object by its entry in `_DECODERS`."""
@@ -363,32 +426,18 @@ class Decoder:
         return [self.value(item) for item in data["items"]]
 
 
-def _import_object(qualified: str) -> Any:
-    """The object named ``module.qualname``, importing the longest importable module prefix."""
-    parts = qualified.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            target: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for name in parts[cut:]:
-                target = getattr(target, name)
-        except AttributeError:
-            continue
-        return target
-    raise ImportError(f"no importable module defines {qualified!r}")
-
-
 def _decode_enum(decoder: Decoder, data: Mapping[str, Any]) -> Any:
-    """The enum member, its class imported by name: the one place decoding imports code."""
+    """The enum member, when its class is one the reader trusts; never imported by name."""
     qualified = data["class"]
-    try:
-        cls = _import_object(qualified)
-    except ImportError as error:
-        return decoder.fail(data, f"{error}; import the module that defines it first")
-    if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
-        return decoder.fail(data, f"{qualified!r} is not an enum class")
+    cls = decoder.types.get(qualified) if isinstance(qualified, str) else None
+    if cls is None:
+        short = str(qualified).rsplit(".", 1)[-1]
+        return decoder.fail(
+            data,
+            f"{str(qualified)!r} is not a registered value type (a record never makes layerconf "
+            f"import a module): pass types=[{short}] to load_audit, or on the command line "
+            "--parser MODULE:ATTR of the trainer that uses it",
+        )
     if data.get("name") is not None:
         return cls[data["name"]]
     return cls(decoder.value(data["value"]))

@@ -57,7 +57,9 @@ def diff_audits(
     Mappings are compared leaf by leaf (``opt.beta2``). Redacted secrets always compare equal.
     """
     old, new = record_data(before)["roles"], record_data(after)["roles"]
-    decoder = Decoder(False, "diff")
+    known = [record.types for record in (before, after) if isinstance(record, AuditRecord)]
+    types = known[0].with_classes(known[1].classes.values()) if len(known) == 2 else None
+    decoder = Decoder(False, "diff", types or (known[0] if known else None))
     changes: list[AuditChange] = []
     for role in [*old, *(role for role in new if role not in old)]:
         if role not in new or role not in old:

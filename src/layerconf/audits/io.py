@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import enum
 import json
 import os
 import pathlib
 import socket
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from secrets import token_hex
 from typing import Any
 
-from layerconf.audits.codec import compact
+from layerconf.audits.codec import ValueTypes, compact
 from layerconf.audits.record import AuditRecord, audit
 from layerconf.audits.validate import AGAIN
 from layerconf.core.secrets import SECRETS, SecretPolicy
@@ -204,8 +205,16 @@ def _fsync_directory(directory: pathlib.Path) -> None:
         os.close(descriptor)
 
 
-def load_audit(path: str | os.PathLike[str], *, verify: bool = True) -> AuditRecord:
+def load_audit(
+    path: str | os.PathLike[str],
+    *,
+    verify: bool = True,
+    types: ValueTypes | Iterable[type[enum.Enum]] | None = None,
+) -> AuditRecord:
     """Read a record written by `write_audit` (a file, or the directory that holds one).
+
+    `types` are enum classes of the program's own to rebuild from the record (its replay
+    rebuilds no other: reading a record never imports a module it names); see `ValueTypes`.
 
     Raises `AuditError` naming the file, what is wrong and what to do, for a file that is not
     JSON, not an audit record, of another format version, or (with `verify`) whose
@@ -226,7 +235,7 @@ def load_audit(path: str | os.PathLike[str], *, verify: bool = True) -> AuditRec
             f"truncated or was not written by write_audit(): {AGAIN}",
             where,
         ) from None
-    return AuditRecord.from_dict(data, path=where, verify=verify)
+    return AuditRecord.from_dict(data, path=where, verify=verify, types=types)
 
 
 def _reject_constant(name: str) -> Any:

@@ -14,15 +14,25 @@ they are values, and searched for and replaced in every other text of the record
 from __future__ import annotations
 
 import argparse
+import enum
 import functools
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from layerconf.audits.codec import FORMAT, Decoder, Encoder, canonical, decode_origin
+from layerconf.audits.codec import (
+    FORMAT,
+    Decoder,
+    Encoder,
+    ValueTypes,
+    canonical,
+    decode_origin,
+    standard_types,
+    value_types,
+)
 from layerconf.audits.validate import validate
 from layerconf.core.explain import explain, explain_all
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
@@ -251,12 +261,24 @@ class AuditRecord:
 
     data: Mapping[str, Any]
     path: str | None = None
+    #: The enum classes the record's values are rebuilt as (`ValueTypes`): the standard ones
+    #: and those the reader registered; a record never names one into being.
+    types: ValueTypes = attrs.field(factory=standard_types, converter=value_types)
 
     @classmethod
     def from_dict(
-        cls, data: Mapping[str, Any], *, path: str | None = None, verify: bool = True
+        cls,
+        data: Mapping[str, Any],
+        *,
+        path: str | None = None,
+        verify: bool = True,
+        types: ValueTypes | Iterable[type[enum.Enum]] | None = None,
     ) -> AuditRecord:
-        """Check `data` (what `audit()` returns, or its JSON read back) and wrap it."""
+        """Check `data` (what `audit()` returns, or its JSON read back) and wrap it.
+
+        `types` adds enum classes of the program's own to those rebuilt from the record
+        (`ValueTypes`); a member of any other enum class stays an `OpaqueValue`.
+        """
         problems, advice = validate(data)
         if problems:
             more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
@@ -274,7 +296,7 @@ class AuditRecord:
                     "or read it with verify=False",
                     path,
                 )
-        return cls(data, path)
+        return cls(data, path, value_types(types))
 
     @property
     def format(self) -> int:
@@ -319,7 +341,7 @@ class AuditRecord:
 
     def values(self, role: str, *, strict: bool = True) -> dict[str, Any]:
         """The values of `role`, decoded (enums, tuples, sets, paths rebuilt)."""
-        decoder = Decoder(strict, self._where(role))
+        decoder = Decoder(strict, self._where(role), self.types)
         return {
             key: decoder.value(entry["value"])
             for key, entry in self._section(role)["settings"].items()
@@ -382,7 +404,7 @@ class AuditRecord:
             raise UnknownKeyError(
                 f"{key!r} is not a key of role {role!r} in this record{suggestion(key, known)}"
             )
-        decoder = Decoder(False, self._where(role))
+        decoder = Decoder(False, self._where(role), self.types)
         history = tuple(
             Setting(
                 key,

@@ -31,6 +31,7 @@ __all__ = [
     "KIND_CLASSES",
     "KIND_NAMES",
     "available_profiles",
+    "bundled_enums",
     "load_profile",
 ]
 
@@ -57,6 +58,15 @@ _ROW_LENGTH = 11
 def available_profiles() -> tuple[str, ...]:
     """The names of the bundled profiles, sorted."""
     return tuple(sorted(_PROFILES))
+
+
+def bundled_enums() -> list[type[enum.Enum]]:
+    """The enum classes the bundled profiles' parsers produce (audit records may hold them)."""
+    found: list[type[enum.Enum]] = []
+    for module in _PROFILES.values():
+        types_module = importlib.import_module(f"layerconf.profiles.{module}")
+        found.extend(types_module.VALUE_TYPES)
+    return found
 
 
 def load_profile(name: str = "megatron-slime") -> argparse.ArgumentParser:

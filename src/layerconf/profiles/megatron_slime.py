@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 __all__ = [
     "ENUMS",
     "TYPES",
+    "VALUE_TYPES",
     "AttnBackend",
     "CudaGraphModule",
     "la_freq_type",
@@ -155,3 +156,7 @@ TYPES: Mapping[str, Callable[[str], Any]] = types.MappingProxyType(
 ENUMS: Mapping[str, type[enum.Enum]] = types.MappingProxyType(
     {"AttnBackend": AttnBackend, "Signals": signal.Signals}
 )
+
+#: Every enum class this profile's parser can produce (its data's and its type callables'):
+#: what audit records of it may hold, and rebuild (`layerconf.audits.ValueTypes`).
+VALUE_TYPES: tuple[type[enum.Enum], ...] = (AttnBackend, CudaGraphModule, signal.Signals)

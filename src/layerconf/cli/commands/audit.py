@@ -7,6 +7,7 @@ and ``audit replay`` read records instead of a trainer's command line.
 from __future__ import annotations
 
 import argparse
+import enum
 import os
 import sys
 from collections.abc import Sequence
@@ -90,7 +91,36 @@ def _write(output: str, data: bytes) -> Path:
 # Reading records
 
 
-def _read_records(paths: Sequence[str], prog: str) -> list[AuditRecord] | None:
+def _types_option(parser: argparse.ArgumentParser) -> None:
+    """--parser MODULE:ATTR: whose enum classes a record's values are rebuilt as."""
+    parser.add_argument(
+        "--parser",
+        metavar="MODULE:ATTR",
+        help="the trainer's parser, imported as other commands import it: the enum classes "
+        "of its arguments are rebuilt from the record (a record itself never makes layerconf "
+        "import a module)",
+    )
+
+
+def _trusted_enums(options: argparse.Namespace) -> list[type[enum.Enum]]:
+    """The enum classes of the --parser's arguments: their defaults, choices, consts, types."""
+    if options.parser is None:
+        return []
+    from layerconf.cli.trainer import trainer_parser
+
+    found: dict[type[enum.Enum], None] = {}
+    for action in trainer_parser(options)._actions:
+        candidates = [action.default, action.const, action.type, *(action.choices or ())]
+        for candidate in candidates:
+            cls = candidate if isinstance(candidate, type) else type(candidate)
+            if issubclass(cls, enum.Enum) and cls not in (enum.Enum, enum.Flag):
+                found[cls] = None
+    return list(found)
+
+
+def _read_records(
+    paths: Sequence[str], prog: str, options: argparse.Namespace
+) -> list[AuditRecord] | None:
     """The records at `paths` (files, or directories holding one); None if any is unreadable.
 
     Each unreadable record is one error line on stderr, naming the file and what is wrong.
@@ -98,10 +128,11 @@ def _read_records(paths: Sequence[str], prog: str) -> list[AuditRecord] | None:
     from layerconf.audits import load_audit
     from layerconf.exceptions import AuditError
 
+    types = _trusted_enums(options)
     records = []
     for path in paths:
         try:
-            records.append(load_audit(path))
+            records.append(load_audit(path, types=types))
         except AuditError as error:
             print_error(f"{prog}: error: {error}")
         except OSError as error:
@@ -118,13 +149,14 @@ def _audit_diff_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", metavar="BEFORE", help="an audit record, or its directory")
     parser.add_argument("after", metavar="AFTER", help="the record to compare it with")
     parser.add_argument("--json", action="store_true", help="print a JSON list")
+    _types_option(parser)
 
 
 def _run_audit_diff(options: argparse.Namespace, argv: list[str]) -> int:
     from layerconf.audits import diff_audits
 
     del argv
-    records = _read_records([options.before, options.after], f"{PROG} audit diff")
+    records = _read_records([options.before, options.after], f"{PROG} audit diff", options)
     if records is None:
         return EXIT_PROBLEMS
     before, after = records
@@ -208,6 +240,7 @@ def _audit_replay_options(parser: argparse.ArgumentParser) -> None:
         "--role", metavar="ROLE", help="only this role (default: every role of the record)"
     )
     shown_options(parser)
+    _types_option(parser)
 
 
 def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
@@ -215,7 +248,7 @@ def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
 
     del argv
     prog = f"{PROG} audit replay"
-    records = _read_records([options.record], prog)
+    records = _read_records([options.record], prog, options)
     if records is None:
         return EXIT_PROBLEMS
     [record] = records
@@ -233,7 +266,7 @@ def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
             role: record.namespace(role)
             for role in (roles if options.role is None else (options.role,))
         }
-    except AuditError as error:  # an enum whose module cannot be imported
+    except AuditError as error:  # an enum class that is not trusted
         print_error(f"{prog}: error: {error}")
         return EXIT_PROBLEMS
     show_roles(replayed, options)
@@ -264,7 +297,7 @@ COMMANDS = (
     ),
     Command(
         "audit diff",
-        usage("audit diff", "[--json] BEFORE AFTER", takes_parser=False),
+        usage("audit diff", "[--json] [--parser MODULE:ATTR] BEFORE AFTER", takes_parser=False),
         "the values that changed between two audit records",
         "The values that changed between two runs' audit records, per role and key, "
         "with the layer\nthat set each side. Values compare as recorded (1 and 1.0 "
@@ -284,7 +317,9 @@ COMMANDS = (
         "audit replay",
         usage(
             "audit replay",
-            "[--role ROLE] [--changed] [--json | --yaml] RECORD",
+            "[--role ROLE] [--changed] [--json | --yaml]\n"
+            + " " * len("usage: layerconf audit replay ")
+            + "[--parser MODULE:ATTR] RECORD",
             takes_parser=False,
         ),
         "a role's configuration rebuilt from an audit record",
