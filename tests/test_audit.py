@@ -997,6 +997,30 @@ class TestWriteNeverDestroys:
 class TestLoadAudit:
     """A wrong or damaged file is refused with its path, what is wrong and what to do."""
 
+    def test_a_device_is_refused_at_once(self) -> None:
+        """/dev/zero is never read (it never ends): an AuditError naming what it is."""
+        with pytest.raises(AuditError, match="/dev/zero: is a character device, not a file"):
+            load_audit("/dev/zero")
+
+    def test_a_large_file_is_refused_unread(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = write_audit({"r": stack(lr=1)}, tmp_path)
+        monkeypatch.setattr(io_module, "MAX_RECORD_BYTES", 100)
+        with pytest.raises(AuditError, match="is larger than 100 bytes"):
+            load_audit(path)
+
+    def test_deeply_nested_json_is_refused(self, tmp_path: pathlib.Path) -> None:
+        """Nesting that would exhaust the JSON decoder's recursion is an AuditError."""
+        path = tmp_path / "deep.json"
+        path.write_text("[" * 200_000 + "]" * 200_000)
+        with pytest.raises(AuditError, match="nests too deeply"):
+            load_audit(path)
+
+    def test_a_missing_file_is_still_file_not_found(self, tmp_path: pathlib.Path) -> None:
+        with pytest.raises(FileNotFoundError):
+            load_audit(tmp_path / "nothing.json")
+
     @pytest.mark.parametrize(
         ("content", "message"),
         [

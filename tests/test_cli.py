@@ -1893,3 +1893,34 @@ class TestExamples:
         block = re.search(r"## Format\n.*?```yaml\n(.*?)```", contract, re.DOTALL)
         assert block is not None
         assert (EXAMPLES / "megatron_ppo.yaml").read_text() == block.group(1)
+
+
+class TestHostilePaths:
+    """A device or a silent FIFO where a file should be: one line each, at once, never a hang."""
+
+    def test_audit_diff_of_devices(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["audit", "diff", "/dev/zero", "/dev/zero"]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert (
+            captured.err.splitlines()
+            == [
+                "layerconf audit diff: error: /dev/zero: is a character device, not a file (give "
+                "the path of a file, or of a pipe or FIFO)"
+            ]
+            * 2
+        )
+
+    @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+    def test_check_with_a_fifo_as_role_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        import layerconf.sources.files as files_module
+
+        monkeypatch.setattr(files_module, "PIPE_WAIT", 0.2)
+        fifo = tmp_path / "roles.yaml"
+        os.mkfifo(fifo)
+        argv = ["--rollout-batch-size", "4", "--megatron-config-path", str(fifo)]
+        assert main(["check", "--", *argv]) == 1
+        out = capsys.readouterr().out
+        assert f"{fifo}: error: is a pipe or FIFO that nothing was written to" in out

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import layerconf.presets.role_file as role_file_module
+import layerconf.sources.files as files_module
 import layerconf.sources.yaml as yaml_source
 from layerconf import ConfigError, Layer, Origin
 from layerconf.presets.role_file import RoleFile
@@ -439,6 +441,29 @@ class TestFiles:
             tracemalloc.stop()
         assert data == b"a: 1\n"
         assert peak < 64 * 1024 < yaml_source.MAX_BYTES
+
+    @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+    def test_a_fifo_nothing_writes_to_is_refused_in_bounded_time(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A FIFO without a writer never hangs the reader: refused after PIPE_WAIT."""
+        monkeypatch.setattr(files_module, "PIPE_WAIT", 0.2)
+        fifo = tmp_path / "roles.yaml"
+        os.mkfifo(fifo)
+        started = time.monotonic()
+        [problem] = check_role_file(fifo).problems
+        assert time.monotonic() - started < 5
+        assert problem.message == (
+            "is a pipe or FIFO that nothing was written to (or finished) within 0.2 seconds"
+        )
+
+    @pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+    def test_a_device_is_refused_without_reading(self, device: str) -> None:
+        """/dev/zero would never end, a terminal would wait: a device is refused at once."""
+        if not Path(device).exists():
+            pytest.skip(f"no {device}")
+        [problem] = check_yaml(device).problems
+        assert problem.message == "is a character device, not a file"
 
     @pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="needs /dev/fd")
     def test_file_without_a_size(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import enum
+import errno
 import json
 import os
 import pathlib
@@ -24,11 +25,15 @@ from layerconf.audits.record import AuditRecord, audit
 from layerconf.audits.validate import AGAIN
 from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.exceptions import AuditError
+from layerconf.sources.files import UnreadableFile, read_bounded
 
 __all__ = ["AUDIT_FILE", "load_audit", "record_bytes", "write_atomic", "write_audit"]
 
 #: The name of the file `write_audit` writes.
 AUDIT_FILE = "layerconf-audit.json"
+#: The largest record read: a record of a 1,000-argument job with two roles is under 1 MB; this
+#: keeps a wrong path (a checkpoint, /dev/zero) from being read and parsed whole.
+MAX_RECORD_BYTES = 32 * 1024 * 1024
 
 
 def write_audit(
@@ -218,17 +223,30 @@ def load_audit(
 
     Raises `AuditError` naming the file, what is wrong and what to do, for a file that is not
     JSON, not an audit record, of another format version, or (with `verify`) whose
-    fingerprint does not match its values. A missing file raises `FileNotFoundError`.
+    fingerprint does not match its values; for a path that is not a file (a device, a FIFO
+    nothing writes to) or a file over `MAX_RECORD_BYTES`, without reading it whole. A missing
+    file raises `FileNotFoundError`.
     """
     file = pathlib.Path(path)
     if file.is_dir():
         file = file / AUDIT_FILE
-    raw = file.read_bytes()
     where = str(file)
+    try:
+        raw = read_bounded(where, limit=MAX_RECORD_BYTES, kind="audit record")
+    except UnreadableFile as error:
+        if error.missing:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", where) from None
+        raise AuditError(f"{error.message} ({error.hint})", where) from None
     if not raw.strip():
         raise AuditError(f"the file is empty, not an audit record; {AGAIN}", where)
     try:
         data = json.loads(raw, parse_constant=_reject_constant)
+    except RecursionError:
+        raise AuditError(
+            "not a layerconf audit record: its JSON nests too deeply (a record nests a few "
+            f"levels); {AGAIN}",
+            where,
+        ) from None
     except (ValueError, UnicodeDecodeError) as error:
         raise AuditError(
             f"not a layerconf audit record: it is not valid JSON ({error}); the file is "

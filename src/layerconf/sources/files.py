@@ -1,28 +1,45 @@
-"""Reading an input file whole, within a size limit, with a problem that says what went wrong.
+"""Reading an input file whole, in bounded time and memory, with a problem that says what failed.
 
-Every file layerconf reads (a YAML file, a role file) comes through `read_bounded`: a wrong path
-(a checkpoint, a device) is refused instead of read whole into memory, and every way a read
-can fail is one `UnreadableFile` with a message and a hint for the user.
+Every file layerconf reads (a YAML file, a role file, an audit record) comes through
+`read_bounded`: a wrong path (a checkpoint, a device) is refused instead of read whole into
+memory; the path is opened without blocking and its type checked before anything is read, so a
+device (``/dev/zero``, a terminal as ``/dev/stdin``), a socket or a directory is refused at once,
+and a pipe or FIFO (``<(cat roles.yaml)``) is read only while something writes to it, never
+waited on for more than `PIPE_WAIT` seconds. Every way a read can fail is one `UnreadableFile`
+with a message and a hint for the user.
 """
 
 from __future__ import annotations
 
 import os
+import select
+import stat
+import time
 
-__all__ = ["MAX_BYTES", "UnreadableFile", "read_bounded"]
+__all__ = ["MAX_BYTES", "PIPE_WAIT", "UnreadableFile", "read_bounded"]
 
 #: The largest file read. A configuration file is a few kilobytes; this only stops a wrong path
 #: (a checkpoint, a device) from being read whole into memory.
 MAX_BYTES = 16 * 1024 * 1024
+#: The longest a pipe or FIFO is waited on, in seconds, before it is refused as silent.
+PIPE_WAIT = 5.0
+
+_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class UnreadableFile(Exception):
     """A file that cannot be read: what is wrong (`message`) and what to do (`hint`)."""
 
-    def __init__(self, message: str, hint: str) -> None:
+    def __init__(self, message: str, hint: str, *, missing: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        #: True when there is no file at the path at all.
+        self.missing = missing
 
 
 def read_bounded(source: str, *, limit: int = MAX_BYTES, kind: str = "file") -> bytes:
@@ -35,6 +52,7 @@ def read_bounded(source: str, *, limit: int = MAX_BYTES, kind: str = "file") -> 
         raise UnreadableFile(
             "file not found",
             f"check the path; a relative path is read from the current directory {os.getcwd()}",
+            missing=True,
         ) from None
     except IsADirectoryError:
         raise UnreadableFile(
@@ -62,14 +80,25 @@ def read_bounded(source: str, *, limit: int = MAX_BYTES, kind: str = "file") -> 
 
 
 def _read(source: str, most: int) -> bytes:
-    """At most `most` bytes of the file at `source`."""
+    """At most `most` bytes of the file at `source`, opened without blocking on a FIFO."""
     # os.read, not open(): no file object to build for a file read in one or two calls.
-    descriptor = os.open(source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+    descriptor = os.open(source, flags | getattr(os, "O_NOCTTY", 0))
     try:
+        found = os.fstat(descriptor)
+        if stat.S_ISDIR(found.st_mode):
+            raise IsADirectoryError(source)
+        if stat.S_ISFIFO(found.st_mode):
+            return _read_pipe(descriptor, most)
+        if not stat.S_ISREG(found.st_mode):
+            kind = next((name for test, name in _KINDS if test(found.st_mode)), "not a file")
+            raise UnreadableFile(
+                f"is {kind}, not a file", "give the path of a file, or of a pipe or FIFO"
+            )
         # read(n) allocates n bytes first: ask for the file's size and one byte more (a
         # second, empty read says it ended), or for 64 KiB at a time from files that
-        # report no size (pipes, /proc); never for more than `most` in all.
-        size = os.fstat(descriptor).st_size
+        # report no size (/proc); never for more than `most` in all.
+        size = found.st_size
         step = size + 1 if 0 < size < most else 1 << 16
         chunks: list[bytes] = []
         total = 0
@@ -82,3 +111,32 @@ def _read(source: str, most: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(descriptor)
+
+
+def _read_pipe(descriptor: int, most: int) -> bytes:
+    """What a pipe or FIFO holds until its writer closes it: at most `most` bytes, waiting at
+    most `PIPE_WAIT` seconds in all (a FIFO no one writes to is refused, not waited on)."""
+    if not hasattr(select, "poll"):  # no poll() (Windows has no FIFOs at such paths)
+        raise UnreadableFile("is a pipe, which cannot be read here", "give the path of a file")
+    poller = select.poll()
+    poller.register(descriptor, select.POLLIN)
+    deadline = time.monotonic() + PIPE_WAIT
+    chunks: list[bytes] = []
+    total = 0
+    while total < most:
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(left * 1000):
+            raise UnreadableFile(
+                f"is a pipe or FIFO that nothing was written to (or finished) within "
+                f"{PIPE_WAIT:g} seconds",
+                "give the path of a file, or write the whole content and close the pipe",
+            )
+        try:
+            chunk = os.read(descriptor, min(1 << 16, most - total))
+        except BlockingIOError:  # woken without data: poll again
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
