@@ -53,6 +53,7 @@ from layerconf.audits import (
     write_audit,
 )
 from layerconf.audits import io as io_module
+from layerconf.audits import record as audit_record_module
 from layerconf.audits.io import _dumps
 from layerconf.audits.record import _settings
 from layerconf.core.namespace import provenance_of
@@ -992,6 +993,83 @@ class TestWriteNeverDestroys:
         )
         assert main(["audit", "-o", "-", "--", *argv]) == 0
         assert json.loads(capsys.readouterr().out)["format"] == 1
+
+
+class TestSignedRecords:
+    """A key signs a record; checking with it refuses one unsigned, re-signed or changed."""
+
+    KEY = b"k" * 32
+
+    def test_signed_and_checked(self, tmp_path: pathlib.Path) -> None:
+        path = write_audit({"r": stack(lr=1)}, tmp_path, key=self.KEY)
+        record = load_audit(path, key=self.KEY)
+        assert record.signed
+        assert record.data["signature"]["alg"] == "hmac-sha256"
+        assert load_audit(path).signed  # read without a key: not checked
+        assert load_audit(path, key=self.KEY.decode()).fingerprint == record.fingerprint
+
+    def test_a_forged_value_with_a_recomputed_fingerprint_is_refused(
+        self, tmp_path: pathlib.Path
+    ) -> None:
+        """The fingerprint passes (anyone can recompute it); the signature does not."""
+        path = write_audit({"r": stack(lr=1)}, tmp_path, key=self.KEY)
+        data = json.loads(path.read_text())
+        data["roles"]["r"]["settings"]["lr"]["value"] = 2
+        data["fingerprint"] = audit_record_module._fingerprint(data["roles"])
+        path.write_text(json.dumps(data))
+        assert load_audit(path).namespace("r").lr == 2  # integrity alone: accepted
+        with pytest.raises(AuditError, match="signature does not match"):
+            load_audit(path, key=self.KEY)
+
+    @pytest.mark.parametrize(
+        ("change", "message"),
+        [
+            ("unsigned", "the record is not signed"),
+            ("other key", "signature does not match"),
+            ("other alg", "not an hmac-sha256 signature"),
+        ],
+    )
+    def test_refused(self, tmp_path: pathlib.Path, change: str, message: str) -> None:
+        key = b"another key" if change == "other key" else self.KEY
+        path = write_audit({"r": stack(lr=1)}, tmp_path, key=None if change == "unsigned" else key)
+        if change == "other alg":
+            data = json.loads(path.read_text())
+            data["signature"]["alg"] = "md5"
+            path.write_text(json.dumps(data))
+        with pytest.raises(AuditError, match=message):
+            load_audit(path, key=self.KEY)
+
+    def test_an_empty_key_is_refused(self, tmp_path: pathlib.Path) -> None:
+        with pytest.raises(ValueError, match="must not be empty"):
+            write_audit({"r": stack(lr=1)}, tmp_path, key=b"")
+
+    def test_the_commands(self, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """audit --key-file signs; audit verify checks; the key is never printed."""
+        from layerconf.cli import main
+
+        key_file = tmp_path / "key"
+        key_file.write_text("s3cr3t-signing-key\n")
+        argv = ["--rollout-batch-size", "4", "--lr", "1e-6"]
+        assert (
+            main(["audit", "-o", f"{tmp_path / 'run'}/", "--key-file", str(key_file), "--", *argv])
+            == 0
+        )
+        assert main(["audit", "verify", "--key-file", str(key_file), str(tmp_path / "run")]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"{tmp_path / 'run' / AUDIT_FILE}: signed with this key")
+        assert load_audit(tmp_path / "run", key=b"s3cr3t-signing-key").signed
+        other = tmp_path / "other"
+        other.write_text("0th3r-k3y-bytes")
+        assert main(["audit", "verify", "--key-file", str(other), str(tmp_path / "run")]) == 1
+        assert main(["audit", "replay", "--key-file", str(other), str(tmp_path / "run")]) == 1
+        empty = tmp_path / "empty"
+        empty.write_text("\n")
+        assert main(["audit", "verify", "--key-file", str(empty), str(tmp_path / "run")]) == 2
+        captured = capsys.readouterr()
+        assert "signature does not match" in captured.err
+        assert "the file is empty: it holds no key" in captured.err
+        assert "s3cr3t" not in captured.out + captured.err
+        assert "0th3r-k3y" not in captured.out + captured.err
 
 
 class TestLoadAudit:

@@ -30,7 +30,7 @@ SLIME_ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
 PPO_ARGV = (EXAMPLES / "ppo_argv.txt").read_text().splitlines()
 COMMANDS = ("explain", "show", "diff", "check", "schema", "audit")
 # Commands that read audit records: no trainer parser, no trainer command line.
-RECORD_COMMANDS = ("audit diff", "audit replay")
+RECORD_COMMANDS = ("audit diff", "audit replay", "audit verify")
 
 # Where a value came from, as every JSON output spells it.
 ORIGIN_FIELDS = (
@@ -1687,7 +1687,7 @@ class TestToolErrors:
             ),
             (
                 ["audit", "dif", "a.json", "b.json"],
-                "layerconf audit: error: unknown audit command 'dif'; did you mean 'diff'? (audit commands: diff, replay)",
+                "layerconf audit: error: unknown audit command 'dif'; did you mean 'diff'? (audit commands: diff, replay, verify)",
             ),
             (
                 ["audit", "diff", "a.json"],

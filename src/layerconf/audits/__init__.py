@@ -5,6 +5,7 @@ from layerconf.audits.diff import AuditChange, diff_audits
 from layerconf.audits.export import flatten
 from layerconf.audits.io import AUDIT_FILE, load_audit, record_bytes, write_atomic, write_audit
 from layerconf.audits.record import AuditRecord, audit
+from layerconf.audits.signing import sign
 
 __all__ = [
     "AUDIT_FILE",
@@ -18,6 +19,7 @@ __all__ = [
     "flatten",
     "load_audit",
     "record_bytes",
+    "sign",
     "standard_types",
     "write_atomic",
     "write_audit",

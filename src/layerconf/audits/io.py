@@ -22,6 +22,7 @@ from typing import Any
 
 from layerconf.audits.codec import ValueTypes, compact
 from layerconf.audits.record import AuditRecord, audit
+from layerconf.audits.signing import Key, sign
 from layerconf.audits.validate import AGAIN
 from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.exceptions import AuditError
@@ -41,17 +42,23 @@ def write_audit(
     directory: str | os.PathLike[str],
     *,
     secrets: SecretPolicy = SECRETS,
+    key: Key | None = None,
 ) -> pathlib.Path:
     """Write ``layerconf-audit.json`` for `roles` into `directory`, atomically; return its path.
+
+    With `key` (bytes or text), the record is signed (`layerconf.audits.signing`): whoever
+    holds the key can check with ``load_audit(path, key=...)`` that it was written with it
+    and not changed since.
 
     The record goes to a temporary file in the same directory (``.layerconf-audit.json.*.tmp``),
     is flushed to disk, and replaces the old file in one rename: a reader sees the old record
     or the new one, never half of one, and a writer killed mid-way leaves the old file intact
     (and at most its temporary file). The directory is created if it does not exist.
     """
-    return write_atomic(
-        pathlib.Path(directory), AUDIT_FILE, record_bytes(audit(roles, secrets=secrets))
-    )
+    record = audit(roles, secrets=secrets)
+    if key is not None:
+        record = sign(record, key)
+    return write_atomic(pathlib.Path(directory), AUDIT_FILE, record_bytes(record))
 
 
 def record_bytes(record: Mapping[str, Any]) -> bytes:
@@ -215,8 +222,12 @@ def load_audit(
     *,
     verify: bool = True,
     types: ValueTypes | Iterable[type[enum.Enum]] | None = None,
+    key: Key | None = None,
 ) -> AuditRecord:
     """Read a record written by `write_audit` (a file, or the directory that holds one).
+
+    With `key`, the record must carry the signature `write_audit(..., key=key)` made of it:
+    one that is missing or does not match is an `AuditError`.
 
     `types` are enum classes of the program's own to rebuild from the record (its replay
     rebuilds no other: reading a record never imports a module it names); see `ValueTypes`.
@@ -253,7 +264,7 @@ def load_audit(
             f"truncated or was not written by write_audit(): {AGAIN}",
             where,
         ) from None
-    return AuditRecord.from_dict(data, path=where, verify=verify, types=types)
+    return AuditRecord.from_dict(data, path=where, verify=verify, types=types, key=key)
 
 
 def _reject_constant(name: str) -> Any:

@@ -33,6 +33,7 @@ from layerconf.audits.codec import (
     standard_types,
     value_types,
 )
+from layerconf.audits.signing import Key, check_signature
 from layerconf.audits.validate import validate
 from layerconf.core.explain import explain, explain_all
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
@@ -273,11 +274,13 @@ class AuditRecord:
         path: str | None = None,
         verify: bool = True,
         types: ValueTypes | Iterable[type[enum.Enum]] | None = None,
+        key: Key | None = None,
     ) -> AuditRecord:
         """Check `data` (what `audit()` returns, or its JSON read back) and wrap it.
 
         `types` adds enum classes of the program's own to those rebuilt from the record
-        (`ValueTypes`); a member of any other enum class stays an `OpaqueValue`.
+        (`ValueTypes`); a member of any other enum class stays an `OpaqueValue`. With `key`,
+        the record's signature must be one `key` made of it (`layerconf.audits.signing`).
         """
         problems, advice = validate(data)
         if problems:
@@ -296,7 +299,14 @@ class AuditRecord:
                     "or read it with verify=False",
                     path,
                 )
+        if key is not None:
+            check_signature(data, key, path)
         return cls(data, path, value_types(types))
+
+    @property
+    def signed(self) -> bool:
+        """Whether the record carries a signature (checked only when read with a key)."""
+        return "signature" in self.data
 
     @property
     def format(self) -> int:

@@ -73,6 +73,8 @@ def _check_fields(data: dict[str, Any]) -> _Problems:
             problems.append(f"it has no {name!r} field")
         elif not isinstance(data[name], kind):
             problems.append(f"{name!r} is {_json_type(data[name])}, not {wanted}")
+    if "signature" in data and not isinstance(data["signature"], dict):
+        problems.append(f"'signature' is {_json_type(data['signature'])}, not an object")
     return problems, AGAIN
 
 

@@ -41,17 +41,21 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
         f"never a FIFO or a device); a directory (existing, or written with a trailing '/') "
         f"gets {AUDIT_FILE} in it; '-' or none: print it",
     )
+    _key_option(parser, signs=True)
 
 
 def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
     # record_bytes and write_atomic are what write_audit() does, given the record once: the
     # same bytes go to stdout or to any file name, and the fingerprint is reported.
-    from layerconf.audits import audit, record_bytes
+    from layerconf.audits import audit, record_bytes, sign
 
+    key = _key(options, f"{PROG} audit")
     outcome = resolved(options, argv)
     if outcome.roles is None:
         return report_failure(outcome)
     record = audit(outcome.roles)
+    if key is not None:
+        record = sign(record, key)
     data = record_bytes(record)
     if options.output in (None, "-"):
         sys.stdout.write(data.decode("ascii"))
@@ -89,6 +93,39 @@ def _write(output: str, data: bytes) -> Path:
 
 # ---------------------------------------------------------------------------------------------
 # Reading records
+
+
+def _key_option(
+    parser: argparse.ArgumentParser, *, signs: bool = False, required: bool = False
+) -> None:
+    """--key-file FILE: the key records are signed with (`signs`) or checked against."""
+    parser.add_argument(
+        "--key-file",
+        metavar="FILE",
+        required=required,
+        help="sign the record with the key in FILE (HMAC-SHA256; the file's bytes, without one "
+        "trailing newline)"
+        if signs
+        else "check each record's signature with the key in FILE: a record not signed with it "
+        "is refused",
+    )
+
+
+def _key(options: argparse.Namespace, prog: str) -> bytes | None:
+    """The key in --key-file's file, or None without one; never printed."""
+    path: str | None = getattr(options, "key_file", None)
+    if path is None:
+        return None
+    from layerconf.sources.files import UnreadableFile, read_bounded
+
+    try:
+        key = read_bounded(path, limit=64 * 1024, kind="key file")
+    except UnreadableFile as error:
+        raise UsageError(f"--key-file {path}: {error.message} ({error.hint})", prog) from None
+    key = key.removesuffix(b"\n").removesuffix(b"\r")
+    if not key:
+        raise UsageError(f"--key-file {path}: the file is empty: it holds no key", prog)
+    return key
 
 
 def _types_option(parser: argparse.ArgumentParser) -> None:
@@ -129,10 +166,11 @@ def _read_records(
     from layerconf.exceptions import AuditError
 
     types = _trusted_enums(options)
+    key = _key(options, prog)
     records = []
     for path in paths:
         try:
-            records.append(load_audit(path, types=types))
+            records.append(load_audit(path, types=types, key=key))
         except AuditError as error:
             print_error(f"{prog}: error: {error}")
         except OSError as error:
@@ -150,6 +188,7 @@ def _audit_diff_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("after", metavar="AFTER", help="the record to compare it with")
     parser.add_argument("--json", action="store_true", help="print a JSON list")
     _types_option(parser)
+    _key_option(parser)
 
 
 def _run_audit_diff(options: argparse.Namespace, argv: list[str]) -> int:
@@ -241,6 +280,7 @@ def _audit_replay_options(parser: argparse.ArgumentParser) -> None:
     )
     shown_options(parser)
     _types_option(parser)
+    _key_option(parser)
 
 
 def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
@@ -273,10 +313,36 @@ def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------------------------
+# audit verify
+
+
+def _audit_verify_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "records", nargs="+", metavar="RECORD", help="an audit record, or its directory"
+    )
+    _key_option(parser, required=True)
+    parser.set_defaults(parser=None)
+
+
+def _run_audit_verify(options: argparse.Namespace, argv: list[str]) -> int:
+    del argv
+    prog = f"{PROG} audit verify"
+    records = _read_records(options.records, prog, options)
+    if records is None:
+        return EXIT_PROBLEMS
+    for record in records:
+        print(
+            f"{record.path}: signed with this key and unchanged since "
+            f"(fingerprint {record.fingerprint})"
+        )
+    return EXIT_OK
+
+
 COMMANDS = (
     Command(
         "audit",
-        usage("audit", "[-o PATH] -- ARGV..."),
+        usage("audit", "[-o PATH] [--key-file FILE] -- ARGV..."),
         "the audit record of the configuration, as JSON run metadata",
         "Resolve the roles and write their audit record (what layerconf.write_audit "
         "writes): every\nvalue of every role with its origin and what it shadowed, the "
@@ -297,7 +363,13 @@ COMMANDS = (
     ),
     Command(
         "audit diff",
-        usage("audit diff", "[--json] [--parser MODULE:ATTR] BEFORE AFTER", takes_parser=False),
+        usage(
+            "audit diff",
+            "[--json] [--parser MODULE:ATTR] [--key-file FILE]\n"
+            + " " * len("usage: layerconf audit diff ")
+            + "BEFORE AFTER",
+            takes_parser=False,
+        ),
         "the values that changed between two audit records",
         "The values that changed between two runs' audit records, per role and key, "
         "with the layer\nthat set each side. Values compare as recorded (1 and 1.0 "
@@ -319,7 +391,7 @@ COMMANDS = (
             "audit replay",
             "[--role ROLE] [--changed] [--json | --yaml]\n"
             + " " * len("usage: layerconf audit replay ")
-            + "[--parser MODULE:ATTR] RECORD",
+            + "[--parser MODULE:ATTR] [--key-file FILE] RECORD",
             takes_parser=False,
         ),
         "a role's configuration rebuilt from an audit record",
@@ -332,6 +404,25 @@ COMMANDS = (
         "error\n(an unknown ROLE).",
         _audit_replay_options,
         _run_audit_replay,
+        takes_argv=False,
+        takes_parser=False,
+    ),
+    Command(
+        "audit verify",
+        usage("audit verify", "--key-file FILE RECORD [RECORD ...]", takes_parser=False),
+        "check that audit records were signed with a key, and not changed since",
+        "Check each record's signature (layerconf audit --key-file, write_audit(..., key=)) "
+        "with the\nkey in FILE: a record signed with it and unchanged since passes; one that "
+        "is not signed,\nsigned with another key or changed after it was signed is refused. "
+        "The fingerprint alone\ndetects accidents; a signature also says who could have "
+        "written the record.",
+        "example:\n"
+        f"  {PROG} audit -o runs/001/ --key-file ~/.layerconf-key -- $(cat launch_argv.txt)\n"
+        f"  {PROG} audit verify --key-file ~/.layerconf-key runs/001\n\n"
+        "exit status: 0 every record verified; 1 a record that cannot be read or verified; 2 "
+        "a usage\nerror (a key file that cannot be read).",
+        _audit_verify_options,
+        _run_audit_verify,
         takes_argv=False,
         takes_parser=False,
     ),
