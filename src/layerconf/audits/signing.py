@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections.abc import Mapping
 from typing import Any, Union
 
@@ -24,6 +25,10 @@ __all__ = ["ALGORITHM", "Key", "check_signature", "key_bytes", "sign"]
 ALGORITHM = "hmac-sha256"
 #: A signing key: bytes, or text (its UTF-8 bytes).
 Key = Union[bytes, str]
+#: The fields of a signature, exactly: any other would not be covered by the HMAC.
+_FIELDS = frozenset({"alg", "value"})
+#: The value of a signature: the HMAC-SHA256 as 64 lowercase hex digits.
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def key_bytes(key: Key) -> bytes:
@@ -68,7 +73,16 @@ def check_signature(record: Mapping[str, Any], key: Key, where: str | None = Non
             f"the record's signature is not an {ALGORITHM} signature this layerconf checks",
             where,
         )
-    if not hmac.compare_digest(signature["value"], _digest(record, key)):
+    if set(signature) != _FIELDS or not _DIGEST.fullmatch(signature["value"]):
+        # Fields beside alg and value are not covered by the HMAC: refused, never shown as
+        # signed; a value of another shape (non-ASCII text) is no digest at all.
+        raise AuditError(
+            f"the record's signature is not an {ALGORITHM} signature this layerconf checks: "
+            'it must be exactly {"alg", "value"}, the value 64 lowercase hex digits',
+            where,
+        )
+    expected = _digest(record, key).encode("ascii")
+    if not hmac.compare_digest(signature["value"].encode("ascii"), expected):
         raise AuditError(
             "the record's signature does not match: it was changed after it was signed, or "
             "signed with another key",
