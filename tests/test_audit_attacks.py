@@ -11,7 +11,10 @@ import pytest
 
 from layerconf import AuditError, Layer, LayerStack, Namespace
 from layerconf.audits import (
+    AuditRecord,
     audit,
+    diff_audits,
+    flatten,
     load_audit,
     write_audit,
 )
@@ -54,6 +57,116 @@ def every_reader(path: pathlib.Path) -> Iterator[tuple[str, int]]:
         yield " ".join(command[:2]), main(command)
 
 
+class TestDeepRecords:
+    """A record that JSON parses but nests deeply is refused as such, before it is read."""
+
+    @pytest.mark.parametrize("shape", ["list", "mapping", "tagged list", "tagged dict"])
+    def test_refused_by_every_command(
+        self, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], shape: str
+    ) -> None:
+        depth = 400
+        value = {
+            "list": "[" * depth + "]" * depth,
+            "mapping": '{"a":' * depth + "1" + "}" * depth,
+            "tagged list": '{"$type":"list","items":[' * (depth // 2) + "]}" * (depth // 2),
+            "tagged dict": '{"$type":"dict","items":[[1,' * (depth // 2)
+            + "1"
+            + "]]}" * (depth // 2),
+        }[shape]
+        data = json.loads(with_value(value))
+        path = tmp_path / "deep.json"
+        path.write_text(json.dumps(refingerprinted(data)))
+        for command, status in every_reader(path):
+            assert status == 1, command
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        assert err.count("nests too deeply") == 5  # diff reads the file twice
+
+    def test_a_record_as_deep_as_a_real_one_is_read(self) -> None:
+        """A value nested 30 levels (tagged all the way) still reads back."""
+        value: Any = 1
+        for _ in range(30):
+            value = {"k": (value,)}
+        record = AuditRecord.from_dict(audit({"r": stack(x=value)}))
+        assert record.namespace("r").x == value
+
+
+class TestNumbersJSONCannotHold:
+    """A number out of range (1e400 reads as inf) is refused as not JSON, never a traceback."""
+
+    def test_load_audit(self, tmp_path: pathlib.Path) -> None:
+        path = tmp_path / "inf.json"
+        path.write_text(with_value("1e400"))
+        with pytest.raises(AuditError, match="1e400"):
+            load_audit(path)
+
+    def test_from_dict(self) -> None:
+        data = plain()
+        data["roles"]["r"]["settings"]["x"]["value"] = float("inf")
+        with pytest.raises(AuditError, match="not a JSON value"):
+            AuditRecord.from_dict(data)
+
+    def test_commands(self, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+        path = tmp_path / "inf.json"
+        path.write_text(with_value("-1e999"))
+        for command, status in every_reader(path):
+            assert status == 1, command
+        assert "Traceback" not in capsys.readouterr().err
+
+
+class TestMalformedSections:
+    """A section whose argv, notices or history is of the wrong shape is refused by validate."""
+
+    @pytest.mark.parametrize(
+        ("where", "bad", "message"),
+        [
+            ("argv", 5, r"roles\.r\.argv is not an array of strings or null"),
+            ("argv", ["--x", 1], r"roles\.r\.argv is not an array of strings or null"),
+            ("notices", [1], r"roles\.r\.notices\[0\] is not an object"),
+            ("history", [1], r"roles\.r\.settings\.x\.history\[0\] has no 'value'"),
+            ("history", 7, r"roles\.r\.settings\.x\.history is not an array"),
+            ("top argv", [None], r"'argv' is not an array of strings or null"),
+        ],
+    )
+    def test_refused(self, where: str, bad: Any, message: str) -> None:
+        data = plain()
+        section = data["roles"]["r"]
+        if where == "history":
+            section["settings"]["x"]["history"] = bad
+        elif where == "top argv":
+            data["argv"] = bad
+        else:
+            section[where] = bad
+        with pytest.raises(AuditError, match=message):
+            AuditRecord.from_dict(refingerprinted(data))
+
+    def test_replay_never_a_traceback(
+        self, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        data = plain()
+        data["roles"]["r"]["notices"] = [1]
+        data["roles"]["r"]["argv"] = 5
+        path = tmp_path / "record.json"
+        path.write_text(json.dumps(refingerprinted(data)))
+        assert main(["audit", "replay", str(path)]) == 1
+        assert "Traceback" not in capsys.readouterr().err
+
+
+class TestDuplicateKeys:
+    """A key written twice in one object is refused: the text would say two things."""
+
+    def test_a_signed_record_with_an_added_duplicate_is_refused(
+        self, tmp_path: pathlib.Path
+    ) -> None:
+        """JSON keeps the last; a reader that keeps the first (or grep) would see 999."""
+        path = write_audit({"r": stack(lr=1)}, tmp_path, key=KEY)
+        text = path.read_text()
+        forged = '"lr": {"value": 999, "layer": "cli", "kind": "argv"},\n    "lr": {'
+        path.write_text(text.replace('"lr": {', forged, 1))
+        with pytest.raises(AuditError, match="the key 'lr' appears twice in one object"):
+            load_audit(path, key=KEY)
+
+
 class TestSignatureShape:
     """A signature is exactly {"alg", "value"} with a 64-digit hex value; else refused."""
 
@@ -93,3 +206,24 @@ class TestSignatureShape:
         data = json.loads(path.read_text())
         path.write_text(json.dumps(dict(reversed(data.items())), indent=5, sort_keys=True))
         assert load_audit(path, key=KEY).signed
+
+
+class TestInertReading:
+    """Keys and tags a record names never reach code: replays of them are plain data."""
+
+    def test_dunder_keys_and_odd_tags(self) -> None:
+        data = plain()
+        settings = data["roles"]["r"]["settings"]
+        settings["__class__"] = {"value": {"$type": "object", "class": "os.system", "repr": "x"}}
+        settings["__dict__"] = {"value": {"$type": {"$type": "enum"}, "class": "builtins.eval"}}
+        settings["p"] = {"value": {"$type": "path", "class": "__import__", "path": "os"}}
+        settings["e"] = {"value": {"$type": "enum", "class": "os.system", "name": "x"}}
+        settings["i"] = {"value": {"$type": "int", "hex": "0x" + "f" * 10_000}}
+        record = AuditRecord.from_dict(refingerprinted(data))
+        values = record.values("r", strict=False)
+        assert type(values["__class__"]).__name__ == "OpaqueValue"
+        assert values["i"].bit_length() == 40_000
+        with pytest.raises(AuditError, match="cannot rebuild"):
+            record.namespace("r")
+        assert flatten(record)["r/e"] == "system.x"
+        assert diff_audits(record, record) == []

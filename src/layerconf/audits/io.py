@@ -12,6 +12,7 @@ import contextlib
 import enum
 import errno
 import json
+import math
 import os
 import pathlib
 import socket
@@ -233,10 +234,11 @@ def load_audit(
     rebuilds no other: reading a record never imports a module it names); see `ValueTypes`.
 
     Raises `AuditError` naming the file, what is wrong and what to do, for a file that is not
-    JSON, not an audit record, of another format version, or (with `verify`) whose
-    fingerprint does not match its values; for a path that is not a file (a device, a FIFO
-    nothing writes to) or a file over `MAX_RECORD_BYTES`, without reading it whole. A missing
-    file raises `FileNotFoundError`.
+    JSON (a key twice in one object and a number out of a float's range are refused too),
+    nests deeper than a record does, is not an audit record, is of another format version, or
+    (with `verify`) whose fingerprint does not match its values; for a path that is not a
+    file (a device, a FIFO nothing writes to) or a file over `MAX_RECORD_BYTES`, without
+    reading it whole. A missing file raises `FileNotFoundError`.
     """
     file = pathlib.Path(path)
     if file.is_dir():
@@ -251,7 +253,12 @@ def load_audit(
     if not raw.strip():
         raise AuditError(f"the file is empty, not an audit record; {AGAIN}", where)
     try:
-        data = json.loads(raw, parse_constant=_reject_constant)
+        data = json.loads(
+            raw,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_unique_keys,
+        )
     except RecursionError:
         raise AuditError(
             "not a layerconf audit record: its JSON nests too deeply (a record nests a few "
@@ -269,3 +276,28 @@ def load_audit(
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one out of a float's range (``1e400``) is refused."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return number
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different: a key written twice is refused.
+
+    JSON parsers disagree on which of two values of one key counts (Python keeps the last);
+    a record that says two things is refused rather than read one way here and the other
+    way by another tool, a signature checking only one of them.
+    """
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key[:80]!r} appears twice in one object")
+            seen.add(key)
+    return data

@@ -7,11 +7,18 @@ record from anywhere is refused with a reason before anything reads its values.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from layerconf.audits.codec import FORMAT
 
-__all__ = ["AGAIN", "validate"]
+__all__ = ["AGAIN", "MAX_DEPTH", "validate"]
+
+#: The deepest a record nests (objects and arrays within each other). A real record nests
+#: about 7 levels plus its deepest value (a tagged value takes 3 levels per level of its own);
+#: this keeps a record that JSON parses from being read by code that recurses into it (the
+#: decoder, diff, show) far enough to exhaust Python's stack.
+MAX_DEPTH = 160
 
 #: What to do about a record that is not readable.
 AGAIN = "write it again with layerconf.write_audit(roles, directory)"
@@ -38,7 +45,7 @@ def validate(data: Any) -> _Problems:
     The checks run in turn, each on what the ones before it accepted; the first that finds
     problems says them.
     """
-    for check in (_check_object, _check_format, _check_fields, _check_roles):
+    for check in (_check_object, _check_json, _check_format, _check_fields, _check_roles):
         problems, advice = check(data)
         if problems:
             return problems, advice
@@ -48,6 +55,32 @@ def validate(data: Any) -> _Problems:
 def _check_object(data: Any) -> _Problems:
     if not isinstance(data, dict):
         return [f"it is {_json_type(data)}, not an object"], AGAIN
+    return [], AGAIN
+
+
+def _check_json(data: dict[str, Any]) -> _Problems:
+    """Only what JSON holds (no NaN or infinity), at most `MAX_DEPTH` levels deep."""
+    # Iterative: a record nested deeper than Python's stack is told, not a RecursionError.
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        kind = type(value)
+        if kind is dict or kind is list:
+            if depth > MAX_DEPTH:
+                return [
+                    f"it nests too deeply (more than {MAX_DEPTH} levels; a record nests a few)"
+                ], AGAIN
+            if kind is dict:
+                if any(type(key) is not str for key in value):
+                    return ["an object has a key that is not a string"], AGAIN
+                pending.extend((item, depth + 1) for item in value.values())
+            else:
+                pending.extend((item, depth + 1) for item in value)
+        elif kind is float:
+            if not math.isfinite(value):
+                return [f"it holds {value!r}, which is not a JSON value"], AGAIN
+        elif not (kind is str or kind is int or kind is bool or value is None):
+            return [f"it holds a {kind.__name__}, which is not a JSON value"], AGAIN
     return [], AGAIN
 
 
@@ -73,6 +106,8 @@ def _check_fields(data: dict[str, Any]) -> _Problems:
             problems.append(f"it has no {name!r} field")
         elif not isinstance(data[name], kind):
             problems.append(f"{name!r} is {_json_type(data[name])}, not {wanted}")
+        elif name == "argv" and not _argv(data[name]):
+            problems.append(f"{name!r} is not an array of strings or null")
     if "signature" in data and not isinstance(data["signature"], dict):
         problems.append(f"'signature' is {_json_type(data['signature'])}, not an object")
     return problems, AGAIN
@@ -99,7 +134,21 @@ def _section_problems(where: str, section: Any) -> list[str]:
     for part in _ARRAYS:
         if not isinstance(section.get(part, []), list):
             problems.append(f"{where}.{part} is not an array")
+    for index, notice in enumerate(_list(section.get("notices"))):
+        if not isinstance(notice, dict):
+            problems.append(f"{where}.notices[{index}] is not an object")
+    if "argv" in section and not _argv(section["argv"]):
+        problems.append(f"{where}.argv is not an array of strings or null")
     return problems
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _argv(value: Any) -> bool:
+    """Whether `value` is a command line as a record holds one: strings, or null."""
+    return value is None or (isinstance(value, list) and all(type(v) is str for v in value))
 
 
 def _entry_problems(where: str, entry: Any) -> list[str]:
@@ -107,6 +156,14 @@ def _entry_problems(where: str, entry: Any) -> list[str]:
         return [f"{where} has no 'value'"]
     if "layer" in entry and not isinstance(entry["layer"], str):
         return [f"{where}.layer is not a string"]
+    history = entry.get("history", [])
+    if not isinstance(history, list):
+        return [f"{where}.history is not an array"]
+    for index, item in enumerate(history):
+        if not isinstance(item, dict) or "value" not in item:
+            return [f"{where}.history[{index}] has no 'value'"]
+        if "layer" in item and not isinstance(item["layer"], str):
+            return [f"{where}.history[{index}].layer is not a string"]
     return []
 
 
