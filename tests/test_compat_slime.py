@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import copy
+import errno
+import logging
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from layerconf import ConfigError, LayerconfWarning, explain, load_profile
+from layerconf import ConfigError, explain, load_profile
 from layerconf.compat.slime import SlimeConfigError, parse_megatron_role_args
 
 
@@ -17,6 +20,20 @@ from layerconf.compat.slime import SlimeConfigError, parse_megatron_role_args
 def base(slime_argv: list[str]) -> argparse.Namespace:
     parsed, _ = load_profile().parse_known_args(slime_argv)
     return parsed
+
+
+def logged(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    """(level, message) of what the drop-in logged, as slime logs through logging."""
+    return [
+        (record.levelname, record.getMessage())
+        for record in caplog.records
+        if record.name == "layerconf.compat.slime"
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _capture_info(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="layerconf.compat.slime")
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -63,29 +80,31 @@ class TestSameValuesAsSlime:
         assert vars(result) == vars(base)
 
     def test_unknown_key_is_set_with_a_warning(
-        self, base: argparse.Namespace, tmp_path: Path
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
     ) -> None:
-        """slime sets an unknown key anyway; so do we, and say so."""
-        with pytest.warns(LayerconfWarning, match="'my_key' is not a known argument"):
-            result = parse_megatron_role_args(
-                base,
-                write(tmp_path, "megatron:\n  - role: actor\n    overrides: {my_key: 3}\n"),
-                "actor",
-            )
+        """slime sets an unknown key anyway; so do we, and say so through logging, as slime."""
+        result = parse_megatron_role_args(
+            base,
+            write(tmp_path, "megatron:\n  - role: actor\n    overrides: {my_key: 3}\n"),
+            "actor",
+        )
         assert result.my_key == 3
+        assert any(
+            level == "WARNING" and "'my_key' is not a known argument" in message
+            for level, message in logged(caplog)
+        )
 
     def test_warnings_say_where_and_what_to_do(
-        self, base: argparse.Namespace, tmp_path: Path
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
     ) -> None:
-        """Each of slime's silent conversions is a warning at the value, with a hint."""
+        """Each of slime's silent conversions is a logged warning at the value, with a hint."""
         path = write(
             tmp_path,
             "megatron:\n  - role: actor\n    overrides:\n"
             "      my_key: 3\n      lr: fast\n      use_kl_loss: 'false'\n",
         )
-        with pytest.warns(LayerconfWarning) as caught:
-            parse_megatron_role_args(base, path, "actor")
-        assert [str(warning.message) for warning in caught] == [
+        parse_megatron_role_args(base, path, "actor")
+        assert [message for level, message in logged(caplog) if level == "WARNING"] == [
             f"{path}:4:15: warning: 'my_key' is not a known argument; it is set anyway, as slime "
             "does (check the spelling against the dest names in --help)",
             f"{path}:5:11: warning: 'lr' stays the string 'fast': it is not a float "
@@ -95,38 +114,41 @@ class TestSameValuesAsSlime:
         ]
 
     def test_only_two_resource_keys_are_ignored(
-        self, base: argparse.Namespace, tmp_path: Path
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
     ) -> None:
         """slime ignores num_nodes and num_gpus_per_node, and sets actor_num_nodes."""
         text = "megatron:\n  - role: actor\n    overrides: {num_nodes: 4, actor_num_nodes: 3}\n"
-        with pytest.warns(LayerconfWarning, match="'num_nodes' is ignored"):
-            result = parse_megatron_role_args(base, write(tmp_path, text), "actor")
+        result = parse_megatron_role_args(base, write(tmp_path, text), "actor")
+        assert any(
+            level == "INFO" and "'num_nodes' is ignored" in message
+            for level, message in logged(caplog)
+        )
         assert result.actor_num_nodes == 3
         assert getattr(result, "num_nodes", None) == getattr(base, "num_nodes", None)
 
     def test_quoted_false_for_a_flag_is_what_slime_computes(
-        self, base: argparse.Namespace, tmp_path: Path
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
     ) -> None:
         """slime turns the string 'false' into True for a boolean; the drop-in does too, loudly."""
-        with pytest.warns(LayerconfWarning, match="became True"):
-            result = parse_megatron_role_args(
-                base,
-                write(
-                    tmp_path, "megatron:\n  - role: actor\n    overrides: {use_kl_loss: 'false'}\n"
-                ),
-                "actor",
-            )
+        result = parse_megatron_role_args(
+            base,
+            write(tmp_path, "megatron:\n  - role: actor\n    overrides: {use_kl_loss: 'false'}\n"),
+            "actor",
+        )
         assert result.use_kl_loss is True
+        assert any("became True" in message for _, message in logged(caplog))
 
-    def test_unconvertible_string_stays(self, base: argparse.Namespace, tmp_path: Path) -> None:
-        """A string slime cannot convert is kept as it is, with a warning."""
-        with pytest.warns(LayerconfWarning, match="stays the string 'fast'"):
-            result = parse_megatron_role_args(
-                base,
-                write(tmp_path, "megatron:\n  - role: actor\n    overrides: {lr: fast}\n"),
-                "actor",
-            )
+    def test_unconvertible_string_stays(
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A string slime cannot convert is kept as it is, with a logged warning."""
+        result = parse_megatron_role_args(
+            base,
+            write(tmp_path, "megatron:\n  - role: actor\n    overrides: {lr: fast}\n"),
+            "actor",
+        )
         assert result.lr == "fast"
+        assert any("stays the string 'fast'" in message for _, message in logged(caplog))
 
 
 class TestStructuralErrors:
@@ -179,3 +201,93 @@ class TestProvenance:
         assert (result.seed, explain(result, "seed").layer) == (7, "runtime")
         assert not hasattr(result, "offload_train")
         assert parsed.seed == 7
+
+
+class TestParityWithSlime:
+    """Where slime's own function behaves a certain way, the drop-in does too."""
+
+    def test_a_mapping_override_replaces_the_command_lines(self, tmp_path: Path) -> None:
+        """slime setattr()s an override whole: a dict replaces the command line's dict."""
+        base, _ = load_profile().parse_known_args(
+            ["--rollout-batch-size", "4", "--train-env-vars", '{"X": "1"}']
+        )
+        assert base.train_env_vars == {"X": "1"}
+        text = "megatron:\n  - role: actor\n    overrides: {train_env_vars: {A: '2'}}\n"
+        result = parse_megatron_role_args(base, write(tmp_path, text), "actor")
+        assert result.train_env_vars == {"A": "2"}
+        assert base.train_env_vars == {"X": "1"}
+
+    @pytest.mark.parametrize(
+        ("text", "words"),
+        [
+            (
+                "other: 1\n",
+                "megatron config must contain a top-level 'megatron' list, e.g. megatron: "
+                "[{name: default, role: actor, overrides: {...}}]",
+            ),
+            (
+                "megatron: {role: actor}\n",
+                "megatron config 'megatron' field must be a list, e.g. megatron: [{name: "
+                "default, role: actor, overrides: {...}}]",
+            ),
+            (
+                "megatron:\n  - role: actor\n  - role: actor\n",
+                "megatron config must contain at most one entry with role=actor, e.g. megatron: "
+                "[{name: default, role: actor, overrides: {...}}]",
+            ),
+        ],
+    )
+    def test_assertions_carry_slimes_words(
+        self, base: argparse.Namespace, tmp_path: Path, text: str, words: str
+    ) -> None:
+        """slime's tests match its assertion messages: they come first, then where and why."""
+        with pytest.raises(AssertionError) as caught:
+            parse_megatron_role_args(base, write(tmp_path, text), "actor")
+        message = str(caught.value)
+        assert message.startswith(words + "\n")
+        assert f"{tmp_path / 'm.yaml'}:" in message
+
+    def test_an_unsupported_role(self, base: argparse.Namespace, tmp_path: Path) -> None:
+        with pytest.raises(AssertionError, match=r"^Unsupported Megatron config role: reward"):
+            parse_megatron_role_args(base, write(tmp_path, "megatron: []\n"), "reward")
+
+    def test_a_missing_file_is_file_not_found(
+        self, base: argparse.Namespace, tmp_path: Path
+    ) -> None:
+        """slime's open() raises FileNotFoundError; the drop-in's error is one, and a ConfigError."""
+        missing = tmp_path / "nope.yaml"
+        with pytest.raises(FileNotFoundError) as caught:
+            parse_megatron_role_args(base, missing, "actor")
+        error = caught.value
+        assert isinstance(error, ConfigError)
+        assert (error.errno, error.filename) == (errno.ENOENT, str(missing))
+        assert str(error).startswith(f"[Errno 2] No such file or directory: '{missing}'")
+
+    def test_nothing_is_warned_only_logged(self, base: argparse.Namespace, tmp_path: Path) -> None:
+        """A trainer under -W error (pytest's filterwarnings = error here) does not crash."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            text = "megatron:\n  - role: critic\n    overrides: {num_nodes: 2, my_key: 1}\n"
+            result = parse_megatron_role_args(base, write(tmp_path, text), "critic")
+        assert result.my_key == 1
+
+    @pytest.mark.parametrize("name", ["__class__", "__dict__"])
+    def test_python_names_are_refused(
+        self, base: argparse.Namespace, tmp_path: Path, name: str
+    ) -> None:
+        """slime's setattr raises on __class__; the drop-in refuses it, at the key."""
+        text = f"megatron:\n  - role: actor\n    overrides: {{{name}: x}}\n"
+        with pytest.raises(ConfigError, match=f"'{name}' is a Python attribute"):
+            parse_megatron_role_args(base, write(tmp_path, text), "actor")
+
+    def test_a_key_deleted_at_run_time_is_set_as_written(self, tmp_path: Path) -> None:
+        """slime's hasattr() is False for a deleted key: the YAML string is set, not converted."""
+        import layerconf
+
+        base, _ = layerconf.parse_known_args(
+            load_profile(), ["--rollout-batch-size", "4", "--seed", "3"]
+        )
+        del base.seed
+        text = "megatron:\n  - role: actor\n    overrides: {seed: '7'}\n"
+        result = parse_megatron_role_args(base, write(tmp_path, text), "actor")
+        assert result.seed == "7"

@@ -78,12 +78,14 @@ class LayerStack:
     rules: RuleSet = attrs.field(default=RuleSet(), converter=_to_rules)
     policies: Mapping[Path, Policy] = attrs.field(factory=dict, converter=_to_policies)
 
-    def resolve(self, role: str | None = None) -> Namespace:
+    def resolve(self, role: str | None = None, *, warn: bool = True) -> Namespace:
         """Resolve into a namespace with provenance; raise `ConfigError` listing every error.
 
-        Rules of the ``roles`` stage need several roles and run only in `resolve_stacks`.
+        Warnings are issued as `LayerconfWarning` unless `warn` is False; either way they are
+        kept in `notices(namespace)`. Rules of the ``roles`` stage need several roles and run
+        only in `resolve_stacks`.
         """
-        return _finish({role: _Resolution(self, role).run()}, [])[role]
+        return _finish({role: _Resolution(self, role).run()}, [], warn=warn)[role]
 
 
 def resolve_stacks(
@@ -275,7 +277,7 @@ def _rule_origin(rule: str, note: str | None) -> Origin:
 
 
 def _finish(
-    resolutions: Mapping[Any, _Resolution], shared: Sequence[Problem]
+    resolutions: Mapping[Any, _Resolution], shared: Sequence[Problem], *, warn: bool = True
 ) -> dict[Any, Namespace]:
     """Raise every error at once, or warn the warnings and return the namespaces."""
     everything = sorted(
@@ -284,7 +286,7 @@ def _finish(
     )
     if any(problem.severity == "error" for problem in everything):
         raise ConfigError(everything)
-    for problem in everything:
+    for problem in everything if warn else ():
         if problem.severity == "warning":
             warnings.warn(LayerconfWarning(str(problem)), stacklevel=_caller_level())
     return {

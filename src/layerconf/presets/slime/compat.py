@@ -16,15 +16,17 @@ a float, and kept as it is when that fails (a warning says so, as it does when a
 from __future__ import annotations
 
 import argparse
+import errno
+import logging
 import os
 from collections import ChainMap
-from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Literal, NoReturn
 
 import attrs
 
-from layerconf.core.merge import merge_layers
-from layerconf.core.namespace import Namespace, provenance_of
+from layerconf.core.merge import Policy, merge_layers
+from layerconf.core.namespace import Namespace, notices, provenance_of
 from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
 from layerconf.core.stack import LayerStack
@@ -33,20 +35,49 @@ from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import check_role_file, critic_defaults
 from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES
 from layerconf.rules import IgnoredKeys
+from layerconf.sources.yaml import check_yaml
 
-__all__ = ["SlimeConfigError", "parse_megatron_role_args"]
+__all__ = ["SlimeConfigError", "SlimeFileNotFoundError", "logger", "parse_megatron_role_args"]
 
 LAYER = "role-config"
 
 
 class SlimeConfigError(ConfigError, AssertionError):
-    """A role file slime would refuse with an AssertionError: a `ConfigError` that is one too."""
+    """A role file slime would refuse with an AssertionError: a `ConfigError` that is one too.
+
+    Where slime asserts, the message starts with slime's own words (its tests match them),
+    then says what layerconf found, at file:line:col.
+    """
+
+    def __init__(self, problems: Iterable[Problem], slime_says: str | None = None) -> None:
+        super().__init__(problems)
+        self.slime_says = slime_says
+        if slime_says is not None:
+            self.args = (f"{slime_says}\n{self.args[0]}",)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.problems, self.slime_says))
+
+
+class SlimeFileNotFoundError(SlimeConfigError, FileNotFoundError):
+    """A role file that does not exist: slime's `FileNotFoundError`, and a located problem."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # the whole message, not OSError's short form
+
+
+#: How slime reports what it ignores or sets anyway: through logging, never warnings.
+logger = logging.getLogger("layerconf.compat.slime")
+
+_EXAMPLE = "megatron: [{name: default, role: actor, overrides: {...}}]"
 
 
 @attrs.frozen
 class _SlimeCoercion:
     """slime's coercion: a string becomes ``type(base value)`` when that is an int or a float."""
 
+    #: Keys the trainer deleted from the base since parsing: unknown to slime's hasattr.
+    deleted: frozenset[str] = frozenset()
     name: str = "slime-coercion"
     stage: Literal["layers"] = "layers"
 
@@ -55,6 +86,7 @@ class _SlimeCoercion:
         if layer is None:
             return
         base = _base_values(context.layers)
+        deleted = self.deleted
 
         def warning(key: str, message: str, hint: str) -> Problem:
             return Problem.at(
@@ -62,7 +94,7 @@ class _SlimeCoercion:
             )
 
         for key, value in layer.values.items():
-            if key not in base:
+            if key not in base or key in deleted:
                 yield warning(
                     key,
                     f"{key!r} is not a known argument; it is set anyway, as slime does",
@@ -100,16 +132,16 @@ def _base_values(layers: tuple[Layer, ...]) -> Mapping[str, Any]:
     return ChainMap(*reversed(below))
 
 
-_RULES = RuleSet(
-    [
-        IgnoredKeys(
-            {key: RESOURCE_KEYS[key] for key in ("num_nodes", "num_gpus_per_node")},
-            because=RESOURCES_BECAUSE,
-        ),
-        _SlimeCoercion(),
-        critic_defaults(),
-    ]
+_IGNORED = IgnoredKeys(
+    {key: RESOURCE_KEYS[key] for key in ("num_nodes", "num_gpus_per_node")},
+    because=RESOURCES_BECAUSE,
 )
+_RULES = RuleSet([_IGNORED, _SlimeCoercion(), critic_defaults()])
+
+
+def _rules_without(deleted: frozenset[str]) -> RuleSet:
+    """slime's rules, for a base from which the trainer deleted `deleted` since parsing."""
+    return RuleSet([_IGNORED, _SlimeCoercion(deleted), critic_defaults()])
 
 
 def parse_megatron_role_args(
@@ -122,21 +154,90 @@ def parse_megatron_role_args(
     """
     if role not in ROLES:
         raise SlimeConfigError(
-            [Problem(f"unsupported Megatron config role {role!r}", hint="use 'actor' or 'critic'")]
+            [Problem(f"unsupported Megatron config role {role!r}", hint="use 'actor' or 'critic'")],
+            f"Unsupported Megatron config role: {role}",
         )
     path = os.fspath(megatron_config_path)
     role_file = check_role_file(path, ROLES, layer_name=LAYER)
     if role_file.errors:
-        raise SlimeConfigError(role_file.problems)
+        _raise_as_slime(path, role, role_file.problems)
     base, deleted = _base_layers(base_args)
     layer = role_file.layers.get(role) or Layer(
         LAYER, "file", {}, Origin(LAYER, "file", source=path)
     )
-    result = LayerStack([*base, layer], _RULES).resolve(role=role)
+    _refuse_python_names(layer)
+    rules = _RULES if not deleted else _rules_without(frozenset(deleted))
+    # slime sets each override whole: a mapping replaces the command line's, never merges.
+    replaced: dict[str, Policy] = {
+        key: "replace" for key, value in layer.values.items() if isinstance(value, dict)
+    }
+    result = LayerStack([*base, layer], rules, replaced).resolve(role=role, warn=False)
+    _log(result, role, path, layer)
     for key in deleted:
         if key not in layer.values:
             delattr(result, key)
     return result
+
+
+def _raise_as_slime(path: str, role: str, problems: Iterable[Problem]) -> NoReturn:
+    """Raise what slime raises for this file (its words first), with every problem found."""
+    problems = tuple(problems)
+    if not os.path.lexists(path):
+        missing = SlimeFileNotFoundError(problems, f"[Errno 2] No such file or directory: {path!r}")
+        missing.errno, missing.strerror = errno.ENOENT, "No such file or directory"
+        missing.filename = path
+        raise missing
+    raise SlimeConfigError(problems, _slime_words(path, role))
+
+
+def _slime_words(path: str, role: str) -> str | None:
+    """The message of the assertion slime's own function fails on this file, if it asserts."""
+    data = check_yaml(path).data
+    raw = data or {}
+    if not isinstance(raw, (dict, list, str)) or "megatron" not in raw:
+        return f"megatron config must contain a top-level 'megatron' list, e.g. {_EXAMPLE}"
+    entries = raw["megatron"] if isinstance(raw, dict) else None
+    if not isinstance(entries, list):
+        return f"megatron config 'megatron' field must be a list, e.g. {_EXAMPLE}"
+    if sum(isinstance(entry, dict) and entry.get("role") == role for entry in entries) > 1:
+        return (
+            f"megatron config must contain at most one entry with role={role}, e.g. "
+            f"megatron: [{{name: default, role: {role}, overrides: {{...}}}}]"
+        )
+    return None
+
+
+def _refuse_python_names(layer: Layer) -> None:
+    """slime's setattr refuses ``__class__`` and friends; a namespace must never hold them."""
+    names = [key for key in layer.values if key.startswith("__") and key.endswith("__")]
+    if names:
+        raise SlimeConfigError(
+            [
+                Problem.at(
+                    layer.key_origin_at((name,)),
+                    f"{name!r} is a Python attribute of every namespace, not an argument",
+                    key=name,
+                    hint="remove it: role files set argument dests",
+                )
+                for name in names
+            ]
+        )
+
+
+def _log(result: Namespace, role: str, path: str, layer: Layer) -> None:
+    """What slime logs: the keys it ignores or sets anyway, the role's overrides."""
+    for problem in notices(result):
+        if problem.severity == "warning" and problem.rule == "ignored-keys":
+            logger.info("%s", problem)
+        elif problem.severity in ("warning", "error"):
+            logger.warning("%s", problem)
+    if not layer.values and layer.origin.line is None:
+        logger.info(
+            "No megatron config entry with role=%s found in %s; using inherited args.", role, path
+        )
+    logger.info(
+        "Parsed megatron config for role=%s from %s: overrides = %s", role, path, list(layer.values)
+    )
 
 
 def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]:
