@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import stat
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,13 +14,17 @@ import pytest
 
 from layerconf import AuditError, Layer, LayerStack, Namespace
 from layerconf.audits import (
+    AUDIT_FILE,
     AuditRecord,
     audit,
     diff_audits,
     flatten,
     load_audit,
+    record_bytes,
+    write_atomic,
     write_audit,
 )
+from layerconf.audits import io as io_module
 from layerconf.audits import record as record_module
 from layerconf.cli import main
 
@@ -206,6 +213,100 @@ class TestSignatureShape:
         data = json.loads(path.read_text())
         path.write_text(json.dumps(dict(reversed(data.items())), indent=5, sort_keys=True))
         assert load_audit(path, key=KEY).signed
+
+
+class TestStaleTemporaries:
+    """What another process left in the directory never makes a write fail."""
+
+    @pytest.mark.parametrize("pid", ["\u00b2", "\u0663", "1" * 40, "-1", "0"])
+    def test_odd_pids_are_left_alone(self, tmp_path: pathlib.Path, pid: str) -> None:
+        litter = tmp_path / f".{AUDIT_FILE}.{io_module._HOST}.{pid}.0a1b2c3d4e5f.tmp"
+        litter.write_text("?")
+        write_audit({"r": stack(lr=1)}, tmp_path)
+        assert litter.exists()
+        assert load_audit(tmp_path).namespace("r").lr == 1
+
+
+class TestLongNames:
+    """A name as long as the file system allows is written: the temporary's name fits too."""
+
+    def test_255_bytes(self, tmp_path: pathlib.Path) -> None:
+        name = "r" * 250 + ".json"
+        path = write_atomic(tmp_path, name, record_bytes(audit({"r": stack(lr=1)})))
+        assert path == tmp_path / name
+        assert sorted(os.listdir(tmp_path)) == [name]
+
+
+class TestTemporaryErrorsNameTheTarget:
+    """A temporary that cannot be made is reported under the record's own path."""
+
+    def test_dangling_link_into_a_missing_directory(
+        self, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        link = tmp_path / "record.json"
+        link.symlink_to("missing/x.json")
+        argv = ["--rollout-batch-size", "4", "--lr", "1e-6"]
+        assert main(["audit", "-o", str(link), "--", *argv]) == 2
+        err = capsys.readouterr().err
+        assert ".tmp" not in err
+        assert f"{tmp_path / 'missing' / 'x.json'}: No such file or directory" in err
+
+
+class TestChangedDuringTheWrite:
+    """A path that becomes a FIFO or a link while the record is written is not replaced."""
+
+    @pytest.mark.parametrize("becomes", ["fifo", "link to /dev/null", "directory"])
+    def test_checked_again_before_the_rename(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, becomes: str
+    ) -> None:
+        target = tmp_path / "record.json"
+        target.write_text("old")
+        fsync = os.fsync
+
+        def swap(descriptor: int) -> None:  # after the first check, before the rename
+            fsync(descriptor)
+            if target.is_file() and not target.is_symlink():
+                target.unlink()
+                if becomes == "fifo":
+                    os.mkfifo(target)
+                elif becomes == "directory":
+                    target.mkdir()
+                else:
+                    target.symlink_to("/dev/null")
+
+        monkeypatch.setattr(os, "fsync", swap)
+        with pytest.raises(AuditError, match="not a file"):
+            write_atomic(tmp_path, "record.json", record_bytes(audit({"r": stack(lr=1)})))
+        found = os.lstat(target).st_mode
+        assert {
+            "fifo": stat.S_ISFIFO,
+            "directory": stat.S_ISDIR,
+            "link to /dev/null": stat.S_ISLNK,
+        }[becomes](found)
+        assert sorted(os.listdir(tmp_path)) == ["record.json"]
+
+
+class TestConcurrentWriters:
+    """Threads writing one record: every write succeeds, no temporary is left."""
+
+    def test_threads(self, tmp_path: pathlib.Path) -> None:
+        data = record_bytes(audit({"r": stack(lr=1)}))
+        errors: list[BaseException] = []
+
+        def write() -> None:
+            for _ in range(20):
+                try:
+                    write_atomic(tmp_path, "r.json", data)
+                except BaseException as error:  # collected, asserted below
+                    errors.append(error)
+
+        threads = [threading.Thread(target=write) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert sorted(os.listdir(tmp_path)) == ["r.json"]
 
 
 class TestInertReading:

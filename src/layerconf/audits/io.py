@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import enum
 import errno
+import hashlib
 import json
 import math
 import os
@@ -86,21 +87,28 @@ def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Pat
     a socket at the path is an `AuditError` that names what it is (nothing is written). A
     symbolic link is followed: the file it points to is replaced, atomically, and the link
     stays. The file's old permissions are kept; a new file gets the process umask's, which is
-    read by the kernel as the file is made, never by changing the umask. The directory is made
+    read by the kernel as the file is made, never by changing the umask. What is at the path is
+    checked again just before the rename (a path that became a FIFO or a link meanwhile is an
+    `AuditError`, nothing replaced). The directory is made
     if it does not exist. A temporary file of a writer that was killed is removed by the next
     write into the same directory.
     """
     directory.mkdir(parents=True, exist_ok=True)
-    target = _destination(directory / name)
+    path = directory / name
+    target = _destination(path)
     mode = _existing_mode(target)
-    _remove_stale(target.parent, target.name)
-    temporary = target.parent / f".{target.name}.{_HOST}.{os.getpid()}.{token_hex(6)}.tmp"
+    prefix = _temporary_prefix(target.name)
+    _remove_stale(target.parent, prefix)
+    temporary = target.parent / f"{prefix}{os.getpid()}.{token_hex(6)}.tmp"
     # A new file is made 0o666 and the kernel applies the umask; a file written over keeps
     # its own mode (the temporary starts private until then).
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    descriptor = os.open(
-        temporary, flags | getattr(os, "O_BINARY", 0), 0o666 if mode is None else 0o600
-    )
+    try:
+        descriptor = os.open(
+            temporary, flags | getattr(os, "O_BINARY", 0), 0o666 if mode is None else 0o600
+        )
+    except OSError as error:  # said of the record's path: the temporary is an inner detail
+        raise OSError(error.errno, error.strerror, str(target)) from None
     try:
         try:
             view = memoryview(data)
@@ -113,6 +121,16 @@ def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Pat
             os.close(descriptor)
         if mode is not None and not hasattr(os, "fchmod"):
             os.chmod(temporary, mode)
+        # Writing and fsync take a while: what is at the path is checked again, just before
+        # the rename, so that a path that became a FIFO, a device, a directory or a link
+        # meanwhile is not replaced (the rename itself cannot check: a window of a few
+        # microseconds remains).
+        if _destination(path) != target:
+            raise AuditError(
+                "changed while the record was written (it now leads elsewhere): nothing was "
+                "replaced; write the record again",
+                str(path),
+            )
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -124,7 +142,29 @@ def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Pat
 
 #: This host's name in temporary file names: a directory shared between hosts (NFS) never
 #: has another host's live writer's temporary removed.
-_HOST = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname()) or "host"
+_HOST = (
+    "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in socket.gethostname())
+    or "host"
+)[:64]
+#: The longest file name most file systems allow, in bytes.
+_NAME_MAX = 255
+
+
+def _temporary_prefix(name: str) -> str:
+    """``.NAME.HOST.``: how the temporary files of writers of `name` on this host begin.
+
+    A name too long to leave room for the rest (pid, random part, ``.tmp``) is shortened,
+    and a digest of it added, so that the temporary's own name is never too long.
+    """
+    room = _NAME_MAX - len(_HOST) - 40  # the dots, a pid, 12 hex digits and ".tmp", to spare
+    if len(os.fsencode(name)) <= room:
+        return f".{name}.{_HOST}."
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    short = name
+    while len(os.fsencode(short)) > room - len(digest) - 1:
+        short = short[:-1]
+    return f".{short}~{digest}.{_HOST}."
+
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -170,13 +210,13 @@ def _existing_mode(target: pathlib.Path) -> int | None:
         return None
 
 
-def _remove_stale(directory: pathlib.Path, name: str) -> None:
-    """Remove the temporary files of this host's writers of `name` that are no longer alive.
+def _remove_stale(directory: pathlib.Path, prefix: str) -> None:
+    """Remove the temporary files of this host's writers that are no longer alive.
 
-    Only names `write_atomic` makes are looked at (``.NAME.HOST.PID.HEX.tmp``); a temporary
-    whose writer still runs, or whose writer cannot be told, is left alone.
+    Only names `write_atomic` makes are looked at (`prefix`, then ``PID.HEX.tmp``); a
+    temporary whose writer still runs, or whose writer cannot be told, is left alone.
     """
-    prefix, suffix = f".{name}.{_HOST}.", ".tmp"
+    suffix = ".tmp"
     try:
         entries = os.listdir(directory)
     except OSError:
@@ -185,7 +225,10 @@ def _remove_stale(directory: pathlib.Path, name: str) -> None:
         if not (entry.startswith(prefix) and entry.endswith(suffix)):
             continue
         pid, _, _ = entry[len(prefix) : -len(suffix)].partition(".")
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        # ASCII digits only: str.isdigit() accepts "²", which int() refuses.
+        if not (pid.isascii() and pid.isdigit()) or len(pid) > 10:
+            continue
+        if int(pid) != os.getpid() and not _alive(int(pid)):
             with contextlib.suppress(OSError):
                 os.unlink(directory / entry)
 
