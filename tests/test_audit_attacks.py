@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import socket
 import stat
 import threading
 from collections.abc import Iterator
@@ -27,6 +28,8 @@ from layerconf.audits import (
 from layerconf.audits import io as io_module
 from layerconf.audits import record as record_module
 from layerconf.cli import main
+from layerconf.sources import files as files_module
+from layerconf.sources.files import UnreadableFile, read_bounded
 
 KEY = b"k" * 32
 
@@ -307,6 +310,55 @@ class TestConcurrentWriters:
             thread.join()
         assert errors == []
         assert sorted(os.listdir(tmp_path)) == ["r.json"]
+
+
+class TestNeverOpened:
+    """A device or socket is refused from its type alone: it is never opened (a watchdog,
+    a tape drive act on open)."""
+
+    def test_a_device_is_not_opened(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        opened: list[str] = []
+        real_open = os.open
+
+        def spy(path: Any, *args: Any, **kwargs: Any) -> int:
+            opened.append(os.fspath(path))
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", spy)
+        with pytest.raises(UnreadableFile, match="is a character device"):
+            read_bounded("/dev/null")
+        assert "/dev/null" not in opened
+
+    def test_a_socket_is_named(self, tmp_path: pathlib.Path) -> None:
+        path = tmp_path / "sock"
+        server = socket.socket(socket.AF_UNIX)
+        try:
+            server.bind(str(path))
+            with pytest.raises(UnreadableFile, match="is a socket, not a file"):
+                read_bounded(str(path))
+            with pytest.raises(AuditError, match="is a socket"):
+                load_audit(path)
+        finally:
+            server.close()
+
+    def test_a_fifo_still_reads(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(files_module, "PIPE_WAIT", 5.0)
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        payload = record_bytes(audit({"r": stack(lr=1)}))
+
+        def feed() -> None:
+            with open(fifo, "wb") as pipe:
+                pipe.write(payload)
+
+        writer = threading.Thread(target=feed)
+        writer.start()
+        try:
+            assert load_audit(fifo).namespace("r").lr == 1
+        finally:
+            writer.join()
 
 
 class TestInertReading:

@@ -79,8 +79,21 @@ def read_bounded(source: str, *, limit: int = MAX_BYTES, kind: str = "file") -> 
     return data
 
 
+def _refuse_unreadable(mode: int) -> None:
+    """Raise `UnreadableFile` for what is neither a file, a directory nor a pipe."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISFIFO(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    raise UnreadableFile(f"is {kind}, not a file", "give the path of a file, or of a pipe or FIFO")
+
+
 def _read(source: str, most: int) -> bytes:
     """At most `most` bytes of the file at `source`, opened without blocking on a FIFO."""
+    # The type first, from the path: a device is refused without being opened (opening one
+    # acts: a watchdog starts, a tape rewinds, a modem line is raised), a socket is named as
+    # one (open() says only "No such device or address"). The type is checked again on the
+    # descriptor, for a path that changed in between.
+    _refuse_unreadable(os.stat(source).st_mode)
     # os.read, not open(): no file object to build for a file read in one or two calls.
     flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
     descriptor = os.open(source, flags | getattr(os, "O_NOCTTY", 0))
@@ -90,11 +103,7 @@ def _read(source: str, most: int) -> bytes:
             raise IsADirectoryError(source)
         if stat.S_ISFIFO(found.st_mode):
             return _read_pipe(descriptor, most)
-        if not stat.S_ISREG(found.st_mode):
-            kind = next((name for test, name in _KINDS if test(found.st_mode)), "not a file")
-            raise UnreadableFile(
-                f"is {kind}, not a file", "give the path of a file, or of a pipe or FIFO"
-            )
+        _refuse_unreadable(found.st_mode)
         # read(n) allocates n bytes first: ask for the file's size and one byte more (a
         # second, empty read says it ended), or for 64 KiB at a time from files that
         # report no size (/proc); never for more than `most` in all.
