@@ -380,3 +380,49 @@ class TestInertReading:
             record.namespace("r")
         assert flatten(record)["r/e"] == "system.x"
         assert diff_audits(record, record) == []
+
+
+class TestOriginFields:
+    """An origin field or history reason of the wrong type is refused by validate, never a
+    traceback from diff, replay or setting()."""
+
+    @pytest.mark.parametrize(
+        ("field", "bad"),
+        [("source", [1]), ("line", "7"), ("column", True), ("rule", 3), ("kind", {})],
+    )
+    def test_refused(
+        self,
+        tmp_path: pathlib.Path,
+        capsys: pytest.CaptureFixture[str],
+        field: str,
+        bad: Any,
+    ) -> None:
+        data = plain()
+        data["roles"]["r"]["settings"]["x"][field] = bad
+        with pytest.raises(AuditError, match=rf"roles\.r\.settings\.x\.{field} is not"):
+            AuditRecord.from_dict(refingerprinted(data))
+        path = tmp_path / "record.json"
+        path.write_text(json.dumps(data))
+        for command, status in every_reader(path):
+            assert status == 1, command
+        assert "Traceback" not in capsys.readouterr().err
+
+    def test_every_origin_field_is_checked(self) -> None:
+        from layerconf.audits.validate import _ORIGIN_TYPES
+        from layerconf.core.records import ORIGIN_FIELDS
+
+        assert set(_ORIGIN_TYPES) == set(ORIGIN_FIELDS)
+
+    @pytest.mark.parametrize(
+        ("item", "message"),
+        [
+            ({"value": 1, "reason": "x"}, r"history\[0\]\.reason is not one of"),
+            ({"value": 1, "reason": "overridden", "by": 5}, r"history\[0\]\.by is not"),
+            ({"value": 1, "layer": "cli", "line": "3"}, r"history\[0\]\.line is not"),
+        ],
+    )
+    def test_history(self, item: dict[str, Any], message: str) -> None:
+        data = plain()
+        data["roles"]["r"]["settings"]["x"]["history"] = [item]
+        with pytest.raises(AuditError, match=message):
+            AuditRecord.from_dict(refingerprinted(data))

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from layerconf.audits.codec import FORMAT
+from layerconf.core.records import Reason
 
 __all__ = ["AGAIN", "MAX_DEPTH", "validate"]
 
@@ -37,6 +38,21 @@ _ENTRY_GROUPS = ("settings", "leaves")
 _ARRAYS = ("layers", "policies", "events", "notices")
 
 _Problems = tuple[list[str], str]
+
+#: The JSON type of each field of an origin (`layerconf.core.records.Origin`) an entry holds;
+#: null is allowed where the origin has no such field, except for its layer.
+_ORIGIN_TYPES: dict[str, tuple[type, str]] = {
+    "layer": (str, "a string"),
+    "kind": (str, "a string"),
+    "source": (str, "a string"),
+    "line": (int, "an integer"),
+    "column": (int, "an integer"),
+    "argv_index": (int, "an integer"),
+    "token": (str, "a string"),
+    "rule": (str, "a string"),
+    "label": (str, "a string"),
+}
+_REASONS = tuple(reason.value for reason in Reason)
 
 
 def validate(data: Any) -> _Problems:
@@ -154,17 +170,32 @@ def _argv(value: Any) -> bool:
 def _entry_problems(where: str, entry: Any) -> list[str]:
     if not isinstance(entry, dict) or "value" not in entry:
         return [f"{where} has no 'value'"]
-    if "layer" in entry and not isinstance(entry["layer"], str):
-        return [f"{where}.layer is not a string"]
+    problems = _origin_problems(where, entry)
     history = entry.get("history", [])
     if not isinstance(history, list):
-        return [f"{where}.history is not an array"]
+        return [*problems, f"{where}.history is not an array"]
     for index, item in enumerate(history):
+        here = f"{where}.history[{index}]"
         if not isinstance(item, dict) or "value" not in item:
-            return [f"{where}.history[{index}] has no 'value'"]
-        if "layer" in item and not isinstance(item["layer"], str):
-            return [f"{where}.history[{index}].layer is not a string"]
-    return []
+            problems.append(f"{here} has no 'value'")
+            continue
+        problems.extend(_origin_problems(here, item))
+        if "reason" in item and item["reason"] not in _REASONS:
+            problems.append(f"{here}.reason is not one of {', '.join(_REASONS)}")
+        if item.get("by") is not None and type(item["by"]) is not str:
+            problems.append(f"{here}.by is not a string or null")
+    return problems
+
+
+def _origin_problems(where: str, entry: dict[str, Any]) -> list[str]:
+    """The fields of the origin `entry` holds that are not of their JSON type."""
+    problems = []
+    for name, (kind, wanted) in _ORIGIN_TYPES.items():
+        if name not in entry or (entry[name] is None and name != "layer"):
+            continue
+        if type(entry[name]) is not kind:  # type(), not isinstance(): true is no line number
+            problems.append(f"{where}.{name} is not {wanted}")
+    return problems
 
 
 def _json_type(value: Any) -> str:
