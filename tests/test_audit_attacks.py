@@ -426,3 +426,24 @@ class TestOriginFields:
         data["roles"]["r"]["settings"]["x"]["history"] = [item]
         with pytest.raises(AuditError, match=message):
             AuditRecord.from_dict(refingerprinted(data))
+
+
+class TestFlattenOfOddTags:
+    """flatten() shows a tagged value missing its fields as its JSON, never a KeyError."""
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            {"$type": "enum"},
+            {"$type": "path"},
+            {"$type": "object", "hex": "x"},
+            {"$type": "frozenset", "items": 2.5},
+            {"$type": "dict", "items": [[1]]},
+            {"$type": "dict", "items": [1]},
+        ],
+    )
+    def test_shown_as_json(self, value: dict[str, Any]) -> None:
+        data = plain()
+        data["roles"]["r"]["settings"]["x"]["value"] = value
+        flat = flatten(AuditRecord.from_dict(refingerprinted(data)))
+        assert json.loads(flat["r/x"]) == value

@@ -63,11 +63,18 @@ def _put(flat: dict[str, Any], name: str, value: Any) -> None:
 
 
 def _text(value: Any) -> str:
-    """Short text for an encoded value: tags read as what they hold."""
-    if type(value) is dict and value.get(TAG) in ("enum", "path", "object", "float", "int", "str"):
-        shown = _plain(value)
-        return shown if isinstance(shown, str) else compact(shown)
-    return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
+    """Short text for an encoded value: tags read as what they hold; a tagged value missing
+    its fields (a hand-made record) as its JSON."""
+    try:
+        if type(value) is dict and value.get(TAG) in _SCALAR_TAGS:
+            shown = _plain(value)
+            return shown if isinstance(shown, str) else compact(shown)
+        return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return compact(value)
+
+
+_SCALAR_TAGS = ("enum", "path", "object", "float", "int", "str")
 
 
 def _plain(value: Any) -> Any:
