@@ -69,7 +69,7 @@ def read_bounded(source: str, *, limit: int = MAX_BYTES, kind: str = "file") -> 
         ) from None
     except OSError as error:
         raise UnreadableFile(
-            f"cannot be read: {error.strerror or error}", f"check that the path names a {kind}"
+            f"cannot be read: {error.strerror or error}", f"check that the path names the {kind}"
         ) from None
     if len(data) > limit:
         raise UnreadableFile(
