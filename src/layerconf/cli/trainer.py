@@ -187,22 +187,9 @@ def _import_module(module_name: str, option: str) -> Any:
 
 def _parser_from(target: Any, spec: str) -> argparse.ArgumentParser:
     """`target` if it is a parser, else what calling it returns, if that is one."""
-    if isinstance(target, argparse.ArgumentParser):
-        return target
-    if not callable(target):
-        raise UsageError(
-            f"--parser: {spec} is neither an argparse.ArgumentParser nor a function returning "
-            f"one (it is the {type(target).__name__} {target!r:.60})"
-        )
-    try:
-        made = target()
-    except (Exception, SystemExit) as error:
-        raise UsageError(f"--parser: {spec}() raised {describe(error)}") from None
-    if not isinstance(made, argparse.ArgumentParser):
-        raise UsageError(
-            f"--parser: {spec}() returned the {type(made).__name__} {made!r:.60}, not an "
-            "argparse.ArgumentParser"
-        )
+    made: argparse.ArgumentParser = _made(
+        target, spec, "--parser", argparse.ArgumentParser, "an argparse.ArgumentParser"
+    )
     return made
 
 
@@ -210,21 +197,27 @@ def _preset_from(target: Any, spec: str) -> Preset:
     """`target` if it is a preset, else what calling it returns, if that is one."""
     from layerconf.presets import Preset
 
-    if isinstance(target, Preset):
+    made: Preset = _made(target, spec, "--preset", Preset, "a layerconf.Preset")
+    return made
+
+
+def _made(target: Any, spec: str, option: str, kind: type, named: str) -> Any:
+    """`target` if it is a `kind`, else what calling it (without arguments) returns, if that
+    is one; anything else is a `UsageError` naming `option`, `spec` and what it got."""
+    if isinstance(target, kind):
         return target
     if not callable(target):
         raise UsageError(
-            f"--preset: {spec} is neither a layerconf.Preset nor a function returning one "
+            f"{option}: {spec} is neither {named} nor a function returning one "
             f"(it is the {type(target).__name__} {target!r:.60})"
         )
     try:
         made = target()
     except (Exception, SystemExit) as error:
-        raise UsageError(f"--preset: {spec}() raised {describe(error)}") from None
-    if not isinstance(made, Preset):
+        raise UsageError(f"{option}: {spec}() raised {describe(error)}") from None
+    if not isinstance(made, kind):
         raise UsageError(
-            f"--preset: {spec}() returned the {type(made).__name__} {made!r:.60}, not a "
-            "layerconf.Preset"
+            f"{option}: {spec}() returned the {type(made).__name__} {made!r:.60}, not {named}"
         )
     return made
 
