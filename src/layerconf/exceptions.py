@@ -82,10 +82,9 @@ class Problem:
     @property
     def location(self) -> str:
         """``file:line:col``, ``file:line``, ``file``, ``argv[N]``, the layer's name, or ``""``."""
-        from layerconf.core.records import location
+        from layerconf.core.records import short_location
 
-        index = self.argv_index if self.source is None else None
-        return location(self.source, self.line, self.column, index) or self.layer or ""
+        return short_location(self.source, self.line, self.column, self.argv_index, self.layer)
 
     def __str__(self) -> str:
         where = self.location

@@ -376,9 +376,8 @@ def value_types(types: ValueTypes | Iterable[type[enum.Enum]] | None) -> ValueTy
     """`types` as the reader trusts them: the standard ones, and these."""
     if types is None:
         return standard_types()
-    if isinstance(types, ValueTypes):
-        return standard_types().with_classes(types.classes.values())
-    return standard_types().with_classes(types)
+    classes = types.classes.values() if isinstance(types, ValueTypes) else types
+    return standard_types().with_classes(classes)
 
 
 class Decoder:

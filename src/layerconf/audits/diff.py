@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf.audits.codec import Decoder, decode_origin, plain_dict
+from layerconf.audits.codec import Decoder, decode_origin, plain_dict, value_types
 from layerconf.audits.record import AuditRecord, lookup_entry, record_data
 from layerconf.core.records import Origin
 from layerconf.core.values import same_value
@@ -57,9 +57,14 @@ def diff_audits(
     Mappings are compared leaf by leaf (``opt.beta2``). Redacted secrets always compare equal.
     """
     old, new = record_data(before)["roles"], record_data(after)["roles"]
-    known = [record.types for record in (before, after) if isinstance(record, AuditRecord)]
-    types = known[0].with_classes(known[1].classes.values()) if len(known) == 2 else None
-    decoder = Decoder(False, "diff", types or (known[0] if known else None))
+    # The enum classes either record's reader trusts (the standard ones when neither is read).
+    trusted = [
+        cls
+        for r in (before, after)
+        if isinstance(r, AuditRecord)
+        for cls in r.types.classes.values()
+    ]
+    decoder = Decoder(False, "diff", value_types(trusted))
     changes: list[AuditChange] = []
     for role in [*old, *(role for role in new if role not in old)]:
         if role not in new or role not in old:

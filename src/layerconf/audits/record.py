@@ -30,7 +30,6 @@ from layerconf.audits.codec import (
     ValueTypes,
     canonical,
     decode_origin,
-    standard_types,
     value_types,
 )
 from layerconf.audits.signing import Key, check_signature
@@ -264,7 +263,7 @@ class AuditRecord:
     path: str | None = None
     #: The enum classes the record's values are rebuilt as (`ValueTypes`): the standard ones
     #: and those the reader registered; a record never names one into being.
-    types: ValueTypes = attrs.field(factory=standard_types, converter=value_types)
+    types: ValueTypes = attrs.field(default=None, converter=value_types)
 
     @classmethod
     def from_dict(
@@ -301,7 +300,7 @@ class AuditRecord:
                 )
         if key is not None:
             check_signature(data, key, path)
-        return cls(data, path, value_types(types))
+        return cls(data, path, types)  # the field's converter adds the standard types
 
     @property
     def signed(self) -> bool:

@@ -29,6 +29,7 @@ __all__ = [
     "location",
     "origin_json",
     "setting_json",
+    "short_location",
     "split_key",
 ]
 
@@ -79,6 +80,18 @@ def location(
     elif token is not None:
         parts.append(token)
     return " ".join(parts)
+
+
+def short_location(
+    source: str | None,
+    line: int | None,
+    column: int | None,
+    index: int | None,
+    layer: str | None,
+) -> str:
+    """What a problem says for where it is: the file position, else ``argv[N]``, else the
+    layer's name (or ``""``)."""
+    return location(source, line, column, index if source is None else None) or layer or ""
 
 
 @attrs.frozen

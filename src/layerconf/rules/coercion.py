@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 import attrs
 
-from layerconf.core.records import Origin, location
+from layerconf.core.records import Origin, short_location
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.exceptions import Problem
@@ -257,17 +257,14 @@ class TypeCoercion:
         return decisions
 
     def _problem(self, origin: Origin, key: str, failure: _Failure) -> Problem:
-        where = _where(origin)  # file:line:col, argv[i] or the layer's name
+        where = short_location(
+            origin.source, origin.line, origin.column, origin.argv_index, origin.layer
+        )
         message = (
             f"{failure.subject} must be {failure.expected} "
             f"(got {_show(failure.value)} from {where})"
         )
         return Problem.at(origin, message, key=key, hint=failure.hint, rule=self.name)
-
-
-def _where(origin: Origin) -> str:
-    index = origin.argv_index if origin.source is None else None
-    return location(origin.source, origin.line, origin.column, index) or origin.layer
 
 
 def expected_kind(action: argparse.Action) -> str:

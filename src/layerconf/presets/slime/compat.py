@@ -231,6 +231,8 @@ def _log(result: Namespace, role: str, path: str, layer: Layer) -> None:
             logger.info("%s", problem)
         elif problem.severity in ("warning", "error"):
             logger.warning("%s", problem)
+    if not logger.isEnabledFor(logging.INFO):  # the resolve path: nothing more to build
+        return
     if not layer.values and layer.origin.line is None:
         logger.info(
             "No megatron config entry with role=%s found in %s; using inherited args.", role, path
