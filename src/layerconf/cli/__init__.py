@@ -1,10 +1,11 @@
 """The ``layerconf`` command: explain, show, diff, check, schema and audit of a configuration.
 
-Every command but ``schema``, ``audit diff`` and ``audit replay`` takes the trainer's own
-command line after ``--``, exactly as it would be launched, and resolves it per role with
+Every command but ``schema``, ``audit diff``, ``audit replay`` and ``audit verify`` takes the
+trainer's own command line after ``--``, exactly as it would be launched, and resolves it per
+role with
 `resolve_roles`, a parser (the bundled profile, ``--profile``, or the user's own, ``--parser
 MODULE:ATTR``) and a preset (``--preset``: the roles, the role file and the rules). ``audit
-diff`` and ``audit replay`` read audit records instead.
+diff``, ``audit replay`` and ``audit verify`` read audit records instead.
 See docs/cli.md.
 
 Exit codes: 0 success; 1 the configuration has problems (``check``), does not resolve, a key
@@ -18,8 +19,8 @@ found on the command line or in the resolved roles is replaced in whatever text 
 Modules: `app` (`main`, dispatch), `command` (the `Command` record), `errors` (the exit
 codes, `UsageError`), `trainer` (the trainer's parser, preset and sources), `resolving`,
 `scrub` (secrets), `render` (tables, colour, JSON, YAML), and `commands`, one module per
-command (``audit`` with ``audit diff`` and ``audit replay``). Importing them costs nothing
-beyond argparse: each command imports what it needs when it runs.
+command (``audit`` with ``audit diff``, ``audit replay`` and ``audit verify``). Importing
+them costs nothing beyond argparse: each command imports what it needs when it runs.
 """
 
 from layerconf.cli.app import main

@@ -47,7 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`layerconf show ... | head`): stop quietly, as cat does.
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            try:
+                os.dup2(devnull, sys.stdout.fileno())
+            finally:
+                os.close(devnull)
         except (OSError, ValueError):
             pass
         return EXIT_PROBLEMS

@@ -61,17 +61,13 @@ def resolve(
 ) -> Outcome:
     """The roles of `preset` that `argv` (and `sources`) resolve to with `parser`, or the
     problems found."""
-    import warnings
-
     from layerconf.core.namespace import notices
-    from layerconf.exceptions import ConfigError, LayerconfError, LayerconfWarning
+    from layerconf.exceptions import ConfigError, LayerconfError
     from layerconf.presets import resolve_roles
 
     try:
-        with warnings.catch_warnings():
-            # Kept in the notices and reported from there.
-            warnings.simplefilter("ignore", LayerconfWarning)
-            roles = resolve_roles(guarded(parser), argv, preset=preset, sources=sources)
+        # Warnings are kept in the notices and reported from there: none is issued.
+        roles = resolve_roles(guarded(parser), argv, preset=preset, sources=sources, warn=False)
     except ConfigError as error:
         return Outcome(None, error.problems)
     except ParserStop as stop:

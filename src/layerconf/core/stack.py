@@ -89,7 +89,7 @@ class LayerStack:
 
 
 def resolve_stacks(
-    stacks: Mapping[str, LayerStack], *, problems: Iterable[Problem] = ()
+    stacks: Mapping[str, LayerStack], *, problems: Iterable[Problem] = (), warn: bool = True
 ) -> dict[str, Namespace]:
     """Resolve one stack per role, then run the ``roles`` rules across the results.
 
@@ -124,7 +124,7 @@ def resolve_stacks(
                         f"{decision.role!r}, which is not one of {sorted(resolutions)}"
                     )
                 resolutions[decision.role].set_value(candidate, decision)
-    return _finish(resolutions, shared)
+    return _finish(resolutions, shared, warn=warn)
 
 
 def _explain_role(resolutions: Mapping[str, _Resolution], key: str, role: str | None) -> Setting:

@@ -40,6 +40,7 @@ def resolve_roles(
     *,
     preset: Preset = SLIME,
     sources: Sequence[Source] = (),
+    warn: bool = True,
 ) -> dict[str, Namespace]:
     """Parse `args` with `parser` and resolve one namespace per role of `preset` (slime's by
     default).
@@ -48,11 +49,12 @@ def resolve_roles(
     each of `sources` (an `EnvSource`, say) goes between the parser's defaults and the command
     line, in the order given. Without a role file every role equals that baseline. Raises one
     `ConfigError` with every problem found (the sources, the role file's structure, its keys
-    and values, the command line, across roles); warnings are issued as `LayerconfWarning`
-    and kept in `notices(namespace)`. argparse's own errors (``--lr abc``) stay argparse's:
-    it exits with status 2 before anything else is read, as with `parse_known_args`.
+    and values, the command line, across roles); warnings are kept in `notices(namespace)`
+    and issued as `LayerconfWarning` unless `warn` is False. argparse's own errors
+    (``--lr abc``) stay argparse's: it exits with status 2 before anything else is read, as
+    with `parse_known_args`.
     """
-    return _resolve.resolve_roles(parser, args, preset=preset, sources=sources)
+    return _resolve.resolve_roles(parser, args, preset=preset, sources=sources, warn=warn)
 
 
 def role_file_schema(

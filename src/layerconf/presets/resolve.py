@@ -19,6 +19,7 @@ from typing import Any
 from layerconf.core.namespace import Namespace, provenance_of, with_inputs
 from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import RuleSet
+from layerconf.core.secrets import redact_argv
 from layerconf.core.stack import LayerStack, resolve_stacks
 from layerconf.core.suggest import did_you_mean, suggestion
 from layerconf.exceptions import Problem
@@ -38,6 +39,7 @@ def resolve_roles(
     *,
     preset: Preset,
     sources: Sequence[Source] = (),
+    warn: bool = True,
 ) -> dict[str, Namespace]:
     """Parse `args` with `parser` and resolve one namespace per role of `preset`.
 
@@ -89,7 +91,7 @@ def resolve_roles(
             role: LayerStack([*base, role_file.layers.get(role) or empty], rules, policies)
             for role in preset.roles
         }
-    roles = resolve_stacks(stacks, problems=found)
+    roles = resolve_stacks(stacks, problems=found, warn=warn)
     inputs.setdefault(FILES, {})
     for namespace in roles.values():
         with_inputs(namespace, inputs)
@@ -179,7 +181,7 @@ def unknown_tokens(
     problems = []
     for index, tokens in _groups(argv, unknown):
         flag = tokens[0].split("=", 1)[0]
-        shown = " ".join(tokens)
+        shown = " ".join(redact_argv(tokens)[0])  # '--hf-token=...' quoted without its value
         passed = flag.startswith(preset.passthrough) if preset.passthrough else False
         match = None
         if not passed and flag.startswith("--"):

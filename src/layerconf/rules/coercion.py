@@ -43,6 +43,7 @@ import attrs
 
 from layerconf.core.records import Origin, short_location
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
+from layerconf.core.secrets import SECRETS
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.exceptions import Problem
 
@@ -260,10 +261,9 @@ class TypeCoercion:
         where = short_location(
             origin.source, origin.line, origin.column, origin.argv_index, origin.layer
         )
-        message = (
-            f"{failure.subject} must be {failure.expected} "
-            f"(got {_show(failure.value)} from {where})"
-        )
+        # A credential's value is never quoted, not even when it is the wrong type.
+        got = SECRETS.placeholder if SECRETS.is_secret(key) else _show(failure.value)
+        message = f"{failure.subject} must be {failure.expected} (got {got} from {where})"
         return Problem.at(origin, message, key=key, hint=failure.hint, rule=self.name)
 
 

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, NoReturn
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from layerconf.core.secrets import SECRETS
 from layerconf.exceptions import Problem
 
 #: A path into a YAML document: mapping keys (usually strings) and list indices.
@@ -153,13 +154,17 @@ class Walker:
         return None
 
     def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
-        ok, value = self._construct(node)
+        secret = bool(path) and isinstance(path[-1], str) and SECRETS.is_secret(path[-1])
+        ok, value = self._construct(node, quote=not secret)
         if not ok:
             self.unreadable.add(path)
         return value
 
-    def _construct(self, node: ScalarNode) -> tuple[bool, Any]:
-        """``(True, value)`` for a scalar ``yaml.safe_load`` reads, else ``(False, None)``."""
+    def _construct(self, node: ScalarNode, *, quote: bool = True) -> tuple[bool, Any]:
+        """``(True, value)`` for a scalar ``yaml.safe_load`` reads, else ``(False, None)``.
+
+        Without `quote` (a credential's value) the problem does not repeat the text.
+        """
         construct = _SCALARS.get(node.tag)
         if construct is None:
             self._refuse(node)
@@ -169,7 +174,8 @@ class Walker:
         except (ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError):
             self._report(
                 node,
-                f"{node.value!r} cannot be read as {short_tag(node.tag)}",
+                f"{repr(node.value) if quote else SECRETS.placeholder} cannot be read as "
+                f"{short_tag(node.tag)}",
                 "remove the tag, or write a value of that type",
             )
             return False, None

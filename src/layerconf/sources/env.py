@@ -97,6 +97,7 @@ class EnvSource:
         for variable, dest in named:
             if dest is not None and dest in actions:
                 setters.setdefault(dest, []).append(variable)
+        quiet = _quiet(parser)  # one copy for every variable's conversion
         for variable, dest in named:
             if dest is None:
                 continue
@@ -111,7 +112,7 @@ class EnvSource:
                     problems.append(self._many(dest, action, setters[dest]))
                 continue
             try:
-                values[dest] = _convert(parser, action, _text(environ[variable]))
+                values[dest] = _convert(quiet, action, _text(environ[variable]))
             except _Refused as refused:
                 reason = str(refused)
                 secret = SECRETS.is_secret(dest) or SECRETS.is_secret(variable)
@@ -258,8 +259,9 @@ def _flag(action: argparse.Action) -> str:
     return action.option_strings[0] if action.option_strings else action.dest
 
 
-def _convert(parser: argparse.ArgumentParser, action: argparse.Action, text: str) -> Any:
-    """`text` converted as the parser converts the command line for `action`."""
+def _convert(quiet: argparse.ArgumentParser, action: argparse.Action, text: str) -> Any:
+    """`text` converted as the parser converts the command line for `action`; `quiet` is the
+    parser's copy whose error() refuses the value (`_quiet`)."""
     if isinstance(action, _FLAGS) or (
         isinstance(action, argparse._StoreConstAction) and type(action.const) is bool
     ):
@@ -289,11 +291,10 @@ def _convert(parser: argparse.ArgumentParser, action: argparse.Action, text: str
     # As parse_args does: the dest starts as its default, then the action takes the values
     # (append keeps the default and nests nargs; a trainer's own action runs).
     namespace = argparse.Namespace()
-    default = parser.get_default(action.dest)
+    default = quiet.get_default(action.dest)
     if default is not argparse.SUPPRESS:
         setattr(namespace, action.dest, _copied(default))
     option = action.option_strings[0] if action.option_strings else None
-    quiet = _quiet(parser)
     start = getattr(namespace, action.dest, None)
     try:
         if (

@@ -1,7 +1,7 @@
-"""``layerconf audit``, ``audit diff`` and ``audit replay``: write, compare and show records.
+"""``layerconf audit`` and ``audit diff`` / ``replay`` / ``verify``: write, compare, show, check.
 
-``audit`` resolves the roles and writes their record as `write_audit` would; ``audit diff``
-and ``audit replay`` read records instead of a trainer's command line.
+``audit`` resolves the roles and writes their record as `write_audit` would (signed with
+``--key-file``); the others read records instead of a trainer's command line.
 """
 
 from __future__ import annotations
@@ -355,7 +355,8 @@ COMMANDS = (
         f"  {PROG} audit diff BEFORE AFTER     the values that changed between two "
         "records\n"
         f"  {PROG} audit replay RECORD         a record's roles, shown as 'show' shows "
-        "them\n\n"
+        "them\n"
+        f"  {PROG} audit verify RECORD         check a signed record (--key-file)\n\n"
         "exit status: 0 written; 1 a configuration that does not resolve; 2 a usage "
         "error\n(or a PATH that cannot be written).",
         _audit_options,

@@ -33,7 +33,7 @@ from layerconf.core.stack import LayerStack
 from layerconf.core.values import same_value
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import check_role_file, critic_defaults
-from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES
+from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES, TOP_KEY
 from layerconf.rules import IgnoredKeys
 from layerconf.sources.yaml import check_yaml
 
@@ -136,12 +136,14 @@ _IGNORED = IgnoredKeys(
     {key: RESOURCE_KEYS[key] for key in ("num_nodes", "num_gpus_per_node")},
     because=RESOURCES_BECAUSE,
 )
-_RULES = RuleSet([_IGNORED, _SlimeCoercion(), critic_defaults()])
 
 
 def _rules_without(deleted: frozenset[str]) -> RuleSet:
     """slime's rules, for a base from which the trainer deleted `deleted` since parsing."""
     return RuleSet([_IGNORED, _SlimeCoercion(deleted), critic_defaults()])
+
+
+_RULES = _rules_without(frozenset())
 
 
 def parse_megatron_role_args(
@@ -194,9 +196,9 @@ def _slime_words(path: str, role: str) -> str | None:
     """The message of the assertion slime's own function fails on this file, if it asserts."""
     data = check_yaml(path).data
     raw = data or {}
-    if not isinstance(raw, (dict, list, str)) or "megatron" not in raw:
+    if not isinstance(raw, (dict, list, str)) or TOP_KEY not in raw:
         return f"megatron config must contain a top-level 'megatron' list, e.g. {_EXAMPLE}"
-    entries = raw["megatron"] if isinstance(raw, dict) else None
+    entries = raw[TOP_KEY] if isinstance(raw, dict) else None
     if not isinstance(entries, list):
         return f"megatron config 'megatron' field must be a list, e.g. {_EXAMPLE}"
     if sum(isinstance(entry, dict) and entry.get("role") == role for entry in entries) > 1:
