@@ -764,7 +764,10 @@ class TestSecrets:
             f"--sglang-api-key={hidden[1]}",
         )
         assert roles["actor"].train_env_vars["HF_TOKEN"] == hidden[0]
-        assert any(hidden[1] in problem.message for problem in notices(roles["actor"]))
+        # The notice names the flag, never its value (it quoted the value before this review).
+        noted = [problem.message for problem in notices(roles["actor"])]
+        assert any("--sglang-api-key=<redacted>" in message for message in noted)
+        assert not any(hidden[1] in message for message in noted)
         for text in texts(tmp_path, roles):
             assert hidden[0] not in text
             assert hidden[1] not in text
