@@ -447,3 +447,32 @@ class TestFlattenOfOddTags:
         data["roles"]["r"]["settings"]["x"]["value"] = value
         flat = flatten(AuditRecord.from_dict(refingerprinted(data)))
         assert json.loads(flat["r/x"]) == value
+
+
+class TestValidationCoversTheFormat:
+    """What validate checks follows the records' own fields."""
+
+    def test_every_origin_field_is_type_checked(self) -> None:
+        from layerconf.audits.validate import _ORIGIN_TYPES
+        from layerconf.core.records import ORIGIN_FIELDS
+
+        assert tuple(_ORIGIN_TYPES) == ORIGIN_FIELDS
+
+    @pytest.mark.parametrize(
+        "notice",
+        [{}, {"message": 1}, {"message": "m", "severity": "bogus"}, {"message": "m", "line": "7"}],
+    )
+    def test_a_bad_notice_is_refused(self, notice: dict[str, Any]) -> None:
+        data = audit({"r": LayerStack([Layer.from_mapping("cli", {"lr": 1})]).resolve()})
+        data["roles"]["r"]["notices"] = [notice]
+        with pytest.raises(AuditError, match=r"roles\.r\.notices\[0\]"):
+            AuditRecord.from_dict(data)
+
+    def test_a_history_item_without_a_reason_is_refused(self) -> None:
+        stack = LayerStack(
+            [Layer.from_mapping("d", {"lr": 1}), Layer.from_mapping("cli", {"lr": 2})]
+        )
+        data = audit({"r": stack.resolve()})
+        del data["roles"]["r"]["settings"]["lr"]["history"][0]["reason"]
+        with pytest.raises(AuditError, match=r"history\[0\]\.reason is not one of"):
+            AuditRecord.from_dict(data, verify=False)

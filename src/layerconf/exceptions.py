@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from layerconf.core.records import short_location
 from layerconf.core.suggest import suggestion
 
 if TYPE_CHECKING:
@@ -82,8 +83,6 @@ class Problem:
     @property
     def location(self) -> str:
         """``file:line:col``, ``file:line``, ``file``, ``argv[N]``, the layer's name, or ``""``."""
-        from layerconf.core.records import short_location
-
         return short_location(self.source, self.line, self.column, self.argv_index, self.layer)
 
     def __str__(self) -> str:

@@ -28,6 +28,7 @@ import math
 import pathlib
 import re
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -112,10 +113,6 @@ def plain_dict(value: Any) -> bool:
 # --- Encoding -----------------------------------------------------------------------------
 
 
-def _qualified(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
 def _nonfinite(value: float) -> str:
     return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
 
@@ -129,15 +126,15 @@ def _safe_repr(value: Any) -> str:
     try:
         text = repr(value)
     except Exception as error:  # a broken __repr__ must not break the record
-        return f"<{_qualified(type(value))} object; repr() raised {type(error).__name__}>"
+        return f"<{qualified_name(type(value))} object; repr() raised {type(error).__name__}>"
     if not isinstance(text, str):
-        return f"<{_qualified(type(value))} object>"
+        return f"<{qualified_name(type(value))} object>"
     return _ADDRESS.sub(" at 0x...", text)
 
 
 def _object(value: Any) -> dict[str, Any]:
     """The entry of a value recorded only as its class and repr."""
-    return {TAG: "object", "class": _qualified(type(value)), "repr": _safe_repr(value)}
+    return {TAG: "object", "class": qualified_name(type(value)), "repr": _safe_repr(value)}
 
 
 class Encoder:
@@ -184,7 +181,7 @@ class Encoder:
         """encode(), or a ``<cycle>`` object when `value` is already being encoded."""
         marker = id(value)
         if marker in self._active:
-            return {TAG: "object", "class": _qualified(type(value)), "repr": "<cycle>"}
+            return {TAG: "object", "class": qualified_name(type(value)), "repr": "<cycle>"}
         self._active.add(marker)
         try:
             return encode()
@@ -205,12 +202,12 @@ class Encoder:
 
 def _subclass(value: Any, base: type) -> dict[str, str]:
     """``{"class": ...}`` naming the class of `value` when it is not exactly `base`."""
-    return {} if type(value) is base else {"class": _qualified(type(value))}
+    return {} if type(value) is base else {"class": qualified_name(type(value))}
 
 
 def _encode_enum(encoder: Encoder, member: enum.Enum) -> dict[str, Any]:
     cls = type(member)
-    tagged: dict[str, Any] = {TAG: "enum", "class": _qualified(cls), "name": member.name}
+    tagged: dict[str, Any] = {TAG: "enum", "class": qualified_name(cls), "name": member.name}
     if member.name is None or cls.__members__.get(member.name) is not member:
         # A composite flag (or an alias-less pseudo-member): rebuilt from its value.
         tagged["name"] = None
@@ -236,7 +233,7 @@ def _encode_int(encoder: Encoder, value: Any) -> dict[str, Any]:
 
 
 def _encode_str(encoder: Encoder, value: str) -> dict[str, Any]:
-    return {TAG: "str", "class": _qualified(type(value)), "value": str(value)}
+    return {TAG: "str", "class": qualified_name(type(value)), "value": str(value)}
 
 
 def _encode_bytes(encoder: Encoder, value: bytes | bytearray) -> dict[str, Any]:
@@ -268,7 +265,7 @@ def _encode_mapping(encoder: Encoder, value: Mapping[Any, Any]) -> Any:
     items.sort(key=lambda pair: canonical(pair[0]))
     tagged: dict[str, Any] = {TAG: "dict", "items": items}
     if type(value) is not dict:
-        tagged["class"] = _qualified(type(value))
+        tagged["class"] = qualified_name(type(value))
     return tagged
 
 
@@ -281,7 +278,7 @@ def _sequence(tag: str, *, ordered: bool) -> Callable[[Encoder, Any], Any]:
             items.sort(key=canonical)
         tagged: dict[str, Any] = {TAG: tag, "items": items}
         if type(value).__name__ != tag:  # a subclass: say which, it decodes as the base type
-            tagged["class"] = _qualified(type(value))
+            tagged["class"] = qualified_name(type(value))
         return tagged
 
     return encode
@@ -327,6 +324,12 @@ _ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[Encoder, Any], Any]], ..
 # --- Decoding -----------------------------------------------------------------------------
 
 
+def shorten(text: str, limit: int = 200) -> str:
+    """`text` as a message quotes text from a record: at most `limit` characters (a record
+    from elsewhere may hold megabytes where a name should be)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def qualified_name(cls: type) -> str:
     """``module.qualname``: how a record names a class."""
     return f"{cls.__module__}.{cls.__qualname__}"
@@ -339,10 +342,10 @@ def _classes(classes: Mapping[str, type[enum.Enum]]) -> Mapping[str, type[enum.E
                 f"value types are enum classes: records rebuild enum members and nothing else "
                 f"(got {cls!r} for {name!r})"
             )
-    return dict(classes)
+    return MappingProxyType(dict(classes))  # trusted sets are shared: never changed
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)  # compared as objects: two sets of classes are equal only if one
 class ValueTypes:
     """The enum classes a reader rebuilds members of, by the name a record gives them.
 
@@ -352,7 +355,7 @@ class ValueTypes:
     `with_classes` adds a program's own.
     """
 
-    classes: Mapping[str, type[enum.Enum]] = attrs.field(factory=dict, converter=_classes, eq=False)
+    classes: Mapping[str, type[enum.Enum]] = attrs.field(factory=dict, converter=_classes)
 
     def with_classes(self, classes: Iterable[type[enum.Enum]]) -> ValueTypes:
         """These types and `classes` (enum classes)."""
@@ -365,11 +368,9 @@ class ValueTypes:
 @functools.cache
 def standard_types() -> ValueTypes:
     """The enums a record of layerconf's own profiles may hold, trusted without asking."""
-    import signal
-
     from layerconf.profiles.loader import bundled_enums
 
-    return ValueTypes().with_classes([signal.Signals, *bundled_enums()])
+    return ValueTypes().with_classes(bundled_enums())  # signal.Signals among them
 
 
 def value_types(types: ValueTypes | Iterable[type[enum.Enum]] | None) -> ValueTypes:
@@ -406,7 +407,7 @@ class Decoder:
     def fail(self, data: Mapping[str, Any], reason: str) -> Any:
         """Raise for `data` (`strict`), or stand an `OpaqueValue` in for it."""
         if self.strict:
-            raise AuditError(f"{self.where}: cannot rebuild {canonical(data)}: {reason}")
+            raise AuditError(f"{self.where}: cannot rebuild {shorten(canonical(data))}: {reason}")
         return OpaqueValue(str(data.get("class", data.get(TAG))), canonical(data))
 
     def _tagged(self, tag: Any, data: Mapping[str, Any]) -> Any:
@@ -430,10 +431,11 @@ def _decode_enum(decoder: Decoder, data: Mapping[str, Any]) -> Any:
     qualified = data["class"]
     cls = decoder.types.get(qualified) if isinstance(qualified, str) else None
     if cls is None:
-        short = str(qualified).rsplit(".", 1)[-1]
+        named = shorten(str(qualified), 120)
+        short = named.rsplit(".", 1)[-1]
         return decoder.fail(
             data,
-            f"{str(qualified)!r} is not a registered value type (a record never makes layerconf "
+            f"{named!r} is not a registered value type (a record never makes layerconf "
             f"import a module): pass types=[{short}] to load_audit, or on the command line "
             "--parser MODULE:ATTR of the trainer that uses it",
         )

@@ -28,7 +28,7 @@ from layerconf.audits.signing import Key, sign
 from layerconf.audits.validate import AGAIN
 from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.exceptions import AuditError
-from layerconf.sources.files import UnreadableFile, read_bounded
+from layerconf.sources.files import UnreadableFile, describe_mode, read_bounded
 
 __all__ = ["AUDIT_FILE", "load_audit", "record_bytes", "write_atomic", "write_audit"]
 
@@ -166,15 +166,6 @@ def _temporary_prefix(name: str) -> str:
     return f".{short}~{digest}.{_HOST}."
 
 
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
 def _destination(path: pathlib.Path) -> pathlib.Path:
     """The file to replace for `path`: itself, or the file its symbolic links point to.
 
@@ -189,10 +180,9 @@ def _destination(path: pathlib.Path) -> pathlib.Path:
         raise AuditError(f"cannot write there: {error.strerror or error}", str(path)) from None
     if stat.S_ISREG(found.st_mode):
         return target
-    kind = next(
-        (name for test, name in _KINDS if test(found.st_mode)),
-        "a symbolic link that leads nowhere" if stat.S_ISLNK(found.st_mode) else "not a file",
-    )
+    kind = describe_mode(found.st_mode)
+    if stat.S_ISLNK(found.st_mode):
+        kind = "a symbolic link that leads nowhere"
     shown = str(path) if target == path else f"{path} (-> {target})"
     raise AuditError(
         f"is {kind}, not a file: an audit record is written only to a new path or over a "

@@ -362,8 +362,8 @@ class AuditRecord:
         `explain` gives each value's recorded origin (layer, file:line:col, argv index,
         rule); the values it shadowed are in `setting(role, key)`. Redacted secrets hold
         ``"<redacted>"`` unless `secrets` gives their values (``{"wandb_key": ...}``).
-        Raises `AuditError` for a value that cannot be rebuilt (an enum whose module cannot
-        be imported).
+        Raises `AuditError` for a value that cannot be rebuilt (an enum whose class this
+        record's reader does not trust: see `types` and `ValueTypes`).
         """
         section = self._section(role)
         values = self.values(role)

@@ -42,16 +42,20 @@ def key_bytes(key: Key) -> bytes:
     return bytes(key)
 
 
-def _digest(record: Mapping[str, Any], key: Key) -> str:
-    unsigned = {name: value for name, value in record.items() if name != "signature"}
+def _unsigned(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in record.items() if name != "signature"}
+
+
+def _digest(unsigned: Mapping[str, Any], key: Key) -> str:
+    """The HMAC of a record without its signature."""
     text = canonical(unsigned).encode("ascii")
     return hmac.new(key_bytes(key), text, hashlib.sha256).hexdigest()
 
 
 def sign(record: Mapping[str, Any], key: Key) -> dict[str, Any]:
     """`record` with its signature under `key` (a new dict; any earlier signature replaced)."""
-    signed = {name: value for name, value in record.items() if name != "signature"}
-    signed["signature"] = {"alg": ALGORITHM, "value": _digest(record, key)}
+    signed = _unsigned(record)
+    signed["signature"] = {"alg": ALGORITHM, "value": _digest(signed, key)}
     return signed
 
 
@@ -81,7 +85,7 @@ def check_signature(record: Mapping[str, Any], key: Key, where: str | None = Non
             'it must be exactly {"alg", "value"}, the value 64 lowercase hex digits',
             where,
         )
-    expected = _digest(record, key).encode("ascii")
+    expected = _digest(_unsigned(record), key).encode("ascii")
     if not hmac.compare_digest(signature["value"].encode("ascii"), expected):
         raise AuditError(
             "the record's signature does not match: it was changed after it was signed, or "

@@ -8,10 +8,11 @@ record from anywhere is refused with a reason before anything reads its values.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, get_args
 
 from layerconf.audits.codec import FORMAT
 from layerconf.core.records import Reason
+from layerconf.exceptions import Severity
 
 __all__ = ["AGAIN", "MAX_DEPTH", "validate"]
 
@@ -53,6 +54,7 @@ _ORIGIN_TYPES: dict[str, tuple[type, str]] = {
     "label": (str, "a string"),
 }
 _REASONS = tuple(reason.value for reason in Reason)
+_SEVERITIES: tuple[str, ...] = get_args(Severity)
 
 
 def validate(data: Any) -> _Problems:
@@ -151,10 +153,38 @@ def _section_problems(where: str, section: Any) -> list[str]:
         if not isinstance(section.get(part, []), list):
             problems.append(f"{where}.{part} is not an array")
     for index, notice in enumerate(_list(section.get("notices"))):
-        if not isinstance(notice, dict):
-            problems.append(f"{where}.notices[{index}] is not an object")
+        problems.extend(_notice_problems(f"{where}.notices[{index}]", notice))
     if "argv" in section and not _argv(section["argv"]):
         problems.append(f"{where}.argv is not an array of strings or null")
+    return problems
+
+
+#: A notice's fields (those of `Problem`) and their JSON types; ``message`` is required.
+_NOTICE_TYPES: dict[str, tuple[type, str]] = {
+    "message": (str, "a string"),
+    "key": (str, "a string"),
+    "layer": (str, "a string"),
+    "source": (str, "a string"),
+    "line": (int, "an integer"),
+    "column": (int, "an integer"),
+    "argv_index": (int, "an integer"),
+    "hint": (str, "a string"),
+    "severity": (str, "a string"),
+    "rule": (str, "a string"),
+}
+
+
+def _notice_problems(where: str, notice: Any) -> list[str]:
+    """What keeps `notice` from being a `Problem`: its shape, its fields' types, its severity."""
+    if not isinstance(notice, dict) or type(notice.get("message")) is not str:
+        return [f"{where} is not an object with a 'message'"]
+    problems = [
+        f"{where}.{name} is not {wanted}"
+        for name, (kind, wanted) in _NOTICE_TYPES.items()
+        if notice.get(name) is not None and type(notice[name]) is not kind
+    ]
+    if notice.get("severity", "error") not in _SEVERITIES:
+        problems.append(f"{where}.severity is not one of {', '.join(_SEVERITIES)}")
     return problems
 
 
@@ -180,7 +210,7 @@ def _entry_problems(where: str, entry: Any) -> list[str]:
             problems.append(f"{here} has no 'value'")
             continue
         problems.extend(_origin_problems(here, item))
-        if "reason" in item and item["reason"] not in _REASONS:
+        if item.get("reason") not in _REASONS:  # every shadowed value says why it lost
             problems.append(f"{here}.reason is not one of {', '.join(_REASONS)}")
         if item.get("by") is not None and type(item["by"]) is not str:
             problems.append(f"{here}.by is not a string or null")

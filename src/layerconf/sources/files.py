@@ -16,7 +16,7 @@ import select
 import stat
 import time
 
-__all__ = ["MAX_BYTES", "PIPE_WAIT", "UnreadableFile", "read_bounded"]
+__all__ = ["MAX_BYTES", "PIPE_WAIT", "UnreadableFile", "describe_mode", "read_bounded"]
 
 #: The largest file read. A configuration file is a few kilobytes; this only stops a wrong path
 #: (a checkpoint, a device) from being read whole into memory.
@@ -25,10 +25,19 @@ MAX_BYTES = 16 * 1024 * 1024
 PIPE_WAIT = 5.0
 
 _KINDS = (
+    (stat.S_ISREG, "a file"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
 )
+
+
+def describe_mode(mode: int) -> str:
+    """What a path of this `st_mode` is, in words: ``a character device``, ``a socket``..."""
+    return next((name for test, name in _KINDS if test(mode)), "not a file")
 
 
 class UnreadableFile(Exception):
@@ -83,8 +92,9 @@ def _refuse_unreadable(mode: int) -> None:
     """Raise `UnreadableFile` for what is neither a file, a directory nor a pipe."""
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISFIFO(mode):
         return
-    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
-    raise UnreadableFile(f"is {kind}, not a file", "give the path of a file, or of a pipe or FIFO")
+    raise UnreadableFile(
+        f"is {describe_mode(mode)}, not a file", "give the path of a file, or of a pipe or FIFO"
+    )
 
 
 def _read(source: str, most: int) -> bytes:
