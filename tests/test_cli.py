@@ -31,6 +31,8 @@ PPO_ARGV = (EXAMPLES / "ppo_argv.txt").read_text().splitlines()
 COMMANDS = ("explain", "show", "diff", "check", "schema", "audit")
 # Commands that read audit records: no trainer parser, no trainer command line.
 RECORD_COMMANDS = ("audit diff", "audit replay", "audit verify")
+# Commands that take no trainer parser nor command line, and read no record.
+OWN_COMMANDS = ("completion",)
 
 # Where a value came from, as every JSON output spells it.
 ORIGIN_FIELDS = (
@@ -1673,7 +1675,7 @@ class TestToolErrors:
             ),
             (
                 ["explian", "lr", "--"],
-                "layerconf: error: unknown command 'explian'; did you mean 'explain'? (commands: explain, show, diff, check, schema, audit)",
+                "layerconf: error: unknown command 'explian'; did you mean 'explain'? (commands: explain, show, diff, check, schema, audit, completion)",
             ),
             (
                 ["explain", "--"],
@@ -1692,7 +1694,7 @@ class TestToolErrors:
                 ["schema", "--", "--lr", "1"],
                 "layerconf schema: error: schema takes no trainer command line",
             ),
-            ([], "layerconf: error: choose a command: explain, show, diff, check, schema, audit"),
+            ([], "layerconf: error: choose a command: explain, show, diff, check, schema, audit, completion"),
             (
                 ["audit", "-o", "x.json"],
                 "layerconf audit: error: give the trainer's command line after '--'",
@@ -1767,24 +1769,26 @@ class TestHelp:
         assert result.stdout.startswith(
             "usage: layerconf [-h] [--version] COMMAND [OPTIONS] -- ARGV...\n"
         )
-        for command in (*COMMANDS, *RECORD_COMMANDS):
+        for command in (*COMMANDS, *RECORD_COMMANDS, *OWN_COMMANDS):
             assert f"\n  {command} " in result.stdout
 
-    @pytest.mark.parametrize("command", [*COMMANDS, *RECORD_COMMANDS])
+    @pytest.mark.parametrize("command", [*COMMANDS, *RECORD_COMMANDS, *OWN_COMMANDS])
     def test_every_command(self, command: str, capsys: pytest.CaptureFixture[str]) -> None:
         """Each command's help starts with its usage, which names every option it has."""
         assert main([*command.split(), "--help"]) == 0
         out = capsys.readouterr().out
         usage = usage_of(out)
         parser_options = (
-            "" if command in RECORD_COMMANDS else " [--profile NAME | --parser MODULE:ATTR]"
+            ""
+            if command in (*RECORD_COMMANDS, *OWN_COMMANDS)
+            else " [--profile NAME | --parser MODULE:ATTR]"
         )
         assert usage.startswith(f"usage: layerconf {command} [-h]{parser_options}")
         assert all(len(line) <= 88 for line in usage.splitlines())
         for option in re.findall(r"^  (--?[\w-]+)", out, re.MULTILINE):
             assert option in usage
 
-    @pytest.mark.parametrize("command", ["", *COMMANDS, *RECORD_COMMANDS])
+    @pytest.mark.parametrize("command", ["", *COMMANDS, *RECORD_COMMANDS, *OWN_COMMANDS])
     def test_docs_match_help(self, command: str, capsys: pytest.CaptureFixture[str]) -> None:
         """docs/cli.md shows each usage verbatim, and every option of each command."""
         doc = (ROOT / "docs" / "cli.md").read_text()
