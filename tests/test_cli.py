@@ -1694,7 +1694,10 @@ class TestToolErrors:
                 ["schema", "--", "--lr", "1"],
                 "layerconf schema: error: schema takes no trainer command line",
             ),
-            ([], "layerconf: error: choose a command: explain, show, diff, check, schema, audit, completion"),
+            (
+                [],
+                "layerconf: error: choose a command: explain, show, diff, check, schema, audit, completion",
+            ),
             (
                 ["audit", "-o", "x.json"],
                 "layerconf audit: error: give the trainer's command line after '--'",
