@@ -163,24 +163,67 @@ class TestBash:
         assert bash_offers(shim, "layerconf show --profile nope lr") == []
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-def test_tab_in_a_terminal(shim: Path, tmp_path: Path) -> None:
-    """In an interactive bash in a terminal (tmux), TAB completes the trainer's flag."""
+def _tmux() -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+
+
+def _typed_in_a_terminal(
+    shell: list[str], environment: dict[str, str], keys: list[str], wanted: str
+) -> None:
+    """Start `shell` in a tmux terminal, wait for its prompt (``ready$`` or ``ready%``), type
+    `keys`, and wait until a line of the screen reads `wanted`."""
     session = f"layerconf-completion-{os.getpid()}"
-    rc = tmp_path / "bashrc"
-    rc.write_text('PS1="ready$ "\neval "$(layerconf completion bash)"\n')
     tmux = ["tmux", "-L", session]
-    bash = [_bash(), "--noprofile", "--rcfile", str(rc), "-i"]
     start = ["new-session", "-d", "-s", session, "-x", "200", "-y", "20"]
-    subprocess.run([*tmux, *start, *bash], env=_environment(shim), check=True)
+    subprocess.run([*tmux, *start, *shell], env=environment, check=True)
     try:
-        _screen_with(tmux, session, "ready$")
-        subprocess.run(
-            [*tmux, "send-keys", "-t", session, "layerconf -- --tensor-mo", "Tab"], check=True
-        )
-        _screen_with(tmux, session, "ready$ layerconf -- --tensor-model-parallel-size")
+        _screen_with(tmux, session, wanted[: len("ready$")])
+        subprocess.run([*tmux, "send-keys", "-t", session, *keys], check=True)
+        _screen_with(tmux, session, wanted)
     finally:
         subprocess.run([*tmux, "kill-server"], check=False)
+
+
+class TestInATerminal:
+    """In an interactive shell in a terminal (tmux), TAB completes as the docs say."""
+
+    def test_bash(self, shim: Path, tmp_path: Path) -> None:
+        """bash: `layerconf -- --tensor-mo<TAB>` becomes the trainer's flag."""
+        _tmux()
+        rc = tmp_path / "bashrc"
+        rc.write_text('PS1="ready$ "\neval "$(layerconf completion bash)"\n')
+        _typed_in_a_terminal(
+            [_bash(), "--noprofile", "--rcfile", str(rc), "-i"],
+            _environment(shim),
+            ["layerconf -- --tensor-mo", "Tab"],
+            "ready$ layerconf -- --tensor-model-parallel-size",
+        )
+
+    @pytest.mark.parametrize(
+        ("typed", "wanted"),
+        [
+            ("layerconf -- --tensor-mo", "ready% layerconf -- --tensor-model-parallel-size"),
+            (
+                "layerconf show -- --lr-decay-style=cos",
+                "ready% layerconf show -- --lr-decay-style=cosine",
+            ),
+            ("layerconf explain lr_decay_st", "ready% layerconf explain lr_decay_style"),
+        ],
+        ids=["trainer-flag", "choice-after-equals", "explain-key"],
+    )
+    def test_zsh(self, shim: Path, tmp_path: Path, typed: str, wanted: str) -> None:
+        """zsh, with compinit and the script sourced as the docs say."""
+        _tmux()
+        zsh = shutil.which("zsh")
+        if zsh is None:
+            pytest.skip("zsh is not installed")
+        (tmp_path / ".zshrc").write_text(
+            'PS1="ready%% "\nautoload -Uz compinit && compinit -u\n'
+            "source <(layerconf completion zsh)\n"
+        )
+        environment = {**_environment(shim), "ZDOTDIR": str(tmp_path)}
+        _typed_in_a_terminal([zsh, "-i"], environment, [typed, "Tab"], wanted)
 
 
 def _screen_with(tmux: list[str], session: str, wanted: str) -> None:

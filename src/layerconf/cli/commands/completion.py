@@ -42,6 +42,10 @@ _layerconf() {
     candidates=("${(@f)$(printf '%s\0' "${(@)words[2,CURRENT-1]}" "$PREFIX" \
         | command layerconf completion zsh --complete 2>/dev/null)}")
     candidates=(${candidates:#})
+    if [[ $PREFIX == --*=* ]]; then
+        compset -P '*='
+        candidates=("${candidates[@]#*=}")
+    fi
     if (( ${#candidates} )); then
         compadd -- "${candidates[@]}"
     else
