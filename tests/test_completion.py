@@ -169,12 +169,12 @@ def _tmux() -> None:
 
 
 def _typed_in_a_terminal(
-    shell: list[str], environment: dict[str, str], keys: list[str], wanted: str
+    shell: list[str], environment: dict[str, str], keys: list[str], wanted: str, socket: Path
 ) -> None:
     """Start `shell` in a tmux terminal, wait for its prompt (``ready$`` or ``ready%``), type
     `keys`, and wait until a line of the screen reads `wanted`."""
-    session = f"layerconf-completion-{os.getpid()}"
-    tmux = ["tmux", "-L", session]
+    session = "layerconf-completion"
+    tmux = ["tmux", "-S", str(socket)]  # a server of its own, whatever else runs
     start = ["new-session", "-d", "-s", session, "-x", "200", "-y", "20"]
     subprocess.run([*tmux, *start, *shell], env=environment, check=True)
     try:
@@ -198,6 +198,7 @@ class TestInATerminal:
             _environment(shim),
             ["layerconf -- --tensor-mo", "Tab"],
             "ready$ layerconf -- --tensor-model-parallel-size",
+            tmp_path / "tmux",
         )
 
     @pytest.mark.parametrize(
@@ -223,7 +224,7 @@ class TestInATerminal:
             "source <(layerconf completion zsh)\n"
         )
         environment = {**_environment(shim), "ZDOTDIR": str(tmp_path)}
-        _typed_in_a_terminal([zsh, "-i"], environment, [typed, "Tab"], wanted)
+        _typed_in_a_terminal([zsh, "-i"], environment, [typed, "Tab"], wanted, tmp_path / "tmux")
 
 
 def _screen_with(tmux: list[str], session: str, wanted: str) -> None:
@@ -313,6 +314,28 @@ class TestCandidates:
         """--role takes the roles of the preset on the line: plain has one."""
         monkeypatch.chdir(trainer)
         assert candidates(["explain", "--preset", "plain", "--role", ""]) == ["main"]
+
+    @pytest.mark.parametrize(
+        ("shell", "sent", "words"),
+        [
+            ("bash", " \0layerconf", None),
+            ("bash", "", None),
+            ("zsh", "", [""]),
+            ("fish", "explain\0l", ["explain", "l"]),
+        ],
+        ids=["bash-command-name", "bash-nothing", "zsh-empty-word", "fish-no-last-nul"],
+    )
+    def test_little_input(self, shell: str, sent: str, words: list[str] | None) -> None:
+        """The command's own name being typed: nothing; a last NUL may be left out."""
+        result = subprocess.run(
+            [sys.executable, "-m", "layerconf", "completion", shell, "--complete"],
+            input=sent,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert (result.returncode, result.stderr) == (0, "")
+        assert result.stdout.splitlines() == (candidates(words) if words else [])
 
     def test_too_much_input(self) -> None:
         """More than MAX_INPUT_BYTES on stdin: a usage error, not a read without end."""

@@ -104,10 +104,12 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     text = data.decode("utf-8", "surrogateescape")
     if shell == "bash":
         breaks, _, line = text.partition("\0")
-        words = line_words(line)
+        words = line_words(line)[1:]  # the first is layerconf itself
     else:
-        words, breaks = text.split("\0")[:-1] or [""], ""
-    found = candidates(words[1:] if shell == "bash" else words)
+        words, breaks = text.removesuffix("\0").split("\0"), ""
+    if not words:  # the command's own name is being typed: the shell's job
+        return EXIT_OK
+    found = candidates(words)
     cut = max((words[-1].rfind(char) for char in breaks), default=-1) + 1
     for candidate in found:
         # bash replaces only what follows the last word break (= or :) of the current word.
