@@ -73,7 +73,8 @@ class LanguageServer:
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.diagnostics: dict[str, list[dict[str, Any]]] = {}
         self.next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
         self.request(
             "initialize",
             {
@@ -191,6 +192,7 @@ class LanguageServer:
             if self.process.poll() is None:
                 self.process.kill()
                 self.process.wait()
+            self.reader.join(ANSWER_SECONDS)  # it ends at the end of the output: then close
             for stream in (self.process.stdin, self.process.stdout):
                 if stream is not None:
                     stream.close()
@@ -431,6 +433,7 @@ class TestOutput:
         assert written.stdout == ""
         assert written.stderr == "wrote sub/roles.json\n"
         assert (tmp_path / "sub" / "roles.json").read_text() == printed.stdout
+        assert self.run("-o", "-", cwd=tmp_path).stdout == printed.stdout
 
     def test_over_a_file_through_a_link(self, tmp_path: Path) -> None:
         """A regular file is replaced, keeping its mode; a link to one stays a link."""
