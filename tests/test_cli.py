@@ -31,6 +31,8 @@ PPO_ARGV = (EXAMPLES / "ppo_argv.txt").read_text().splitlines()
 COMMANDS = ("explain", "show", "diff", "check", "schema", "audit")
 # Commands that read audit records: no trainer parser, no trainer command line.
 RECORD_COMMANDS = ("audit diff", "audit replay", "audit verify")
+# Commands that take no trainer parser nor command line, and read no record.
+OWN_COMMANDS = ("completion",)
 
 # Where a value came from, as every JSON output spells it.
 ORIGIN_FIELDS = (
@@ -572,6 +574,12 @@ class TestCheck:
         assert capsys.readouterr().out.startswith("nope.yaml: error: file not found")
 
 
+def overrides_of(schema: dict[str, Any]) -> dict[str, Any]:
+    """The properties of a schema's overrides: a mapping (or null) of dest to its schema."""
+    properties: dict[str, Any] = schema["$defs"]["overrides"]["anyOf"][0]["properties"]
+    return properties
+
+
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
     """The schema of the bundled profile's role files."""
@@ -598,7 +606,9 @@ class TestSchema:
         assert set(entry["properties"]) == {"name", "role", "overrides", "args"}
         assert entry["properties"]["role"]["enum"] == list(SLIME.roles)
         assert entry["additionalProperties"] is False
-        assert schema["$defs"]["overrides"]["additionalProperties"] is False
+        overrides, null = schema["$defs"]["overrides"]["anyOf"]
+        assert overrides["additionalProperties"] is False
+        assert null == {"type": "null"}
 
     def test_help_fields_as_help_fills_them(self) -> None:
         """%(type)s, %(default)s, %(choices)s read as in --help; a bad field stays as written."""
@@ -611,14 +621,14 @@ class TestSchema:
             help="an %(type)s, default %(default)s of %(choices)s",
         )
         parser.add_argument("--y", help="bad %(nope)s")
-        properties = role_file_schema(parser)["$defs"]["overrides"]["properties"]
+        properties = overrides_of(role_file_schema(parser))
         assert properties["x"]["description"].startswith("an int, default 3 of 1, 2, 3\n")
         assert properties["y"]["description"].startswith("bad %(nope)s\n")
 
     def test_every_dest(self, schema: dict[str, Any]) -> None:
         """Every dest has a property with a description, and its default where JSON holds it."""
         parser = load_profile()
-        properties = schema["$defs"]["overrides"]["properties"]
+        properties = overrides_of(schema)
         dests = {a.dest for a in parser._actions if a.dest != "help"}
         assert dests <= set(properties)
         assert all(properties[dest]["description"] for dest in dests)
@@ -639,13 +649,14 @@ class TestSchema:
             "auto",
         ]
         assert properties["use_critic"]["type"] == "boolean"
-        assert properties["offload_train"]["type"] == ["boolean", "null"]
-        assert (
-            properties["rampup_batch_size"]["minItems"]
-            == properties["rampup_batch_size"]["maxItems"]
-            == 3
-        )
+        assert [kind["type"] for kind in properties["offload_train"]["anyOf"]] == [
+            "boolean",
+            "null",
+        ]
+        rampup = properties["rampup_batch_size"]["anyOf"][0]
+        assert rampup["minItems"] == rampup["maxItems"] == 3
         assert properties["num_nodes"]["deprecated"] is True
+        assert properties["num_nodes"]["deprecationMessage"].startswith("Ignored in a role file")
 
     def test_validates_the_contract(self, schema: dict[str, Any]) -> None:
         """The contract's example, the bundled example and the real role file are valid."""
@@ -693,9 +704,12 @@ class TestSchema:
         """An unknown key, a bad choice, a wrong type and an unknown role are invalid."""
         jsonschema = pytest.importorskip("jsonschema")
         document = {"megatron": [{"role": role, "overrides": overrides}]}
-        errors = [
-            error.message for error in jsonschema.Draft202012Validator(schema).iter_errors(document)
-        ]
+        errors = []
+        pending = list(jsonschema.Draft202012Validator(schema).iter_errors(document))
+        while pending:  # an anyOf's error holds each alternative's in its context
+            error = pending.pop()
+            errors.append(error.message)
+            pending += error.context or []
         assert any(message in error for error in errors), errors
 
     def test_rejects_both_overrides_and_args(self, schema: dict[str, Any]) -> None:
@@ -708,7 +722,7 @@ class TestSchema:
         """No value the type-coercion rule converts is refused by the schema, for any dest."""
         jsonschema = pytest.importorskip("jsonschema")
         parser = load_profile()
-        properties = schema["$defs"]["overrides"]["properties"]
+        properties = overrides_of(schema)
         dests = sorted({a.dest for a in parser._actions if a.dest != "help"})
         validators = {dest: jsonschema.Draft202012Validator(properties[dest]) for dest in dests}
         samples: list[Any] = [
@@ -788,10 +802,10 @@ class TestSchema:
         """--parser gives the schema of the user's own parser."""
         result = run(launcher, "schema", "--parser", "mytrainer:get_parser", cwd=trainer)
         assert result.returncode == 0, result.stderr
-        properties = json.loads(result.stdout)["$defs"]["overrides"]["properties"]
+        properties = overrides_of(json.loads(result.stdout))
         assert properties["color"]["enum"] == ["red", "blue"]
         assert properties["size"]["minItems"] == 2
-        assert properties["ratio"]["type"] == ["number", "string"]
+        assert [kind["type"] for kind in properties["ratio"]["anyOf"]] == ["number", "string"]
         assert "default" not in properties["ratio"]  # inf: JSON cannot hold it
         assert properties["out"]["default"] == "/tmp/out"
 
@@ -1661,7 +1675,7 @@ class TestToolErrors:
             ),
             (
                 ["explian", "lr", "--"],
-                "layerconf: error: unknown command 'explian'; did you mean 'explain'? (commands: explain, show, diff, check, schema, audit)",
+                "layerconf: error: unknown command 'explian'; did you mean 'explain'? (commands: explain, show, diff, check, schema, audit, completion)",
             ),
             (
                 ["explain", "--"],
@@ -1680,7 +1694,10 @@ class TestToolErrors:
                 ["schema", "--", "--lr", "1"],
                 "layerconf schema: error: schema takes no trainer command line",
             ),
-            ([], "layerconf: error: choose a command: explain, show, diff, check, schema, audit"),
+            (
+                [],
+                "layerconf: error: choose a command: explain, show, diff, check, schema, audit, completion",
+            ),
             (
                 ["audit", "-o", "x.json"],
                 "layerconf audit: error: give the trainer's command line after '--'",
@@ -1755,24 +1772,26 @@ class TestHelp:
         assert result.stdout.startswith(
             "usage: layerconf [-h] [--version] COMMAND [OPTIONS] -- ARGV...\n"
         )
-        for command in (*COMMANDS, *RECORD_COMMANDS):
+        for command in (*COMMANDS, *RECORD_COMMANDS, *OWN_COMMANDS):
             assert f"\n  {command} " in result.stdout
 
-    @pytest.mark.parametrize("command", [*COMMANDS, *RECORD_COMMANDS])
+    @pytest.mark.parametrize("command", [*COMMANDS, *RECORD_COMMANDS, *OWN_COMMANDS])
     def test_every_command(self, command: str, capsys: pytest.CaptureFixture[str]) -> None:
         """Each command's help starts with its usage, which names every option it has."""
         assert main([*command.split(), "--help"]) == 0
         out = capsys.readouterr().out
         usage = usage_of(out)
         parser_options = (
-            "" if command in RECORD_COMMANDS else " [--profile NAME | --parser MODULE:ATTR]"
+            ""
+            if command in (*RECORD_COMMANDS, *OWN_COMMANDS)
+            else " [--profile NAME | --parser MODULE:ATTR]"
         )
         assert usage.startswith(f"usage: layerconf {command} [-h]{parser_options}")
         assert all(len(line) <= 88 for line in usage.splitlines())
         for option in re.findall(r"^  (--?[\w-]+)", out, re.MULTILINE):
             assert option in usage
 
-    @pytest.mark.parametrize("command", ["", *COMMANDS, *RECORD_COMMANDS])
+    @pytest.mark.parametrize("command", ["", *COMMANDS, *RECORD_COMMANDS, *OWN_COMMANDS])
     def test_docs_match_help(self, command: str, capsys: pytest.CaptureFixture[str]) -> None:
         """docs/cli.md shows each usage verbatim, and every option of each command."""
         doc = (ROOT / "docs" / "cli.md").read_text()

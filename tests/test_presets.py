@@ -185,7 +185,7 @@ class TestOwnTrainer:
             "critic",
             "reward",
         ]
-        assert "kl_coef" not in schema["$defs"]["overrides"]["properties"]
+        assert "kl_coef" not in schema["$defs"]["overrides"]["anyOf"][0]["properties"]
         assert "--roles-file" in schema["description"]
 
     def test_the_schema_names_the_option_as_the_parser_spells_it(self) -> None:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from layerconf.cli.command import Command, CommandParser
-from layerconf.cli.commands import audit, check, diff, explain, schema, show
+from layerconf.cli.commands import audit, check, completion, diff, explain, schema, show
 from layerconf.cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -28,7 +28,7 @@ from layerconf.cli.trainer import check_options
 
 __all__ = ["main"]
 
-_COMMAND_MODULES = (explain, show, diff, check, schema, audit)
+_COMMAND_MODULES = (explain, show, diff, check, schema, audit, completion)
 
 _TOP_USAGE = f"{PROG} [-h] [--version] COMMAND [OPTIONS] -- ARGV..."
 

@@ -48,6 +48,12 @@ def role_file_schema(
     string), with a ``pattern``. The keys the preset ignores are allowed and marked
     ``deprecated``; its extra keys are allowed. `roles` (default: the preset's) are the values
     ``role`` may take.
+
+    For editors (yaml-language-server): each type says in ``errorMessage`` what layerconf
+    says of a value it refuses (``'lr' must be a float; write a number such as 1e-5``), and
+    ignored keys say where to set them in ``deprecationMessage``. Several types are an
+    ``anyOf`` of one ``type`` each, never a list of types, so ajv's strict mode takes the
+    schema (with those two keywords declared).
     """
     roles = preset.roles if roles is None else tuple(roles)
     ignored, extra = preset.ignored_keys, preset.extra_keys
@@ -63,12 +69,14 @@ def role_file_schema(
             "args": {
                 "$ref": "#/$defs/overrides",
                 "deprecated": True,
-                "description": "The old name of 'overrides'; new files use 'overrides'.",
+                "deprecationMessage": _ARGS_NOTE,
+                "description": _ARGS_NOTE,
             },
         },
         "required": ["role"],
         "additionalProperties": False,
-        "not": {"required": ["overrides", "args"]},
+        # Never both (the reader refuses it): with args, overrides is not allowed.
+        "dependentSchemas": {"args": {"properties": {"overrides": False}}},
     }
     return {
         "$schema": _SCHEMA_DIALECT,
@@ -89,11 +97,12 @@ def role_file_schema(
         "$defs": {
             "entry": entry,
             "overrides": {
-                "type": ["object", "null"],
                 "description": "Argument attribute names (lr, tensor_model_parallel_size) to "
                 "values.",
-                "properties": properties,
-                "additionalProperties": False,
+                "anyOf": [
+                    {"type": "object", "properties": properties, "additionalProperties": False},
+                    {"type": "null"},
+                ],
             },
         },
     }
@@ -118,6 +127,7 @@ def _properties(
             note = f"Ignored in a role file: set {ignored[dest]} on the command line."
             schema["description"] = (schema.get("description", "") + "\n\n" + note).strip()
             schema["deprecated"] = True
+            schema["deprecationMessage"] = note
         elif not actions:
             schema["description"] = extra[dest]
         properties[dest] = schema
@@ -148,13 +158,16 @@ def _dest_schema(
     schema: dict[str, Any] = {}
     spec = dest_spec(parser, actions)
     if spec is not None:
-        schema = _item_schema(spec.each.item if spec.each is not None else spec.item)
+        item = spec.each.item if spec.each is not None else spec.item
+        schema = _item_schema(item, _message(dest, item))
         if spec.each is not None:
-            schema = _array(schema, spec.each.count, spec.each.non_empty)
+            inner = spec.each
+            schema = _array(schema, inner.count, inner.non_empty, f"'{dest}' items", item.phrase)
         if spec.many:
-            schema = _array(schema, spec.count, spec.non_empty)
+            each = "a list" if spec.each is not None else item.phrase
+            schema = _array(schema, spec.count, spec.non_empty, f"'{dest}'", each)
         if spec.nullable:
-            _allow_null(schema)
+            schema = _allow_null(schema)
     action = next((a for a in actions if a.help is not argparse.SUPPRESS), actions[0])
     flags = ", ".join(option for a in actions for option in a.option_strings) or dest
     default = next((a.default for a in actions if a.default is not argparse.SUPPRESS), None)
@@ -169,9 +182,24 @@ def _dest_schema(
 
 
 _NO_DEFAULT: Any = object()
+_ARGS_NOTE = "The old name of 'overrides'; new files use 'overrides'."
+# What to write, said after "'lr' must be a float": the type-coercion rule's own hints.
+_HINTS = {
+    "bool": "; write true or false, unquoted (yes/no/on/off too when the editor reads YAML 1.1, "
+    'as layerconf does: set yaml.yamlVersion to "1.1")',
+    "int": "; write a whole number such as 8",
+    "float": "; write a number such as 1e-5",
+    "JSON": "; write a YAML mapping or list, or a string holding JSON",
+}
 
 
-def _item_schema(item: Any) -> dict[str, Any]:
+def _message(dest: str, item: Any) -> str:
+    """What an editor says of a value `item` refuses for `dest` (``errorMessage``, which
+    yaml-language-server shows in place of its own text, such as a raw regular expression)."""
+    return f"'{dest}' must be {item.phrase}" + _HINTS.get(item.family, "")
+
+
+def _item_schema(item: Any, message: str) -> dict[str, Any]:
     family: str = item.family
     if item.choices is not None and family != "bool":
         values = []
@@ -180,44 +208,58 @@ def _item_schema(item: Any) -> dict[str, Any]:
             if not isinstance(encoded, (str, int, float)) or (
                 isinstance(choice, float) and encoded != choice
             ):
-                return _family_schema(family)  # a choice JSON cannot name: the type only
+                return _family_schema(family, message)  # a choice JSON cannot name: the type
             values.append(encoded)
         return {"enum": values}
-    return _family_schema(family)
+    return _family_schema(family, message)
 
 
-def _family_schema(family: str) -> dict[str, Any]:
+def _family_schema(family: str, message: str) -> dict[str, Any]:
+    """The JSON one item of `family` may be: one type, or ``anyOf`` several (never a list of
+    types, which ajv's strict mode refuses), each saying `message` when a value fails it."""
     if family == "bool":
-        return {"type": "boolean"}
+        return {"type": "boolean", "errorMessage": message}
     if family == "int":
-        return {"type": ["integer", "string"], "pattern": INT_PATTERN}
-    if family == "float":
-        return {"type": ["number", "string"], "pattern": FLOAT_PATTERN}
-    if family == "JSON":
-        return {"type": ["object", "array", "number", "boolean", "string"]}
-    # str, and custom callables: a YAML string, or an int read as its decimal text.
-    return {"type": ["string", "integer"]}
+        alternatives: list[dict[str, Any]] = [
+            {"type": "integer"},
+            {"type": "string", "pattern": INT_PATTERN},
+        ]
+    elif family == "float":
+        alternatives = [{"type": "number"}, {"type": "string", "pattern": FLOAT_PATTERN}]
+    elif family == "JSON":
+        kinds = ("object", "array", "number", "boolean", "string")
+        alternatives = [{"type": kind} for kind in kinds]
+    else:
+        # str, and custom callables: a YAML string, or an int read as its decimal text.
+        alternatives = [{"type": "string"}, {"type": "integer"}]
+    return {"anyOf": [alternative | {"errorMessage": message} for alternative in alternatives]}
 
 
-def _array(items: dict[str, Any], count: int | None, non_empty: bool) -> dict[str, Any]:
+def _array(
+    items: dict[str, Any], count: int | None, non_empty: bool, subject: str, each: str
+) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "array", "items": items}
     if count is not None:
         schema["minItems"] = schema["maxItems"] = count
+        size = f"{count} items"
     elif non_empty:
         schema["minItems"] = 1
+        size = "at least one item"
+    else:
+        size = "any number of items"
+    schema["errorMessage"] = f"{subject} must be a YAML list of {size}, each {each}"
     return schema
 
 
-def _allow_null(schema: dict[str, Any]) -> None:
+def _allow_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema`, or null (``~``, or nothing after the colon)."""
     if "enum" in schema:
         if None not in schema["enum"]:
             schema["enum"] = [*schema["enum"], None]
-        return
-    kinds = schema["type"]
-    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
-    if "null" not in kinds:
-        kinds.append("null")
-    schema["type"] = kinds
+        return schema
+    alternatives = schema.get("anyOf", [schema])
+    null = {"type": "null", "errorMessage": alternatives[0]["errorMessage"]}
+    return {"anyOf": [*alternatives, null]}
 
 
 def _help_text(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
