@@ -71,9 +71,8 @@ def _child(approach: str) -> dict[str, float]:
     import yaml
 
     sys.path.insert(0, str(HERE))
-    import run  # slime's way, transcribed step by step
-
     import layerconf
+    import run  # slime's way, transcribed step by step
 
     if not approach.endswith("+lazy"):
         for module in _EVERYTHING:
