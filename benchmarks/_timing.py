@@ -51,12 +51,15 @@ def measure(function: Callable[[], object], *, repeat: int = 31, number: int = 0
 
 
 def cold(function: Callable[[], object]) -> Callable[[], object]:
-    """`function`, called as the first read of its role file in a process.
+    """`function`, called with layerconf's cache of role files emptied first.
 
     layerconf keeps the role files it read lately (by path and sha256 of the bytes), which
     spares slime's second ``parse_megatron_role_args`` call re-reading the file the first one
     read. A benchmark repeats one job many times, so each call starts with that cache emptied:
-    a round costs what it costs in a fresh trainer.
+    every round reads and checks its role file. Only that cache is emptied: the per-parser
+    tables a first call builds (default layer, rule tables, option index, origin tables) stay,
+    so a round costs what a *steady* call costs, not what a trainer's first call in a fresh
+    process costs; ``bench_first_call.py`` measures that one, a process per sample.
     """
     from layerconf.presets.role_file import _ROLE_FILES
 

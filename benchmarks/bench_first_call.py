@@ -1,0 +1,226 @@
+"""The speed a trainer sees: one first call in a fresh process, beside the steady state.
+
+A trainer resolves its configuration once per process. The steady-state figures of
+``benchmarks/run.py`` repeat one call on one parser, so the per-parser tables layerconf builds on
+a first call (default layer, rule tables, option index, origin tables) are paid once and then
+amortised; here every sample is a new Python process that builds the parser, then times exactly
+one call. Samples of the approaches alternate, so a noisy neighbour hurts them alike, and each
+figure is the median over the processes.
+
+On the real workload (the bundled ``megatron-slime`` parser, 1,041 actions; the real 109-token
+PPO command line; its role file, read from ``tests/fixtures``):
+
+- ``first call, imports done``: every module the call needs is imported before the clock
+  starts (what a trainer that already imported layerconf pays), layerconf's
+  ``resolve_roles(parser, argv)`` (argv -> both roles with full provenance) against slime's way
+  (``parse_known_args``, then ``parse_megatron_role_args`` per role; ``run.py`` transcribes it).
+  Target: layerconf >= 2x faster.
+- ``first call, lazy imports counted``: only ``import layerconf`` and its dependencies before
+  the clock; the first call also pays the modules it imports on first use.
+- ``compat first call``: the drop-in ``layerconf.compat.slime.parse_megatron_role_args`` for
+  actor then critic, on a namespace ``parse_known_args`` gave before the clock, against slime's
+  own function. Target: the drop-in >= 5x faster.
+- ``floor``: ``parse_known_args``, one C-loader read of the role file and one ``vars`` copy per
+  role, the least any tool can do; both approaches are reported as multiples of it.
+
+Run: ``python benchmarks/bench_first_call.py`` (``--quick`` for a smoke run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from _timing import QUICK, save
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+SAMPLES = 3 if QUICK else 25
+ARGV_TARGET = 2.0
+COMPAT_TARGET = 5.0
+
+#: Modules imported before the clock in "imports done": everything the first call imports.
+_EVERYTHING = (
+    "layerconf.presets",
+    "layerconf.presets.slime",
+    "layerconf.presets.slime.compat",
+    "layerconf.rules",
+    "layerconf.sources.argv",
+    "layerconf.sources.yaml",
+    "difflib",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# The child: one process, one timed call.
+
+
+def _child(approach: str) -> dict[str, float]:
+    """Set `approach` up, time its one call, return seconds (run in a fresh process)."""
+    import importlib
+    import time
+
+    import attrs  # noqa: F401  (the trainer has its dependencies imported)
+    import deepmerge  # noqa: F401
+    import yaml
+
+    sys.path.insert(0, str(HERE))
+    import layerconf
+    import run  # slime's way, transcribed step by step
+
+    if not approach.endswith("+lazy"):
+        for module in _EVERYTHING:
+            importlib.import_module(module)
+    argv = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
+    parser = layerconf.load_profile()
+    base = None
+    if approach.startswith(("compat", "slime-fn")):
+        base, _ = parser.parse_known_args(argv)
+    kind = approach.removesuffix("+lazy")
+
+    def layerconf_argv() -> object:
+        return layerconf.resolve_roles(parser, argv)
+
+    def slime_argv() -> object:
+        return run.slime_resolve_roles(parser, argv)
+
+    def compat() -> object:
+        from layerconf.compat.slime import parse_megatron_role_args
+
+        path = base.megatron_config_path  # type: ignore[union-attr]
+        return [parse_megatron_role_args(base, path, role) for role in ("actor", "critic")]
+
+    def slime_function() -> object:
+        path = base.megatron_config_path  # type: ignore[union-attr]
+        return [
+            run.slime_parse_megatron_role_args(base, path, role) for role in ("actor", "critic")
+        ]
+
+    def floor() -> object:
+        args, _ = parser.parse_known_args(argv)
+        with open(args.megatron_config_path, "rb") as stream:
+            yaml.load(stream, Loader=yaml.CSafeLoader)
+        return [dict(vars(args)) for _ in ("actor", "critic")]
+
+    call = {
+        "layerconf": layerconf_argv,
+        "slime": slime_argv,
+        "compat": compat,
+        "slime-fn": slime_function,
+        "floor": floor,
+    }[kind]
+    start = time.perf_counter()
+    call()
+    return {"seconds": time.perf_counter() - start}
+
+
+# ---------------------------------------------------------------------------------------------
+# The parent: alternate fresh processes, report medians and ratios.
+
+
+def _sample(approach: str) -> float:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *sys.path])
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", approach],
+        cwd=FIXTURES,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{approach} failed in its child process:\n{done.stderr}")
+    return float(json.loads(done.stdout.splitlines()[-1])["seconds"])
+
+
+APPROACHES = ("layerconf", "slime", "layerconf+lazy", "compat", "slime-fn", "compat+lazy", "floor")
+
+
+def measure_first_calls(samples: int = SAMPLES) -> dict[str, float]:
+    """Median seconds of one first call per approach, over `samples` fresh processes each."""
+    times: dict[str, list[float]] = {approach: [] for approach in APPROACHES}
+    for approach in APPROACHES:  # one untimed round fills bytecode caches
+        _sample(approach)
+    for _ in range(samples):
+        for approach in APPROACHES:
+            times[approach].append(_sample(approach))
+    return {approach: statistics.median(values) for approach, values in times.items()}
+
+
+def figures(medians: dict[str, float]) -> list[dict[str, Any]]:
+    """The headline figures with their targets (PASS/MISS, never asserted)."""
+    rows: list[dict[str, Any]] = []
+
+    def row(name: str, ratio: float, target: float | None, note: str) -> None:
+        verdict = "" if target is None else ("PASS" if ratio >= target else "MISS")
+        rows.append(
+            {"figure": name, "ratio": ratio, "target": target, "verdict": verdict, "note": note}
+        )
+
+    row(
+        "first call, imports done: layerconf vs slime's way",
+        medians["slime"] / medians["layerconf"],
+        ARGV_TARGET,
+        "x faster (argv -> both roles, full provenance)",
+    )
+    row(
+        "first call, lazy imports counted: layerconf vs slime's way",
+        medians["slime"] / medians["layerconf+lazy"],
+        None,
+        "x faster",
+    )
+    row(
+        "compat first call: drop-in vs slime's function",
+        medians["slime-fn"] / medians["compat"],
+        COMPAT_TARGET,
+        "x faster (actor then critic)",
+    )
+    row(
+        "compat first call, lazy imports counted",
+        medians["slime-fn"] / medians["compat+lazy"],
+        None,
+        "x faster",
+    )
+    row(
+        "layerconf / floor",
+        medians["layerconf"] / medians["floor"],
+        None,
+        "x the floor (lower is better)",
+    )
+    row(
+        "slime's way / floor",
+        medians["slime"] / medians["floor"],
+        None,
+        "x the floor (lower is better)",
+    )
+    return rows
+
+
+def main() -> None:
+    medians = measure_first_calls()
+    print(f"\nOne first call per fresh process (median of {SAMPLES} processes each)")
+    for approach in APPROACHES:
+        print(f"  {approach:<16} {medians[approach] * 1e3:8.3f} ms")
+    rows = figures(medians)
+    for item in rows:
+        target = f" (target >= {item['target']:g}x)" if item["target"] else ""
+        print(
+            f"{item['verdict'] or '    '}  {item['figure']}: {item['ratio']:.2f}"
+            f"{item['note'][1:] if item['note'].startswith('x') else item['note']}{target}"
+        )
+    path = save("first_call", {"samples": SAMPLES, "medians_s": medians, "figures": rows})
+    print(f"results: {path}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        print(json.dumps(_child(sys.argv[2])))
+    else:
+        main()
