@@ -390,6 +390,37 @@ class TestRefusals:
         assert document.unreadable == {()}
 
 
+class TestNumbersTooLarge:
+    """Numbers no configuration holds are one located problem each, never an exception."""
+
+    @pytest.mark.parametrize(
+        ("value", "message"),
+        [
+            ("59:" * 300 + "59.5", "cannot be read as !!float: it is too large"),
+            ("59:" * 2000 + "59", "cannot be read as !!int: a number of 6,002 characters"),
+            ("9" * 4301, "cannot be read as !!int: a number of 4,301 characters"),
+            ("1" * 4301 + ".5", "cannot be read as !!float: a number of 4,303 characters"),
+        ],
+    )
+    def test_refused_where_written(self, loader: str, value: str, message: str) -> None:
+        """Each is refused at its line and column, with every other problem of the file."""
+        document = parse_yaml(f"a: 1\nlr: {value}\nb: !!int x\n")
+        assert [(p.line, p.column) for p in document.problems] == [(2, 5), (3, 4)]
+        assert message in document.problems[0].message
+        assert len(document.problems[0].message) < 200  # the value is shortened
+
+    def test_role_file(self, tmp_path: Path) -> None:
+        """read_role_file raises ConfigError (not OverflowError) listing every problem."""
+        text = f"megatron:\n  - role: actor\n    overrides: {{lr: {'59:' * 300}59.5, x: !!int y}}\n"
+        with pytest.raises(ConfigError) as caught:
+            read_role_file(write(tmp_path, text))
+        assert [(p.line, p.column) for p in caught.value.problems] == [(3, 21), (3, 930)]
+
+    def test_the_longest_number_read(self) -> None:
+        """An int of 4,300 digits is read, as Python reads it."""
+        assert parse_yaml(f"seed: {'9' * 4300}\n").data == {"seed": int("9" * 4300)}
+
+
 class TestNodeLimitWhileComposing:
     """A document with too many nodes stops being read where the limit is reached."""
 

@@ -47,6 +47,16 @@ _SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
 }
 
 
+#: The longest int or float scalar read: Python writes and reads ints of at most 4,300 digits.
+MAX_NUMBER_CHARACTERS = 4300
+_NUMBERS = frozenset({_YAML_TAG + "int", _YAML_TAG + "float"})
+
+
+def _shortened(text: str, limit: int = 60) -> str:
+    """`text` quoted, cut to about `limit` characters."""
+    return repr(text) if len(text) <= limit else repr(text[: limit - 3]) + "..."
+
+
 class Position(NamedTuple):
     """A 1-based line and column in a file."""
 
@@ -305,16 +315,32 @@ class Walker:
         if construct is None:
             self._refuse(node)
             return False, None
+        shown = _shortened(node.value) if quote else SECRETS.placeholder
+        if node.tag in _NUMBERS and len(node.value) > MAX_NUMBER_CHARACTERS:
+            # int('1' * 5000) is refused by Python, and '59:59:...' (base 60) costs the square
+            # of its length: neither is a configuration value.
+            self._report(
+                node,
+                f"{shown} cannot be read as {short_tag(node.tag)}: a number of "
+                f"{len(node.value):,} characters (at most {MAX_NUMBER_CHARACTERS:,})",
+                "write a shorter number, or quote it to keep it as text",
+            )
+            return False, None
         try:
             return True, construct(node)
+        except OverflowError:  # a base-60 float past the largest float
+            self._report(
+                node,
+                f"{shown} cannot be read as {short_tag(node.tag)}: it is too large",
+                "write a smaller number, or quote it to keep it as text",
+            )
         except (ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError):
             self._report(
                 node,
-                f"{repr(node.value) if quote else SECRETS.placeholder} cannot be read as "
-                f"{short_tag(node.tag)}",
+                f"{shown} cannot be read as {short_tag(node.tag)}",
                 "remove the tag, or write a value of that type",
             )
-            return False, None
+        return False, None
 
     def _refuse(self, node: Node) -> None:
         """Report a tag that is not plain YAML."""
