@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 import attrs
 
+from layerconf.core.checks import check_type, typed
 from layerconf.core.records import Origin, short_location
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
 from layerconf.core.secrets import SECRETS
@@ -236,7 +237,7 @@ class TypeCoercion:
     """
 
     parser: argparse.ArgumentParser = attrs.field(
-        validator=attrs.validators.instance_of(argparse.ArgumentParser)
+        validator=typed(argparse.ArgumentParser, "an argparse.ArgumentParser")
     )
     layers: tuple[str, ...] = attrs.field(default=("role-config",), converter=_layer_names)
     name: str = "type-coercion"
@@ -244,13 +245,31 @@ class TypeCoercion:
 
     def __call__(self, context: RuleContext) -> list[Decision]:
         table = _table_of(self.parser)
+        checked, actions = table.checked, self.parser._actions
         decisions: list[Decision] = []
         for layer_name in self.layers:
             layer = context.layer(layer_name)
             if layer is None:
                 continue
             for key, value in layer.values.items():
-                spec = table.spec(self.parser, key)
+                # The common case inline (a dest of one action): the very attributes it was
+                # compiled from (`_ATTRIBUTES`), compared by identity, which costs no tuple.
+                entry = checked.get(key)
+                if entry is None:
+                    spec = table.spec(self.parser, key)
+                elif entry[1] < 0:
+                    spec = entry[0]
+                else:
+                    act, was = actions[entry[1]], entry[2]
+                    fresh = (
+                        act.type is was[0]
+                        and act.choices is was[1]
+                        and act.nargs is was[2]
+                        and act.default is was[3]
+                        and act.required is was[4]
+                        and act.const is was[5]
+                    )
+                    spec = entry[0] if fresh else table.spec(self.parser, key)
                 if spec is None:
                     continue
                 failures: list[_Failure] = []
@@ -279,6 +298,7 @@ def expected_kind(action: argparse.Action) -> str:
     `json.loads`; an action layerconf does not convert (help, version, store_const of a
     non-bool, append_const, custom action classes) is ``"any"``.
     """
+    check_type("expected_kind", "action", action, argparse.Action, "an argparse.Action")
     container = getattr(action, "container", None)  # its parser or group (same registry)
     type_ = _registered(container, action.type) if container is not None else action.type
     spec = _spec_for(action, type_, action.default, action.required)
@@ -325,7 +345,7 @@ class _Table:
     which would then outlive its last user in `_TABLES`).
     """
 
-    __slots__ = ("defaults", "marks", "positions", "shape", "specs")
+    __slots__ = ("checked", "defaults", "marks", "positions", "shape", "specs")
 
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         actions = parser._actions
@@ -341,6 +361,9 @@ class _Table:
         self.positions = positions
         self.specs: dict[str, DestSpec | None] = {}
         self.marks: dict[str, Any] = {}  # what each spec was compiled from (`_mark`)
+        # The specs of dests of one action with a type that is not a registry name, with the
+        # action's position (-1: no action) and attributes, for `TypeCoercion`'s fast check.
+        self.checked: dict[str, tuple[DestSpec | None, int, tuple[Any, ...]]] = {}
 
     def current(self, parser: argparse.ArgumentParser) -> bool:
         return same_shape(parser, self.shape) and self.defaults == parser._defaults
@@ -349,29 +372,35 @@ class _Table:
         """The spec of `dest`, compiled again if an action it was compiled from changed."""
         spec = self.specs.get(dest, _UNSEEN)
         if spec is not _UNSEEN:
-            positions = self.positions.get(dest, ())
             actions = parser._actions
-            try:
-                if len(positions) == 1:
-                    if _mark(parser, actions[positions[0]]) == self.marks[dest]:
-                        return spec  # type: ignore[no-any-return]
-                elif [_mark(parser, actions[index]) for index in positions] == self.marks[dest]:
-                    return spec  # type: ignore[no-any-return]
-            except Exception:  # a default whose == raises (an array): compile again
-                pass
+            now = [_mark(parser, actions[index]) for index in self.positions.get(dest, ())]
+            was = self.marks[dest]
+            if len(now) == len(was) and all(
+                len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+                for a, b in zip(now, was, strict=True)
+            ):
+                return spec  # type: ignore[no-any-return]
         return self.compile(parser, dest)
 
     def compile(self, parser: argparse.ArgumentParser, dest: str) -> DestSpec | None:
         """The spec of `dest` (None: not a dest, or one layerconf leaves alone), kept."""
         actions = [parser._actions[index] for index in self.positions.get(dest, ())]
         marks = [_mark(parser, action) for action in actions]
-        self.marks[dest] = marks[0] if len(marks) == 1 else marks
+        self.marks[dest] = marks
         self.specs[dest] = spec = dest_spec(parser, actions) if actions else None
+        positions = self.positions.get(dest, ())
+        if not positions:
+            self.checked[dest] = (spec, -1, ())
+        elif len(positions) == 1 and len(marks[0]) == len(_ATTRIBUTES_NAMES):
+            self.checked[dest] = (spec, positions[0], marks[0])
+        else:
+            self.checked.pop(dest, None)
         return spec
 
 
 #: What a dest's spec is compiled from, besides the action's class.
-_ATTRIBUTES = operator.attrgetter("type", "choices", "nargs", "default", "required", "const")
+_ATTRIBUTES_NAMES = ("type", "choices", "nargs", "default", "required", "const")
+_ATTRIBUTES = operator.attrgetter(*_ATTRIBUTES_NAMES)
 
 
 def _mark(parser: argparse.ArgumentParser, action: argparse.Action) -> tuple[Any, ...]:

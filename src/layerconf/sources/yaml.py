@@ -41,6 +41,7 @@ import attrs
 import yaml
 from yaml.nodes import Node
 
+from layerconf.core.checks import PATH, check_type
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.sources._yaml_walk import (
     Abort,
@@ -116,6 +117,8 @@ def parse_yaml(text: str, *, source: str = "<string>", layer: str | None = None)
 
     `source` names the text in problems; `layer` is recorded in them.
     """
+    check_type("parse_yaml", "text", text, str, "str (decode bytes, or use check_yaml)")
+    check_type("parse_yaml", "source", source, str, "str")
     return _parse(text, source, layer, None, _EMPTY_HINT)
 
 
@@ -126,6 +129,7 @@ def check_yaml(path: str | os.PathLike[str], *, layer: str | None = None) -> Yam
     empty document or more than one document are problems too (``data`` is then None).
     A UTF-8 byte order mark is accepted.
     """
+    check_type("check_yaml", "path", path, PATH, "a path (str or pathlib.Path)")
     data = read_yaml_bytes(path, layer=layer)
     if isinstance(data, YamlDocument):
         return data
@@ -134,6 +138,7 @@ def check_yaml(path: str | os.PathLike[str], *, layer: str | None = None) -> Yam
 
 def load_yaml(path: str | os.PathLike[str], *, layer: str | None = None) -> YamlDocument:
     """Like `check_yaml`, but raise `ConfigError` listing every problem if any is an error."""
+    check_type("load_yaml", "path", path, PATH, "a path (str or pathlib.Path)")
     document = check_yaml(path, layer=layer)
     if document.errors:
         raise ConfigError(document.problems)
