@@ -30,6 +30,7 @@ import layerconf
 import layerconf.audits
 import layerconf.rules
 import layerconf.sources
+import layerconf.sources.argv as argv_module
 import layerconf.sources.files as files_module
 from layerconf import ConfigError, load_profile, read_role_file, resolve_roles
 from layerconf.cli import main
@@ -224,6 +225,53 @@ class TestCorpus:
             ("save", 5, 13),
             ("seed", 6, 13),
         ]
+
+
+class TestRepeatedOptions:
+    """argparse's time grows with the square of the options: a command line past
+    MAX_OPTIONS options is one problem before parsing, at the first option past it."""
+
+    @pytest.fixture
+    def parser(self, monkeypatch: pytest.MonkeyPatch) -> argparse.ArgumentParser:
+        monkeypatch.setattr(argv_module, "MAX_OPTIONS", 40)
+        made = argparse.ArgumentParser()
+        made.add_argument("--lr", type=float)
+        made.add_argument("--data", nargs="*")
+        made.add_argument("rest", nargs="*")
+        return made
+
+    def test_at_the_limit(self, parser: argparse.ArgumentParser) -> None:
+        """40 options, and any number of values that are not options, are parsed."""
+        argv = ["--lr", "1e-5"] * 39 + ["--data", *(f"/d/{i}" for i in range(500))]
+        assert resolve_roles(parser, argv, preset=layerconf.PLAIN)["main"].lr == 1e-5
+
+    def test_past_the_limit(self, parser: argparse.ArgumentParser) -> None:
+        argv = ["--lr", "1e-5"] * 41
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(parser, argv, preset=layerconf.PLAIN)
+        [problem] = caught.value.problems
+        assert (problem.layer, problem.argv_index) == ("cli", 80)
+        assert "more than 40 options" in problem.message
+        assert "MAX_OPTIONS" in problem.message
+        with pytest.raises(ConfigError):
+            layerconf.parse_args(parser, argv)
+
+    def test_after_a_double_dash_nothing_counts(self, parser: argparse.ArgumentParser) -> None:
+        """Tokens after '--' are values, whatever they look like."""
+        argv = ["--lr", "1", "--", *["-x"] * 100]
+        assert layerconf.parse_args(parser, argv).rest == ["-x"] * 100
+
+    def test_the_command(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The command reports it like any problem of the command line: exit 1, one line."""
+        monkeypatch.setattr(argv_module, "MAX_OPTIONS", 40)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            status = main(["check", "--", *ARGV, *["--lr", "1e-5"] * 40])
+        text = out.getvalue() + err.getvalue()
+        assert status == 1
+        assert "Traceback" not in text
+        options = sum(token.startswith("-") for token in ARGV)  # fewer than 40
+        assert f"argv[{len(ARGV) + 2 * (40 - options)}]: error: the command line holds" in text
 
 
 class TestWhoseFailure:

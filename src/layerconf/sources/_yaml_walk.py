@@ -16,8 +16,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any, NamedTuple, NoReturn
 
 import yaml
-from yaml.error import Mark
-from yaml.events import MappingStartEvent, SequenceStartEvent
+from yaml.events import MappingStartEvent, ScalarEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from layerconf.core.secrets import SECRETS
@@ -88,13 +87,15 @@ class Lines:
         if any(character in text for character in _YAML_ONLY_BREAKS):
             self._yaml = [0, *(found.end() for found in _YAML_BREAK.finditer(text))]
 
-    def offset(self, mark: Mark) -> int:
+    def offset(self, mark: Any) -> int:
         """The index in the text of the character `mark` points at (from its line and column:
         libyaml's error marks count bytes in their `index`)."""
         starts = self._yaml if self._yaml is not None else self._editor_starts()
-        return starts[min(mark.line, len(starts) - 1)] + mark.column
+        line: int = mark.line
+        column: int = mark.column
+        return starts[min(line, len(starts) - 1)] + column
 
-    def at(self, mark: Mark) -> Position:
+    def at(self, mark: Any) -> Position:
         """The 1-based line and column of `mark`, as an editor shows them."""
         if self._yaml is None:
             return Position(mark.line + 1, mark.column + 1)
@@ -156,8 +157,8 @@ def depth_limit_problem(limit: int, source: str, layer: str | None, at: Position
 class _CountingComposer(yaml.composer.Composer):
     """PyYAML's composer, counting the nodes it builds and the depth it nests."""
 
-    peek_event: Callable[[], Any]  # the parser's, which comes later in a loader's bases
-    check_event: Callable[..., bool]
+    peek_event: Callable[[], Any]  # the parser's and resolver's, later in a loader's bases
+    yaml_path_resolvers: dict[Any, Any]
 
     source: str
     layer: str | None
@@ -169,11 +170,20 @@ class _CountingComposer(yaml.composer.Composer):
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         self.nodes += 1
+        event = self.peek_event()
         if self.nodes > self.max_nodes:
-            at = self.lines.at(self.peek_event().start_mark)
+            at = self.lines.at(event.start_mark)
             raise Abort(node_limit_problem(self.max_nodes, self.source, self.layer, at))
-        if self.depth >= self.max_depth and self.check_event(SequenceStartEvent, MappingStartEvent):
-            at = self.lines.at(self.peek_event().start_mark)
+        if type(event) is ScalarEvent and not self.yaml_path_resolvers:
+            # PyYAML's compose_node for a scalar, without its no-op resolver bookkeeping.
+            anchor = event.anchor
+            if anchor is not None and anchor in self.anchors:
+                return super().compose_node(parent, index)  # PyYAML's own error
+            return self.compose_scalar_node(anchor)  # type: ignore[arg-type]
+        if self.depth >= self.max_depth and isinstance(
+            event, (SequenceStartEvent, MappingStartEvent)
+        ):
+            at = self.lines.at(event.start_mark)
             raise Abort(depth_limit_problem(self.max_depth, self.source, self.layer, at))
         self.depth += 1
         try:
