@@ -78,13 +78,16 @@ class Lines:
     A text without those characters (nearly every file) costs three scans and nothing per mark.
     """
 
-    __slots__ = ("_editor", "_text", "_yaml")
+    __slots__ = ("_editor", "_text", "_yaml", "plain")
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._editor: list[int] | None = None
         self._yaml: list[int] | None = None
-        if any(character in text for character in _YAML_ONLY_BREAKS):
+        #: True when a reader's lines are the editor's (no U+0085, U+2028, U+2029): positions
+        #: are then the reader's own, which the walker writes inline.
+        self.plain = not any(character in text for character in _YAML_ONLY_BREAKS)
+        if not self.plain:
             self._yaml = [0, *(found.end() for found in _YAML_BREAK.finditer(text))]
 
     def offset(self, mark: Any) -> int:
@@ -278,7 +281,10 @@ class Walker:
     def value(self, node: Node, path: YamlPath, depth: int) -> Any:
         """The plain value of `node` at `path`, recording its position (and its children's)."""
         self._count(node)
-        self.positions[path] = self.lines.at(node.start_mark)
+        mark = node.start_mark
+        self.positions[path] = (
+            Position(mark.line + 1, mark.column + 1) if self.lines.plain else self.lines.at(mark)
+        )
         tag = node.tag
         if isinstance(node, ScalarNode):
             if tag == _STR:
@@ -394,6 +400,7 @@ class Walker:
         result: dict[Hashable, Any] = {}
         written: dict[Hashable, Node] = {}
         merges: list[tuple[Node, Node]] = []
+        plain = self.lines.plain
         for key_node, value_node in node.value:
             if self._is_merge(key_node, merges):
                 merges.append((key_node, value_node))
@@ -401,7 +408,8 @@ class Walker:
             ok, key = self._key(key_node)
             if not ok:
                 continue
-            at = self.lines.at(key_node.start_mark)
+            mark = key_node.start_mark
+            at = Position(mark.line + 1, mark.column + 1) if plain else self.lines.at(mark)
             first = written.setdefault(key, key_node)
             if first is not key_node:
                 self._duplicate(key, first, key_node)
