@@ -19,6 +19,7 @@ C allocations count in too, which tracemalloc would miss).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -57,7 +58,9 @@ print(json.dumps({{"seconds": seconds, "peak_growth_kib": after - before,
 def child(setup: str, call: str) -> dict[str, Any]:
     """Run `call` after `setup` in a fresh interpreter; its seconds, memory and outcome."""
     code = CHILD.format(setup=textwrap.dedent(setup), call=call)
-    env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
+    env = dict(os.environ)  # the layerconf this process imports, from a checkout's src first
+    if SRC.is_dir():
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
