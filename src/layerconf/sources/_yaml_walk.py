@@ -56,6 +56,11 @@ def _shortened(text: str, limit: int = 60) -> str:
     return repr(text) if len(text) <= limit else repr(text[: limit - 3]) + "..."
 
 
+def _shown(node: ScalarNode, quote: bool) -> str:
+    """A scalar's text for a message: shortened, or the placeholder for a credential's."""
+    return _shortened(node.value) if quote else SECRETS.placeholder
+
+
 class Position(NamedTuple):
     """A 1-based line and column in a file."""
 
@@ -331,13 +336,12 @@ class Walker:
         if construct is None:
             self._refuse(node)
             return False, None
-        shown = _shortened(node.value) if quote else SECRETS.placeholder
         if node.tag in _NUMBERS and len(node.value) > MAX_NUMBER_CHARACTERS:
             # int('1' * 5000) is refused by Python, and '59:59:...' (base 60) costs the square
             # of its length: neither is a configuration value.
             self._report(
                 node,
-                f"{shown} cannot be read as {short_tag(node.tag)}: a number of "
+                f"{_shown(node, quote)} cannot be read as {short_tag(node.tag)}: a number of "
                 f"{len(node.value):,} characters (at most {MAX_NUMBER_CHARACTERS:,})",
                 "write a shorter number, or quote it to keep it as text",
             )
@@ -347,13 +351,13 @@ class Walker:
         except OverflowError:  # a base-60 float past the largest float
             self._report(
                 node,
-                f"{shown} cannot be read as {short_tag(node.tag)}: it is too large",
+                f"{_shown(node, quote)} cannot be read as {short_tag(node.tag)}: it is too large",
                 "write a smaller number, or quote it to keep it as text",
             )
         except (ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError):
             self._report(
                 node,
-                f"{shown} cannot be read as {short_tag(node.tag)}",
+                f"{_shown(node, quote)} cannot be read as {short_tag(node.tag)}",
                 "remove the tag, or write a value of that type",
             )
         return False, None
