@@ -63,7 +63,8 @@ def parse_known_args(
     the same order), the namespace being a `layerconf.Namespace`: ask
     ``layerconf.explain(args, "lr")`` where a value came from. Errors are argparse's own
     (a usage message and ``SystemExit(2)``, or `argparse.ArgumentError` when the parser has
-    ``exit_on_error=False``).
+    ``exit_on_error=False``); a command line of more than `MAX_OPTIONS` options is a
+    `ConfigError` before parsing.
 
     `namespace`, if given, is not modified: its attributes become a layer named
     ``namespace`` between the defaults and the command line, as argparse lets them shadow
