@@ -573,11 +573,68 @@ class TestTheRule:
         args = coerce({"a": "1", "b": "2"}, parser)
         assert (args.a, type(args.a), args.b, type(args.b)) == (1.0, float, 2, int)
 
+    @pytest.mark.parametrize(
+        ("change", "value", "verdict"),
+        [
+            ({"choices": ["constant", "linear"]}, "cosine", "must be one of 'constant', 'linear'"),
+            ({"type": int, "choices": None}, "1.5", "must be an int"),
+            ({"choices": None}, "anything", None),
+            ({"nargs": 2}, ["a", "b", "c"], "write exactly 2 items"),
+            ({"default": 0, "required": True}, None, "(got null from"),
+        ],
+    )
+    def test_attributes_changed_in_place(
+        self, change: dict[str, Any], value: Any, verdict: str | None
+    ) -> None:
+        """Changing an action's type, choices, nargs or default after a first resolution
+        changes the verdict, as it changes what argparse accepts: a cache never decides."""
+        parser = argparse.ArgumentParser()
+        action = parser.add_argument("--style", choices=["constant", "linear", "cosine"])
+        assert coerce({"style": "linear"}, parser).style == "linear"
+        for name, new in change.items():
+            setattr(action, name, new)
+        if verdict is None:
+            assert coerce({"style": value}, parser).style == value
+        else:
+            [text] = problems({"style": value}, parser)
+            assert verdict in text
+
+    def test_a_registered_type_replaced(self) -> None:
+        """A type named by its registry name follows the registry."""
+        parser = argparse.ArgumentParser()
+        parser.register("type", "number", float)
+        parser.add_argument("--x", type="number")
+        assert coerce({"x": "1.5"}, parser).x == 1.5
+        parser.register("type", "number", int)
+        assert "must be an int" in problems({"x": "1.5"}, parser)[0]
+
     def test_dotted_dest_left_alone(self) -> None:
         """A dest with a dot cannot be addressed by a dotted key: it is not converted."""
         parser = argparse.ArgumentParser()
         parser.add_argument("--a", dest="a.b", type=int)
         assert "a.b" not in _table_of(parser).positions
+
+
+class TestHugeNumbers:
+    """Numbers too large for their text to be written are problems, never exceptions."""
+
+    HUGE = int("f" * 5000, 16)  # 6,000 decimal digits: str() refuses it
+
+    @pytest.mark.parametrize("key", ["lr", "save", "window_size", "lr_decay_style"])
+    def test_an_int_too_long_to_write(self, key: str) -> None:
+        """A float, str, custom or choices dest given a huge int: one located problem."""
+        text = problem(key, self.HUGE)
+        assert text.startswith(f"{AT}: error: '{key}' must be ")
+        assert "an int of about 6,0" in text
+
+    def test_among_the_other_problems(self) -> None:
+        """The huge int is one problem among all the others of the layer."""
+        found = problems({"lr": self.HUGE, "seed": "x", "save": 1.5})
+        assert [text.split("'")[1] for text in found] == ["lr", "seed", "save"]
+
+    def test_an_int_dest_keeps_it(self) -> None:
+        """An int dest takes the int as it is, as argparse's int() would."""
+        assert coerce({"seed": self.HUGE}).seed == self.HUGE
 
 
 class TestExpectedKind:

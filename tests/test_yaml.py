@@ -24,8 +24,10 @@ import layerconf.sources.yaml as yaml_source
 from layerconf import ConfigError, Layer, Origin
 from layerconf.presets.role_file import RoleFile
 from layerconf.presets.slime import check_role_file, read_role_file
+from layerconf.sources._yaml_walk import bounded_loader
 from layerconf.sources.yaml import (
     MAX_DEPTH,
+    MAX_NODES,
     Position,
     YamlPath,
     check_yaml,
@@ -44,12 +46,14 @@ EXPECTED: dict[str, list[str]] = {
 LOADERS = {"libyaml": yaml.CSafeLoader, "pure-python": yaml.SafeLoader}
 if not yaml.__with_libyaml__:  # pragma: no cover - PyYAML built without libyaml
     del LOADERS["libyaml"]
+BOUNDED = {name: bounded_loader(base) for name, base in LOADERS.items()}
 
 
 @pytest.fixture(params=sorted(LOADERS))
 def loader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run the test once with each YAML loader the reader may use."""
     monkeypatch.setattr(yaml_source, "_LOADER", LOADERS[request.param])
+    monkeypatch.setattr(yaml_source, "_BOUNDED_LOADER", BOUNDED[request.param])
     return str(request.param)
 
 
@@ -342,7 +346,7 @@ class TestRefusals:
         deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
         assert [located(p) for p in parse_yaml(deep).problems] == [
             f"1:{MAX_DEPTH + 1}: error: the document nests mappings and lists more than "
-            f"{MAX_DEPTH} levels deep"
+            f"{MAX_DEPTH} levels deep (the limit layerconf.sources.yaml.MAX_DEPTH)"
         ]
 
     def test_nesting_past_the_parsers(self, loader: str) -> None:
@@ -384,6 +388,154 @@ class TestRefusals:
             "(write the YAML document, or do not pass this file)"
         ]
         assert document.unreadable == {()}
+
+
+class TestNumbersTooLarge:
+    """Numbers no configuration holds are one located problem each, never an exception."""
+
+    @pytest.mark.parametrize(
+        ("value", "message"),
+        [
+            ("59:" * 300 + "59.5", "cannot be read as !!float: it is too large"),
+            ("59:" * 2000 + "59", "cannot be read as !!int: a number of 6,002 characters"),
+            ("9" * 4301, "cannot be read as !!int: a number of 4,301 characters"),
+            ("1" * 4301 + ".5", "cannot be read as !!float: a number of 4,303 characters"),
+        ],
+    )
+    def test_refused_where_written(self, loader: str, value: str, message: str) -> None:
+        """Each is refused at its line and column, with every other problem of the file."""
+        document = parse_yaml(f"a: 1\nlr: {value}\nb: !!int x\n")
+        assert [(p.line, p.column) for p in document.problems] == [(2, 5), (3, 4)]
+        assert message in document.problems[0].message
+        assert len(document.problems[0].message) < 200  # the value is shortened
+
+    def test_role_file(self, tmp_path: Path) -> None:
+        """read_role_file raises ConfigError (not OverflowError) listing every problem."""
+        text = f"megatron:\n  - role: actor\n    overrides: {{lr: {'59:' * 300}59.5, x: !!int y}}\n"
+        with pytest.raises(ConfigError) as caught:
+            read_role_file(write(tmp_path, text))
+        assert [(p.line, p.column) for p in caught.value.problems] == [(3, 21), (3, 930)]
+
+    def test_the_longest_number_read(self) -> None:
+        """An int of 4,300 digits is read, as Python reads it."""
+        assert parse_yaml(f"seed: {'9' * 4300}\n").data == {"seed": int("9" * 4300)}
+
+
+class TestNodeLimitWhileComposing:
+    """A document with too many nodes stops being read where the limit is reached."""
+
+    @staticmethod
+    def long_list(items: int) -> str:
+        return "lr: [" + ",".join(["0"] * items) + "]\n"
+
+    def test_alias_free_file_names_the_limit_and_where(self, loader: str) -> None:
+        """No alias is blamed: the message names MAX_NODES at the first node past it."""
+        [problem] = parse_yaml(self.long_list(MAX_NODES + 50), source="big.yaml").problems
+        # nodes: the root mapping, the key 'lr', the list, then its items one by one
+        past = MAX_NODES + 1 - 3 - 1  # the index of the item that is one node too many
+        assert (problem.line, problem.column) == (1, len("lr: [") + 2 * past + 1)
+        assert "MAX_NODES" in problem.message
+        assert "alias" not in problem.message + (problem.hint or "")
+
+    def test_exactly_the_limit_is_read(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A document of MAX_NODES nodes (keys included) is read, one more is refused."""
+        monkeypatch.setattr(yaml_source, "MAX_NODES", 53)
+        monkeypatch.setattr(yaml_source, "_C_COMPOSE_BELOW", 0)
+        assert parse_yaml(self.long_list(50)).problems == ()
+        [problem] = parse_yaml(self.long_list(51)).problems
+        assert "more than 53 YAML nodes" in problem.message
+
+    @pytest.mark.parametrize("item", ["a", "? ", "[]", "-"])
+    def test_short_texts_cannot_reach_the_limit(self, item: str) -> None:
+        """What libyaml composes alone (the densest texts) holds fewer than MAX_NODES nodes."""
+        below = yaml_source._C_COMPOSE_BELOW
+        text = "{" + ",".join([item] * (below // (len(item) + 1) - 1)) + "}"
+        assert len(text) < below
+        root = yaml.compose(text, Loader=yaml.CSafeLoader)
+        nodes = 1 + sum(1 + (1 if v.value == "" else 1 + len(v.value)) for _, v in root.value)
+        assert below * 3 // 2 < MAX_NODES
+        assert nodes <= below * 3 // 2
+
+    def test_memory_is_bounded_by_the_limit(self) -> None:
+        """Refusing a 2 MB alias-free list builds at most MAX_NODES nodes, not a million."""
+        text = self.long_list(1_000_000)
+        tracemalloc.start()
+        try:
+            [problem] = parse_yaml(text).problems
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert "MAX_NODES" in problem.message
+        assert peak < 100 * 1024 * 1024  # about 300 bytes a node: 300 MB before the limit
+
+    def test_depth_on_the_counting_path(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The counting composer refuses deep nesting where it starts, naming MAX_DEPTH."""
+        monkeypatch.setattr(yaml_source, "_C_COMPOSE_BELOW", 0)
+        [problem] = parse_yaml("a:\n  b: " + "[" * 120 + "]" * 120 + "\n").problems
+        assert (problem.line, problem.column) == (2, 6 + MAX_DEPTH - 2)
+        assert "MAX_DEPTH" in problem.message
+
+    def test_the_same_data_on_both_paths(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The counting composer builds what libyaml's does: data, positions and problems."""
+        text = FIXTURE.read_text() + "x: &a {b: [1, 2]}\ny: *a\nz: {<<: *a, c: !!int 3}\n"
+        fast = parse_yaml(text)
+        monkeypatch.setattr(yaml_source, "_C_COMPOSE_BELOW", 0)
+        counted = parse_yaml(text)
+        assert (counted.data, counted.positions, counted.key_positions) == (
+            fast.data,
+            fast.positions,
+            fast.key_positions,
+        )
+        assert counted.problems == fast.problems
+
+
+class TestEditorLines:
+    """Lines are counted as editors and grep -n count them: NEL, U+2028, U+2029 break none."""
+
+    TEXT = (
+        "a: 'one\u2028two\x85three'  # a comment ending in a separator\u2029\n"
+        'b: "\u2029"\r\n'
+        "c: [1, 2]\n"
+        "c: 3\n"
+    )
+
+    @staticmethod
+    def grep_line(text: str, needle: str) -> int:
+        """The 1-based line `grep -n` gives the first line holding `needle`."""
+        lines = re.split("\r\n|\r|\n", text)
+        return next(number for number, line in enumerate(lines, 1) if needle in line)
+
+    def test_positions(self, loader: str) -> None:
+        """Keys and values after those characters are on the editor's line and column."""
+        document = parse_yaml(self.TEXT)
+        c_line = self.grep_line(self.TEXT, "c: [1, 2]")
+        assert document.key_positions[("b",)] == (2, 1)
+        assert document.positions[("b",)] == (2, 4)
+        assert document.positions[("c", 1)] == (c_line, 8)
+        [duplicate] = document.problems
+        assert (duplicate.line, duplicate.column) == (c_line + 1, 1)
+        assert f"first at line {c_line}, column 1" in duplicate.message
+
+    def test_errors(self, loader: str) -> None:
+        """A syntax error and a refused character after them are on the editor's line."""
+        [syntax] = parse_yaml(self.TEXT + "d: [1, 2\n").problems
+        assert syntax.line == self.grep_line(self.TEXT, "c: 3") + 2
+        [control] = parse_yaml(self.TEXT + "e: '\x01'\n").problems
+        assert (control.line, control.column) == (self.grep_line(self.TEXT, "c: 3") + 1, 5)
+
+    def test_a_lone_carriage_return_breaks_a_line(self, tmp_path: Path) -> None:
+        """A bare \\r ends a line for editors, also where the bytes are not UTF-8."""
+        path = tmp_path / "role.yaml"
+        path.write_bytes(b"a: 1\rb: 2\rc: '\xff'\n")
+        [problem] = check_yaml(path).problems
+        assert (problem.line, problem.column) == (3, 5)
+
+    def test_role_file_problems(self, tmp_path: Path) -> None:
+        """A role file's own problems use the editor's lines too."""
+        text = "# actor and critic \x85\nmegatron:\n  - name: 'a\u2028b'\n    colour: red\n"
+        path = write(tmp_path, text)
+        [problem] = [p for p in check_role_file(path).problems if "colour" in p.message]
+        assert problem.line == self.grep_line(text, "colour")
 
 
 class TestFiles:

@@ -33,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from layerconf.core.checks import check_type
 from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
 from layerconf.core.secrets import SecretPolicy, secret_texts
 from layerconf.core.values import MAX_INT_BITS
@@ -336,6 +337,7 @@ def qualified_name(cls: type) -> str:
 
 
 def _classes(classes: Mapping[str, type[enum.Enum]]) -> Mapping[str, type[enum.Enum]]:
+    check_type("ValueTypes", "classes", classes, Mapping, "a mapping of name to enum class")
     for name, cls in classes.items():
         if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
             raise TypeError(

@@ -8,7 +8,10 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.audits.codec import Decoder, decode_origin, plain_dict, value_types
+from layerconf.audits.record import RECORD as _RECORD
+from layerconf.audits.record import RECORD_TAKES as _RECORD_TAKES
 from layerconf.audits.record import AuditRecord, lookup_entry, record_data
+from layerconf.core.checks import check_type
 from layerconf.core.records import Origin
 from layerconf.core.values import same_value
 
@@ -56,6 +59,8 @@ def diff_audits(
     Values are compared exactly as they are encoded: ``1``, ``1.0`` and ``True`` differ.
     Mappings are compared leaf by leaf (``opt.beta2``). Redacted secrets always compare equal.
     """
+    check_type("diff_audits", "before", before, _RECORD, _RECORD_TAKES)
+    check_type("diff_audits", "after", after, _RECORD, _RECORD_TAKES)
     old, new = record_data(before)["roles"], record_data(after)["roles"]
     # The enum classes either record's reader trusts (the standard ones when neither is read).
     trusted = [

@@ -7,7 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from layerconf.audits.codec import TAG, compact, plain_dict
+from layerconf.audits.record import RECORD as _RECORD
+from layerconf.audits.record import RECORD_TAKES as _RECORD_TAKES
 from layerconf.audits.record import AuditRecord, record_data
+from layerconf.core.checks import check_type
 
 __all__ = ["flatten"]
 
@@ -23,6 +26,8 @@ def flatten(
     With `max_length` (MLflow's limit is 6000), a longer text is split into parts
     ``critic/key[1/3]``, ``critic/key[2/3]``... that concatenate back; nothing is dropped.
     """
+    check_type("flatten", "record", record, _RECORD, _RECORD_TAKES)
+    check_type("flatten", "max_length", max_length, (int, type(None)), "an int or None")
     if max_length is not None and max_length < 1:
         raise ValueError(f"max_length must be at least 1 (got {max_length})")
     flat: dict[str, Any] = {}

@@ -26,6 +26,7 @@ from layerconf.audits.codec import ValueTypes, compact
 from layerconf.audits.record import AuditRecord, audit
 from layerconf.audits.signing import Key, sign
 from layerconf.audits.validate import AGAIN
+from layerconf.core.checks import PATH, check_type
 from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.exceptions import AuditError
 from layerconf.sources.files import UnreadableFile, describe_mode, read_bounded
@@ -57,6 +58,7 @@ def write_audit(
     or the new one, never half of one, and a writer killed mid-way leaves the old file intact
     (and at most its temporary file). The directory is created if it does not exist.
     """
+    check_type("write_audit", "directory", directory, PATH, "a path (str or pathlib.Path)")
     record = audit(roles, secrets=secrets)
     if key is not None:
         record = sign(record, key)
@@ -65,6 +67,7 @@ def write_audit(
 
 def record_bytes(record: Mapping[str, Any]) -> bytes:
     """The bytes of a record's file: what `write_audit` writes and ``layerconf audit`` prints."""
+    check_type("record_bytes", "record", record, Mapping, "a record, such as audit(roles)")
     return (_dumps(record) + "\n").encode("ascii")
 
 
@@ -93,6 +96,9 @@ def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Pat
     if it does not exist. A temporary file of a writer that was killed is removed by the next
     write into the same directory.
     """
+    check_type("write_atomic", "directory", directory, pathlib.Path, "a pathlib.Path")
+    check_type("write_atomic", "name", name, str, "a file name (str)")
+    check_type("write_atomic", "data", data, bytes, "bytes")
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
     target = _destination(path)
@@ -273,6 +279,8 @@ def load_audit(
     file (a device, a FIFO nothing writes to) or a file over `MAX_RECORD_BYTES`, without
     reading it whole. A missing file raises `FileNotFoundError`.
     """
+    check_type("load_audit", "path", path, PATH, "a path (str or pathlib.Path)")
+    check_type("load_audit", "verify", verify, bool, "True or False")
     file = pathlib.Path(path)
     if file.is_dir():
         file = file / AUDIT_FILE

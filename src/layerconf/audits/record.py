@@ -34,6 +34,7 @@ from layerconf.audits.codec import (
 )
 from layerconf.audits.signing import Key, check_signature
 from layerconf.audits.validate import validate
+from layerconf.core.checks import check_type
 from layerconf.core.explain import explain, explain_all
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
@@ -72,9 +73,10 @@ def audit(
 
     if isinstance(roles, argparse.Namespace) or not isinstance(roles, Mapping):
         raise TypeError(
-            f"audit() takes a mapping of role name to namespace (got {type(roles).__name__}); "
-            "write audit({'actor': args}) for one namespace"
+            f"audit() takes roles as a mapping of role name to namespace (got "
+            f"{type(roles).__name__}); write audit({{'actor': args}}) for one namespace"
         )
+    check_type("audit", "secrets", secrets, SecretPolicy, "a SecretPolicy, such as SECRETS")
     encoder = Encoder(secrets)
     argv: list[str] | None = None
     files: dict[str, str] = {}
@@ -449,6 +451,11 @@ def lookup_entry(section: Mapping[str, Any], key: str) -> Mapping[str, Any] | No
     if entry is None:
         entry = section.get("leaves", {}).get(key)
     return entry
+
+
+#: What a function taking a record takes (`check_type`).
+RECORD = (AuditRecord, Mapping)
+RECORD_TAKES = "an AuditRecord or a record's dict, such as load_audit(path)"
 
 
 def record_data(record: AuditRecord | Mapping[str, Any]) -> Mapping[str, Any]:

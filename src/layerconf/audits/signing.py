@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Union
 
 from layerconf.audits.codec import canonical
+from layerconf.core.checks import check_type
 from layerconf.exceptions import AuditError
 
 __all__ = ["ALGORITHM", "Key", "check_signature", "key_bytes", "sign"]
@@ -54,6 +55,7 @@ def _digest(unsigned: Mapping[str, Any], key: Key) -> str:
 
 def sign(record: Mapping[str, Any], key: Key) -> dict[str, Any]:
     """`record` with its signature under `key` (a new dict; any earlier signature replaced)."""
+    check_type("sign", "record", record, Mapping, "a record, such as audit(roles)")
     signed = _unsigned(record)
     signed["signature"] = {"alg": ALGORITHM, "value": _digest(signed, key)}
     return signed

@@ -19,6 +19,8 @@ from layerconf.cli.scrub import learn_secrets
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 if TYPE_CHECKING:
+    import traceback
+
     from layerconf.core.namespace import Namespace
     from layerconf.exceptions import Problem
     from layerconf.presets import Preset
@@ -240,15 +242,40 @@ def _value_index(argv: list[str], option: int, value: str) -> int:
 
 
 def _crash_text(error: Exception) -> str:
-    """One line for an exception the trainer's own code raised while parsing: what and where."""
+    """One line for an exception raised while resolving: what, where, and whose code it was
+    (the trainer's parser, or layerconf itself: never one blamed for the other)."""
     import traceback
 
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    if _raised_by_layerconf(frames):
+        return (
+            f"layerconf failed with {describe(error)}{where}: a bug in layerconf, not in the "
+            "configuration; please report it with the command line that shows it"
+        )
     return (
-        f"the trainer's parser raised {type(error).__name__}: {error}{where}; run the trainer "
+        f"the trainer's parser raised {describe(error)}{where}; run the trainer "
         "with the same command line to see the traceback"
     )
+
+
+def _raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
+    """Whether the innermost frame that is not the standard library's is layerconf's own
+    (argparse, which runs the trainer's actions and types, counts as the trainer's)."""
+    import os
+    import sysconfig
+
+    import layerconf
+
+    own = os.path.dirname(os.path.abspath(layerconf.__file__)) + os.sep
+    standard = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+    for frame in reversed(frames):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(own):
+            return True
+        if path == os.path.abspath(argparse.__file__) or not path.startswith(standard):
+            return False
+    return False
 
 
 def _crash_problem(error: Exception, argv: list[str]) -> Problem | None:

@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from layerconf.core.checks import check_iterable, check_type
 from layerconf.core.namespace import Namespace
 from layerconf.presets import resolve as _resolve
 from layerconf.presets import schema as _schema
@@ -54,7 +55,17 @@ def resolve_roles(
     (``--lr abc``) stay argparse's: it exits with status 2 before anything else is read, as
     with `parse_known_args`.
     """
+    check_type("resolve_roles", "parser", parser, argparse.ArgumentParser, _PARSER)
+    check_type("resolve_roles", "preset", preset, Preset, "a Preset, such as layerconf.SLIME")
+    check_iterable("resolve_roles", "sources", sources, _SOURCES)
+    for source in sources:
+        check_type("resolve_roles", "sources", source, Source, _SOURCES)
+    check_type("resolve_roles", "warn", warn, bool, "True or False")
     return _resolve.resolve_roles(parser, args, preset=preset, sources=sources, warn=warn)
+
+
+_PARSER = "an argparse.ArgumentParser"
+_SOURCES = "a list of sources, such as [layerconf.EnvSource('SLIME_')]"
 
 
 def role_file_schema(

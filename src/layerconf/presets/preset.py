@@ -15,6 +15,7 @@ from typing import Any, Literal, Union
 
 import attrs
 
+from layerconf.core.checks import typed
 from layerconf.core.rules import Rule, RuleSet
 from layerconf.exceptions import LayerconfError, RuleError
 from layerconf.presets.role_file import RoleFileFormat
@@ -98,10 +99,14 @@ class Preset:
       files, with where to set them instead.
     """
 
-    name: str
+    name: str = attrs.field(validator=typed(str, "a preset name (str)"))
     roles: tuple[str, ...] = attrs.field(converter=_roles)
-    config_dest: str | None = None
-    role_file: RoleFileFormat = attrs.field(factory=RoleFileFormat)
+    config_dest: str | None = attrs.field(
+        default=None, validator=typed((str, type(None)), "a dest (str) or None")
+    )
+    role_file: RoleFileFormat = attrs.field(
+        factory=RoleFileFormat, validator=typed(RoleFileFormat, "a RoleFileFormat")
+    )
     layer: str = attrs.field(default="role-config", validator=_layer)
     rules: RulesFor | None = attrs.field(default=None, eq=False)
     standard_rules: Callable[[Preset, argparse.ArgumentParser], RuleSet] = attrs.field(

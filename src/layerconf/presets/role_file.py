@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from layerconf.core.checks import PATH, check_type
 from layerconf.core.records import Layer, Origin, join_path
 from layerconf.core.suggest import did_you_mean, suggestion
 from layerconf.exceptions import ConfigError, Problem, Severity
@@ -102,6 +103,7 @@ def read_role_file(
     Raises `ConfigError` listing every problem of the file at once (warnings included) when
     any of them is an error; warnings alone are kept in `RoleFile.problems`.
     """
+    check_type("read_role_file", "path", path, PATH, _PATH_TAKES)
     role_file = check_role_file(path, roles, layer_name=layer_name, form=form)
     if role_file.errors:
         raise ConfigError(role_file.problems)
@@ -121,8 +123,10 @@ def check_role_file(
     sorted by position. This is what a ``check`` command reports. The file is read on every
     call; when its bytes are those of a recent call, that call's result is given again.
     """
+    check_type("check_role_file", "path", path, PATH, _PATH_TAKES)
+    check_type("check_role_file", "layer_name", layer_name, str, "a layer name (str)")
     valid = _valid_roles(roles)
-    if not isinstance(layer_name, str) or not layer_name:
+    if not layer_name:
         raise ValueError(f"layer_name must be a non-empty string (got {layer_name!r})")
     source = os.fspath(path)
     top = form.top_key
@@ -161,9 +165,13 @@ _ROLE_FILES_KEPT = 8
 _ROLE_FILES_LOCK = threading.Lock()
 
 
+_PATH_TAKES = "a path (str or pathlib.Path)"
+
+
 def _valid_roles(roles: Sequence[str]) -> tuple[str, ...]:
     if isinstance(roles, str):
         raise TypeError(f"roles must be a sequence of role names, not one string ({roles!r})")
+    check_type("check_role_file", "roles", roles, Iterable, "a list of role names")
     valid = tuple(roles)
     if not valid:
         raise ValueError("roles must name at least one role")

@@ -26,7 +26,9 @@ nargs ``+``, ``*`` and N, append and extend take a YAML list, converted item by 
 
 The per-dest table is kept per parser while the parser lives (a dest's entry is compiled the
 first time a layer holds it); it is rebuilt when actions are added or `set_defaults` is called,
-not when an action's attributes are changed in place.
+and a dest's entry is compiled again when what it was compiled from changed in place (an
+action's type, choices, nargs, default, required or const, a registered type): a cache never
+changes a verdict.
 """
 
 from __future__ import annotations
@@ -35,12 +37,14 @@ import argparse
 import enum
 import json
 import math
+import operator
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import attrs
 
+from layerconf.core.checks import check_type, typed
 from layerconf.core.records import Origin, short_location
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
 from layerconf.core.secrets import SECRETS
@@ -70,6 +74,7 @@ _BOOLEANS = " (YAML reads true/false/yes/no/on/off as booleans)"
 _SHOWN_CHOICES = 10
 # What argparse itself reports as a bad value; their message is the explanation.
 _TYPE_ERRORS = (ValueError, TypeError, argparse.ArgumentTypeError)
+_LONG_INT_HINT = "write a shorter number: Python writes ints of at most 4,300 digits as text"
 
 
 @attrs.frozen
@@ -101,7 +106,11 @@ class ItemSpec:
         if kind in self.exact:
             result = value
         elif self.tokens and (kind is str or kind is int):
-            token = value if kind is str else str(value)
+            try:
+                token = value if kind is str else str(value)
+            except ValueError:  # an int too long to write (sys.get_int_max_str_digits)
+                failures.append(_Failure(subject, self.phrase, value, _LONG_INT_HINT))
+                return value
             try:
                 result = token if self.parse is None else self.parse(token)
             except Exception as error:  # a user's type callable may raise anything
@@ -228,7 +237,7 @@ class TypeCoercion:
     """
 
     parser: argparse.ArgumentParser = attrs.field(
-        validator=attrs.validators.instance_of(argparse.ArgumentParser)
+        validator=typed(argparse.ArgumentParser, "an argparse.ArgumentParser")
     )
     layers: tuple[str, ...] = attrs.field(default=("role-config",), converter=_layer_names)
     name: str = "type-coercion"
@@ -236,16 +245,31 @@ class TypeCoercion:
 
     def __call__(self, context: RuleContext) -> list[Decision]:
         table = _table_of(self.parser)
-        specs = table.specs
+        checked, actions = table.checked, self.parser._actions
         decisions: list[Decision] = []
         for layer_name in self.layers:
             layer = context.layer(layer_name)
             if layer is None:
                 continue
             for key, value in layer.values.items():
-                spec = specs.get(key, _UNSEEN)
-                if spec is _UNSEEN:
-                    spec = table.compile(self.parser, key)
+                # The common case inline (a dest of one action): the very attributes it was
+                # compiled from (`_ATTRIBUTES`), compared by identity, which costs no tuple.
+                entry = checked.get(key)
+                if entry is None:
+                    spec = table.spec(self.parser, key)
+                elif entry[1] < 0:
+                    spec = entry[0]
+                else:
+                    act, was = actions[entry[1]], entry[2]
+                    fresh = (
+                        act.type is was[0]
+                        and act.choices is was[1]
+                        and act.nargs is was[2]
+                        and act.default is was[3]
+                        and act.required is was[4]
+                        and act.const is was[5]
+                    )
+                    spec = entry[0] if fresh else table.spec(self.parser, key)
                 if spec is None:
                     continue
                 failures: list[_Failure] = []
@@ -274,6 +298,7 @@ def expected_kind(action: argparse.Action) -> str:
     `json.loads`; an action layerconf does not convert (help, version, store_const of a
     non-bool, append_const, custom action classes) is ``"any"``.
     """
+    check_type("expected_kind", "action", action, argparse.Action, "an argparse.Action")
     container = getattr(action, "container", None)  # its parser or group (same registry)
     type_ = _registered(container, action.type) if container is not None else action.type
     spec = _spec_for(action, type_, action.default, action.required)
@@ -320,7 +345,7 @@ class _Table:
     which would then outlive its last user in `_TABLES`).
     """
 
-    __slots__ = ("defaults", "positions", "shape", "specs")
+    __slots__ = ("checked", "defaults", "marks", "positions", "shape", "specs")
 
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         actions = parser._actions
@@ -335,15 +360,54 @@ class _Table:
                 positions.setdefault(action.dest, []).append(index)
         self.positions = positions
         self.specs: dict[str, DestSpec | None] = {}
+        self.marks: dict[str, Any] = {}  # what each spec was compiled from (`_mark`)
+        # The specs of dests of one action with a type that is not a registry name, with the
+        # action's position (-1: no action) and attributes, for `TypeCoercion`'s fast check.
+        self.checked: dict[str, tuple[DestSpec | None, int, tuple[Any, ...]]] = {}
 
     def current(self, parser: argparse.ArgumentParser) -> bool:
         return same_shape(parser, self.shape) and self.defaults == parser._defaults
 
+    def spec(self, parser: argparse.ArgumentParser, dest: str) -> DestSpec | None:
+        """The spec of `dest`, compiled again if an action it was compiled from changed."""
+        spec = self.specs.get(dest, _UNSEEN)
+        if spec is not _UNSEEN:
+            actions = parser._actions
+            now = [_mark(parser, actions[index]) for index in self.positions.get(dest, ())]
+            was = self.marks[dest]
+            if len(now) == len(was) and all(
+                len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+                for a, b in zip(now, was, strict=True)
+            ):
+                return spec  # type: ignore[no-any-return]
+        return self.compile(parser, dest)
+
     def compile(self, parser: argparse.ArgumentParser, dest: str) -> DestSpec | None:
         """The spec of `dest` (None: not a dest, or one layerconf leaves alone), kept."""
         actions = [parser._actions[index] for index in self.positions.get(dest, ())]
+        marks = [_mark(parser, action) for action in actions]
+        self.marks[dest] = marks
         self.specs[dest] = spec = dest_spec(parser, actions) if actions else None
+        positions = self.positions.get(dest, ())
+        if not positions:
+            self.checked[dest] = (spec, -1, ())
+        elif len(positions) == 1 and len(marks[0]) == len(_ATTRIBUTES_NAMES):
+            self.checked[dest] = (spec, positions[0], marks[0])
+        else:
+            self.checked.pop(dest, None)
         return spec
+
+
+#: What a dest's spec is compiled from, besides the action's class.
+_ATTRIBUTES_NAMES = ("type", "choices", "nargs", "default", "required", "const")
+_ATTRIBUTES = operator.attrgetter(*_ATTRIBUTES_NAMES)
+
+
+def _mark(parser: argparse.ArgumentParser, action: argparse.Action) -> tuple[Any, ...]:
+    mark: tuple[Any, ...] = _ATTRIBUTES(action)
+    if isinstance(mark[0], str):  # a registered type: the callable registered now
+        return (*mark, _registered(parser, mark[0]))
+    return mark
 
 
 _TABLES: weakref.WeakKeyDictionary[argparse.ArgumentParser, _Table] = weakref.WeakKeyDictionary()
@@ -487,4 +551,9 @@ def _yamlish(value: Any) -> str:
         return "{" + ", ".join(f"{_yamlish(k)}: {_yamlish(v)}" for k, v in value.items()) + "}"
     if isinstance(value, enum.Enum):
         return repr(value.name)
+    if type(value) is int and value.bit_length() > 14_000:  # more than 4,200 digits
+        try:
+            return repr(value)
+        except ValueError:  # too long for Python to write (sys.get_int_max_str_digits)
+            return f"an int of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
     return repr(value)

@@ -13,6 +13,7 @@ from typing import Literal
 
 import attrs
 
+from layerconf.core.checks import check_type
 from layerconf.core.rules import Decision, Drop, RuleContext
 from layerconf.exceptions import Problem
 
@@ -20,6 +21,7 @@ __all__ = ["IgnoredKeys"]
 
 
 def _keys(keys: Mapping[str, str]) -> Mapping[str, str]:
+    check_type("IgnoredKeys", "keys", keys, Mapping, "a mapping of key to where it is set")
     return dict(keys)
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 
 import attrs
 
+from layerconf.core.checks import typed
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.exceptions import Problem
 
@@ -23,8 +24,8 @@ __all__ = ["PpoScope"]
 class PpoScope:
     """Warn when `role` has overrides in the role layer but no critic runs."""
 
-    role: str = "critic"
-    layer: str = "role-config"
+    role: str = attrs.field(default="critic", validator=typed(str, "a role name (str)"))
+    layer: str = attrs.field(default="role-config", validator=typed(str, "a layer name (str)"))
     use_critic_dest: str = "use_critic"
     estimator_dest: str = "advantage_estimator"
     critic_estimators: frozenset[str] = frozenset({"ppo"})

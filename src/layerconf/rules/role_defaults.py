@@ -12,12 +12,14 @@ from typing import Any, Literal
 
 import attrs
 
+from layerconf.core.checks import check_type, typed
 from layerconf.core.rules import Decision, RuleContext, SetValue
 
 __all__ = ["RoleDefaults"]
 
 
 def _values(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    check_type("RoleDefaults", "values", values, Mapping, "a mapping of key to value")
     return dict(values)
 
 
@@ -33,7 +35,7 @@ class RoleDefaults:
     (a role file was given), as slime does. Keys are set even where the parser has no such dest.
     """
 
-    role: str
+    role: str = attrs.field(validator=typed(str, "a role name (str)"))
     values: Mapping[str, Any] = attrs.field(converter=_values)
     unless_overridden: frozenset[str] = attrs.field(default=frozenset(), converter=_to_frozenset)
     layer: str = "role-config"

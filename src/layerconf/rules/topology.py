@@ -12,6 +12,7 @@ from typing import Literal
 
 import attrs
 
+from layerconf.core.checks import check_iterable
 from layerconf.core.records import Origin
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.exceptions import Problem
@@ -29,8 +30,7 @@ def _short(origin: Origin) -> str:
 
 
 def _keys(keys: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(keys, str):
-        raise TypeError(f"keys must be a sequence of keys, not one string ({keys!r})")
+    check_iterable("TopologyGuard", "keys", keys, "a list of keys, such as ['seed']")
     return tuple(keys)
 
 

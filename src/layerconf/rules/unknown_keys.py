@@ -13,6 +13,7 @@ from typing import Literal
 
 import attrs
 
+from layerconf.core.checks import check_type
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.suggest import dest_of_flag, did_you_mean_hint
 from layerconf.exceptions import Problem
@@ -31,6 +32,9 @@ def parser_dests(parser: argparse.ArgumentParser) -> tuple[frozenset[str], dict[
         for option in action.option_strings:
             flags[option] = action.dest
     return frozenset(dests), flags
+
+
+_PARSER = "an argparse.ArgumentParser"
 
 
 def _names(keys: Iterable[str]) -> frozenset[str]:
@@ -58,6 +62,7 @@ class UnknownKeys:
 
     @_index.default
     def _read_index(self) -> tuple[frozenset[str], dict[str, str]]:
+        check_type("UnknownKeys", "parser", self.parser, argparse.ArgumentParser, _PARSER)
         return parser_dests(self.parser)  # one walk over the parser's actions
 
     @_dests.default

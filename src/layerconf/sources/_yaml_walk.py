@@ -3,15 +3,20 @@
 `Walker` builds what ``yaml.safe_load`` would build from a node graph, recording the 1-based
 line and column of every key and value, reporting what plain YAML does not allow, and counting
 every node it builds so that aliases cannot make a small file expensive (`MAX_NODES` and
-`MAX_DEPTH` of `layerconf.sources.yaml`, given to each walker).
+`MAX_DEPTH` of `layerconf.sources.yaml`, given to each walker). `bounded_loader` composes a
+large document while counting its nodes, so that a file with too many stops being read where
+the limit is reached. `Lines` writes a reader's positions as editors and ``grep -n`` count lines.
 """
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, NamedTuple, NoReturn
 
 import yaml
+from yaml.events import MappingStartEvent, ScalarEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from layerconf.core.secrets import SECRETS
@@ -41,11 +46,79 @@ _SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
 }
 
 
+#: The longest int or float scalar read: Python writes and reads ints of at most 4,300 digits.
+MAX_NUMBER_CHARACTERS = 4300
+_NUMBERS = frozenset({_YAML_TAG + "int", _YAML_TAG + "float"})
+
+
+def _shortened(text: str, limit: int = 60) -> str:
+    """`text` quoted, cut to about `limit` characters."""
+    return repr(text) if len(text) <= limit else repr(text[: limit - 3]) + "..."
+
+
+def _shown(node: ScalarNode, quote: bool) -> str:
+    """A scalar's text for a message: shortened, or the placeholder for a credential's."""
+    return _shortened(node.value) if quote else SECRETS.placeholder
+
+
 class Position(NamedTuple):
     """A 1-based line and column in a file."""
 
     line: int
     column: int
+
+
+# YAML also breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR; editors and grep -n
+# break them only at \n, \r\n and \r.
+_YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_EDITOR_BREAK = re.compile("\r\n|[\r\n]")
+_YAML_ONLY_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+class Lines:
+    """Positions in `text` as editors and ``grep -n`` count them (lines end at \\n, \\r\\n, \\r).
+
+    A YAML reader also ends a line at U+0085, U+2028 and U+2029, so after one of them its line
+    numbers run ahead of the editor's; `at` turns a reader's mark into the editor's position.
+    A text without those characters (nearly every file) costs three scans and nothing per mark.
+    """
+
+    __slots__ = ("_editor", "_text", "_yaml", "plain")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._editor: list[int] | None = None
+        self._yaml: list[int] | None = None
+        #: True when a reader's lines are the editor's (no U+0085, U+2028, U+2029): positions
+        #: are then the reader's own, which the walker writes inline.
+        self.plain = not any(character in text for character in _YAML_ONLY_BREAKS)
+        if not self.plain:
+            self._yaml = [0, *(found.end() for found in _YAML_BREAK.finditer(text))]
+
+    def offset(self, mark: Any) -> int:
+        """The index in the text of the character `mark` points at (from its line and column:
+        libyaml's error marks count bytes in their `index`)."""
+        starts = self._yaml if self._yaml is not None else self._editor_starts()
+        line: int = mark.line
+        column: int = mark.column
+        return starts[min(line, len(starts) - 1)] + column
+
+    def at(self, mark: Any) -> Position:
+        """The 1-based line and column of `mark`, as an editor shows them."""
+        if self._yaml is None:
+            return Position(mark.line + 1, mark.column + 1)
+        return self.position(self.offset(mark))
+
+    def position(self, index: int) -> Position:
+        """The 1-based line and column of the character at `index`, as an editor shows them."""
+        starts = self._editor_starts()
+        line = bisect.bisect_right(starts, index)
+        return Position(line, index - starts[line - 1] + 1)
+
+    def _editor_starts(self) -> list[int]:
+        if self._editor is None:
+            self._editor = [0, *(found.end() for found in _EDITOR_BREAK.finditer(self._text))]
+        return self._editor
 
 
 class Abort(Exception):
@@ -54,6 +127,106 @@ class Abort(Exception):
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem.message)
         self.problem = problem
+
+
+def located(
+    message: str, hint: str, source: str, layer: str | None, at: Position | None
+) -> Problem:
+    """A problem of the file `source` at `at` (None: the whole file)."""
+    line, column = (at.line, at.column) if at is not None else (None, None)
+    return Problem(message, layer=layer, source=source, line=line, column=column, hint=hint)
+
+
+def node_limit_problem(limit: int, source: str, layer: str | None, at: Position | None) -> Problem:
+    """The problem of a document with more than `limit` nodes, at the first one past it."""
+    return located(
+        f"the document holds more than {limit:,} YAML nodes (mappings, lists and scalars; "
+        "the limit layerconf.sources.yaml.MAX_NODES): reading stopped here",
+        "a configuration file holds tens or hundreds of values: check that the path names "
+        "one, and keep large data in a file of its own that the configuration names",
+        source,
+        layer,
+        at,
+    )
+
+
+def depth_limit_problem(limit: int, source: str, layer: str | None, at: Position | None) -> Problem:
+    """The problem of a mapping or list nested more than `limit` levels deep."""
+    return located(
+        f"the document nests mappings and lists more than {limit} levels deep "
+        "(the limit layerconf.sources.yaml.MAX_DEPTH)",
+        f"flatten the structure: nest mappings and lists at most {limit} levels deep",
+        source,
+        layer,
+        at,
+    )
+
+
+class _CountingComposer(yaml.composer.Composer):
+    """PyYAML's composer, counting the nodes it builds and the depth it nests."""
+
+    peek_event: Callable[[], Any]  # the parser's and resolver's, later in a loader's bases
+    yaml_path_resolvers: dict[Any, Any]
+
+    source: str
+    layer: str | None
+    lines: Lines
+    max_nodes: int
+    max_depth: int
+    nodes: int
+    depth: int
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        self.nodes += 1
+        event = self.peek_event()
+        if self.nodes > self.max_nodes:
+            at = self.lines.at(event.start_mark)
+            raise Abort(node_limit_problem(self.max_nodes, self.source, self.layer, at))
+        if type(event) is ScalarEvent and not self.yaml_path_resolvers:
+            # PyYAML's compose_node for a scalar, without its no-op resolver bookkeeping.
+            anchor = event.anchor
+            if anchor is not None and anchor in self.anchors:
+                return super().compose_node(parent, index)  # PyYAML's own error
+            return self.compose_scalar_node(anchor)  # type: ignore[arg-type]
+        if self.depth >= self.max_depth and isinstance(
+            event, (SequenceStartEvent, MappingStartEvent)
+        ):
+            at = self.lines.at(event.start_mark)
+            raise Abort(depth_limit_problem(self.max_depth, self.source, self.layer, at))
+        self.depth += 1
+        try:
+            node: Node | None = super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+        return node
+
+
+def bounded_loader(base: type[Any]) -> type[Any]:
+    """A loader class like `base` (``CSafeLoader`` or ``SafeLoader``) whose composer counts the
+    nodes it builds and the depth it nests, and stops (`Abort`) once either is past its limit.
+
+    Built on ``CSafeLoader``, libyaml still scans and parses; only the node graph is built in
+    Python (PyYAML's own `Composer`), so that a document too large is refused after
+    ``max_nodes`` nodes rather than after all of them.
+    """
+
+    class BoundedLoader(_CountingComposer, base):  # type: ignore[misc]
+        def __init__(
+            self,
+            text: str,
+            source: str,
+            layer: str | None,
+            lines: Lines,
+            max_nodes: int,
+            max_depth: int,
+        ) -> None:
+            base.__init__(self, text)
+            yaml.composer.Composer.__init__(self)  # CSafeLoader composes in C: not done yet
+            self.source, self.layer, self.lines = source, layer, lines
+            self.max_nodes, self.max_depth = max_nodes, max_depth
+            self.nodes = self.depth = 0
+
+    return BoundedLoader
 
 
 def short_tag(tag: str) -> str:
@@ -69,8 +242,11 @@ def _kind(node: Node) -> str:
 class Walker:
     """Builds plain data from composed nodes, recording positions and problems."""
 
-    def __init__(self, source: str, layer: str | None, max_nodes: int, max_depth: int) -> None:
+    def __init__(
+        self, source: str, layer: str | None, max_nodes: int, max_depth: int, lines: Lines
+    ) -> None:
         self.source = source
+        self.lines = lines
         self.layer = layer
         self.max_nodes = max_nodes
         self.max_depth = max_depth
@@ -83,15 +259,7 @@ class Walker:
         self._active: set[int] = set()  # ids of the collections being built (alias cycles)
 
     def _problem(self, node: Node, message: str, hint: str) -> Problem:
-        mark = node.start_mark
-        return Problem(
-            message,
-            layer=self.layer,
-            source=self.source,
-            line=mark.line + 1,
-            column=mark.column + 1,
-            hint=hint,
-        )
+        return located(message, hint, self.source, self.layer, self.lines.at(node.start_mark))
 
     def _report(self, node: Node, message: str, hint: str) -> None:
         # A node reached through several aliases is walked several times: report it once.
@@ -110,7 +278,7 @@ class Walker:
             self._abort(
                 node,
                 f"the document builds more than {self.max_nodes:,} values once its aliases are "
-                "expanded (an alias bomb?)",
+                "expanded (an alias bomb? the limit is layerconf.sources.yaml.MAX_NODES)",
                 "every alias *name copies its anchor &name again: write the values out, "
                 "or use fewer aliases of large anchors",
             )
@@ -119,18 +287,17 @@ class Walker:
         """The plain value of `node` at `path`, recording its position (and its children's)."""
         self._count(node)
         mark = node.start_mark
-        self.positions[path] = Position(mark.line + 1, mark.column + 1)
+        self.positions[path] = (
+            Position(mark.line + 1, mark.column + 1) if self.lines.plain else self.lines.at(mark)
+        )
         tag = node.tag
         if isinstance(node, ScalarNode):
             if tag == _STR:
                 return node.value
             return self._scalar(node, path)
         if depth >= self.max_depth:
-            self._abort(
-                node,
-                f"the document nests mappings and lists more than {self.max_depth} levels deep",
-                "flatten the structure: configuration values need only a few levels",
-            )
+            at = self.lines.at(node.start_mark)
+            raise Abort(depth_limit_problem(self.max_depth, self.source, self.layer, at))
         if id(node) in self._active:
             self._abort(
                 node,
@@ -169,16 +336,31 @@ class Walker:
         if construct is None:
             self._refuse(node)
             return False, None
+        if node.tag in _NUMBERS and len(node.value) > MAX_NUMBER_CHARACTERS:
+            # int('1' * 5000) is refused by Python, and '59:59:...' (base 60) costs the square
+            # of its length: neither is a configuration value.
+            self._report(
+                node,
+                f"{_shown(node, quote)} cannot be read as {short_tag(node.tag)}: a number of "
+                f"{len(node.value):,} characters (at most {MAX_NUMBER_CHARACTERS:,})",
+                "write a shorter number, or quote it to keep it as text",
+            )
+            return False, None
         try:
             return True, construct(node)
+        except OverflowError:  # a base-60 float past the largest float
+            self._report(
+                node,
+                f"{_shown(node, quote)} cannot be read as {short_tag(node.tag)}: it is too large",
+                "write a smaller number, or quote it to keep it as text",
+            )
         except (ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError):
             self._report(
                 node,
-                f"{repr(node.value) if quote else SECRETS.placeholder} cannot be read as "
-                f"{short_tag(node.tag)}",
+                f"{_shown(node, quote)} cannot be read as {short_tag(node.tag)}",
                 "remove the tag, or write a value of that type",
             )
-            return False, None
+        return False, None
 
     def _refuse(self, node: Node) -> None:
         """Report a tag that is not plain YAML."""
@@ -222,6 +404,7 @@ class Walker:
         result: dict[Hashable, Any] = {}
         written: dict[Hashable, Node] = {}
         merges: list[tuple[Node, Node]] = []
+        plain = self.lines.plain
         for key_node, value_node in node.value:
             if self._is_merge(key_node, merges):
                 merges.append((key_node, value_node))
@@ -230,7 +413,7 @@ class Walker:
             if not ok:
                 continue
             mark = key_node.start_mark
-            at = Position(mark.line + 1, mark.column + 1)
+            at = Position(mark.line + 1, mark.column + 1) if plain else self.lines.at(mark)
             first = written.setdefault(key, key_node)
             if first is not key_node:
                 self._duplicate(key, first, key_node)
@@ -239,17 +422,16 @@ class Walker:
             result[key] = self.value(value_node, child, depth + 1)
         # Merged entries are walked only where they win, so no position is left behind.
         for key, (key_node, value_node) in self._merged(merges, result, depth).items():
-            mark = key_node.start_mark
             child = (*path, key)
-            self.key_positions[child] = Position(mark.line + 1, mark.column + 1)
+            self.key_positions[child] = self.lines.at(key_node.start_mark)
             result[key] = self.value(value_node, child, depth + 1)
         return result
 
     def _duplicate(self, key: Hashable, first: Node, again: Node) -> None:
-        mark = first.start_mark
+        at = self.lines.at(first.start_mark)
         self._report(
             again,
-            f"duplicate key {key!r}: first at line {mark.line + 1}, column {mark.column + 1}; "
+            f"duplicate key {key!r}: first at line {at.line}, column {at.column}; "
             "YAML would silently keep only this last one",
             "remove one of them",
         )
@@ -284,7 +466,9 @@ class Walker:
                         continue
                     earlier = merged.setdefault(key, pair)
                     if earlier[0] is not pair[0]:  # the same mapping merged twice is fine
-                        first, second = (p[0].start_mark.line + 1 for p in (earlier, pair))
+                        first, second = (
+                            self.lines.at(p[0].start_mark).line for p in (earlier, pair)
+                        )
                         self._report(
                             merge_key,
                             f"two merged mappings set {key!r}, at line {first} and line {second}; "

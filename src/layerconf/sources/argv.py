@@ -35,11 +35,17 @@ from layerconf.core.merge import Policy
 from layerconf.core.namespace import Namespace, Provenance, namespace_from
 from layerconf.core.records import Layer, Origin, Path
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, same_value
-from layerconf.exceptions import Problem
+from layerconf.exceptions import ConfigError, Problem
 from layerconf.sources._argv_recorder import CLI, CLI_ORIGIN, Recorder, record
 from layerconf.sources.base import ARGV
 
-__all__ = ["parse_args", "parse_known_args"]
+__all__ = ["MAX_OPTIONS", "parse_args", "parse_known_args"]
+
+#: The most options (tokens starting with '-', before a '--') a command line may hold.
+#: argparse looks for the next option among all of them once per option, so its time grows
+#: with their square: 4,096 take about 0.3 s, 20,000 about 9 s. Every argument of Megatron
+#: and slime, each given once, is about 1,100 options.
+MAX_OPTIONS = 4096
 
 DEFAULT = "default"
 
@@ -57,7 +63,8 @@ def parse_known_args(
     the same order), the namespace being a `layerconf.Namespace`: ask
     ``layerconf.explain(args, "lr")`` where a value came from. Errors are argparse's own
     (a usage message and ``SystemExit(2)``, or `argparse.ArgumentError` when the parser has
-    ``exit_on_error=False``).
+    ``exit_on_error=False``); a command line of more than `MAX_OPTIONS` options is a
+    `ConfigError` before parsing.
 
     `namespace`, if given, is not modified: its attributes become a layer named
     ``namespace`` between the defaults and the command line, as argparse lets them shadow
@@ -97,6 +104,26 @@ def _parse(
 # Checking the call
 
 
+def _refuse_too_many_options(strings: list[str]) -> None:
+    """`ConfigError` at the first option past `MAX_OPTIONS`, if there is one."""
+    seen = 0
+    for index, token in enumerate(strings):
+        if token == "--":
+            return
+        if type(token) is str and token[:1] == "-":
+            seen += 1
+            if seen > MAX_OPTIONS:
+                problem = Problem(
+                    f"the command line holds more than {MAX_OPTIONS:,} options (the limit "
+                    "layerconf.sources.argv.MAX_OPTIONS): argparse's time grows with their "
+                    "square, so it is not parsed",
+                    layer=CLI,
+                    argv_index=index,
+                    hint="give each option once; a training command line holds hundreds",
+                )
+                raise ConfigError([problem])
+
+
 def _check_call(
     function: str, parser: object, args: Iterable[str] | None, namespace: object | None
 ) -> tuple[list[str], dict[str, Any]]:
@@ -119,6 +146,8 @@ def _check_call(
             raise TypeError(
                 f"{function}() takes args as a list of str (got {type(args).__name__})"
             ) from None
+    if len(strings) > MAX_OPTIONS:  # (a shorter command line cannot hold too many options)
+        _refuse_too_many_options(strings)
     if set(map(type, strings)) - {str}:  # a str subclass is fine too
         for index, item in enumerate(strings):
             if not isinstance(item, str):

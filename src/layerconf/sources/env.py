@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 
 import attrs
 
+from layerconf.core.checks import check_type, typed
 from layerconf.core.records import Layer, Origin
 from layerconf.core.secrets import SECRETS
 from layerconf.core.suggest import did_you_mean
@@ -48,14 +49,18 @@ _REFUSED = (argparse.ArgumentError, argparse.ArgumentTypeError, TypeError, Value
 
 
 def _names(names: Mapping[str, str]) -> Mapping[str, str]:
-    if not isinstance(names, Mapping):
-        raise TypeError(f"names maps variables to dests, such as {{'MY_LR': 'lr'}} (got {names!r})")
+    check_type(
+        "EnvSource", "names", names, Mapping, "a mapping of variable to dest: {'MY_LR': 'lr'}"
+    )
     for variable, dest in names.items():
         if not isinstance(variable, str) or not isinstance(dest, str):
             raise TypeError(
                 f"names maps variable names to dests, both text (got {variable!r}: {dest!r})"
             )
     return dict(names)
+
+
+_ENVIRON = "a mapping of variable to text, such as os.environ, or None"
 
 
 class _Refused(Exception):
@@ -70,9 +75,11 @@ class EnvSource:
     is the layer's name.
     """
 
-    prefix: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
+    prefix: str = attrs.field(default="", validator=typed(str, "a variable prefix (str)"))
     names: Mapping[str, str] = attrs.field(factory=dict, converter=_names)
-    environ: Mapping[str, str] | None = attrs.field(default=None, eq=False, repr=False)
+    environ: Mapping[str, str] | None = attrs.field(
+        default=None, eq=False, repr=False, validator=typed((Mapping, type(None)), _ENVIRON)
+    )
     name: str = "env"
 
     def __attrs_post_init__(self) -> None:

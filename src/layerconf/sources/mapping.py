@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from layerconf.core.checks import check_type, typed
 from layerconf.core.records import Layer
 from layerconf.core.suggest import did_you_mean
 from layerconf.exceptions import Problem
@@ -17,6 +18,7 @@ __all__ = ["MappingSource"]
 
 
 def _values(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    check_type("MappingSource", "values", values, Mapping, "a mapping of key to value")
     return dict(values)
 
 
@@ -30,7 +32,7 @@ class MappingSource:
     meant as it was), else a note.
     """
 
-    name: str
+    name: str = attrs.field(validator=typed(str, "a layer name (str)"))
     values: Mapping[str, Any] = attrs.field(converter=_values)
     source: str | None = None
 

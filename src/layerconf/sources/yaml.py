@@ -11,9 +11,14 @@ Walking the nodes ourselves is what lets the reader
   tuples (list items by their index);
 - report duplicate keys (PyYAML silently keeps the last one) with both positions;
 - refuse Python tags (``!!python/object``) and any tag that is not plain YAML, at its position;
-- bound the work an alias can cause: aliases are expanded (every path gets its own copy and its
-  own positions), every node built counts, and a document past `MAX_NODES` nodes or `MAX_DEPTH`
-  levels of nesting fails at once, so a "billion laughs" file is refused in about 0.1 s;
+- bound the work a document can cause: a document of more than `MAX_NODES` nodes or
+  `MAX_DEPTH` levels of nesting is refused while it is composed, where the limit is reached
+  (a text longer than `_C_COMPOSE_BELOW` characters is composed by a counting composer over
+  libyaml's events; a shorter one, which cannot hold that many nodes, by libyaml alone);
+  aliases are expanded (every path gets its own copy and its own positions) and every node
+  built counts again, so a "billion laughs" file is refused in about 0.1 s;
+- report lines and columns as editors and ``grep -n`` count them, although YAML also breaks
+  lines at U+0085, U+2028 and U+2029 (`_yaml_walk.Lines`);
 - support merge keys (``<<: *defaults``): the mapping's own keys win over merged ones. A key
   that two merged mappings both set is an error, because YAML readers disagree on which wins
   (see `Walker._merged`). A merged key's positions are where it is written, that is inside
@@ -36,8 +41,16 @@ import attrs
 import yaml
 from yaml.nodes import Node
 
+from layerconf.core.checks import PATH, check_type
 from layerconf.exceptions import ConfigError, Problem
-from layerconf.sources._yaml_walk import Abort, Position, Walker, YamlPath
+from layerconf.sources._yaml_walk import (
+    Abort,
+    Lines,
+    Position,
+    Walker,
+    YamlPath,
+    bounded_loader,
+)
 from layerconf.sources.files import MAX_BYTES, UnreadableFile, read_bounded
 
 __all__ = [
@@ -65,6 +78,11 @@ MAX_NODES = 100_000
 MAX_DEPTH = 100
 
 _LOADER: Any = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
+_BOUNDED_LOADER: Any = bounded_loader(_LOADER)
+#: Texts shorter than this are composed by libyaml alone (fast): a node takes at least two
+#: characters but for '?' (``[?,?]`` makes three nodes of two characters), so such a text holds
+#: at most 1.5 x this many nodes, fewer than `MAX_NODES`.
+_C_COMPOSE_BELOW = MAX_NODES // 2
 
 
 @attrs.frozen
@@ -99,6 +117,8 @@ def parse_yaml(text: str, *, source: str = "<string>", layer: str | None = None)
 
     `source` names the text in problems; `layer` is recorded in them.
     """
+    check_type("parse_yaml", "text", text, str, "str (decode bytes, or use check_yaml)")
+    check_type("parse_yaml", "source", source, str, "str")
     return _parse(text, source, layer, None, _EMPTY_HINT)
 
 
@@ -109,6 +129,7 @@ def check_yaml(path: str | os.PathLike[str], *, layer: str | None = None) -> Yam
     empty document or more than one document are problems too (``data`` is then None).
     A UTF-8 byte order mark is accepted.
     """
+    check_type("check_yaml", "path", path, PATH, "a path (str or pathlib.Path)")
     data = read_yaml_bytes(path, layer=layer)
     if isinstance(data, YamlDocument):
         return data
@@ -117,6 +138,7 @@ def check_yaml(path: str | os.PathLike[str], *, layer: str | None = None) -> Yam
 
 def load_yaml(path: str | os.PathLike[str], *, layer: str | None = None) -> YamlDocument:
     """Like `check_yaml`, but raise `ConfigError` listing every problem if any is an error."""
+    check_type("load_yaml", "path", path, PATH, "a path (str or pathlib.Path)")
     document = check_yaml(path, layer=layer)
     if document.errors:
         raise ConfigError(document.problems)
@@ -169,7 +191,7 @@ def flow_line(data: Any) -> str | None:
 
 def reader_settings() -> tuple[Any, ...]:
     """What the reader's results depend on besides the bytes: a cache key part."""
-    return (_LOADER, MAX_NODES, MAX_DEPTH)
+    return (_LOADER, MAX_NODES, MAX_DEPTH, _C_COMPOSE_BELOW)
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -196,9 +218,8 @@ def _decode_problem(
     data: bytes, error: UnicodeDecodeError, source: str, layer: str | None
 ) -> Problem:
     start = error.start
-    line_start = data.rfind(b"\n", 0, start) + 1
-    line = data.count(b"\n", 0, start) + 1
-    column = len(data[line_start:start].decode("utf-8", errors="replace")) + 1
+    before = data[:start].decode("utf-8", errors="replace")  # valid up to the error
+    line, column = Lines(before).position(len(before))
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         hint = "it looks like UTF-16: save it as UTF-8"
     else:
@@ -218,12 +239,15 @@ def _parse(
 ) -> YamlDocument:
     if text.startswith("\ufeff"):  # a UTF-8 byte order mark; YAML allows one
         text = text[1:]
+    lines = Lines(text)
     try:
-        root = _compose(text)
+        root = _compose(text, source, layer, lines)
+    except Abort as abort:
+        return _failed(source, abort.problem, sha256)
     except yaml.MarkedYAMLError as error:
-        return _failed(source, _syntax_problem(error, text, source, layer), sha256)
+        return _failed(source, _syntax_problem(error, lines, text, source, layer), sha256)
     except yaml.reader.ReaderError as error:
-        return _failed(source, _reader_problem(error, text, source, layer), sha256)
+        return _failed(source, _reader_problem(error, lines, text, source, layer), sha256)
     except RecursionError:  # the pure-Python composer on very deep nesting
         problem = Problem(
             "the document is nested too deeply for the YAML parser",
@@ -240,7 +264,7 @@ def _parse(
             hint=empty_hint,
         )
         return _failed(source, problem, sha256)
-    walker = Walker(source, layer, MAX_NODES, MAX_DEPTH)
+    walker = Walker(source, layer, MAX_NODES, MAX_DEPTH, lines)
     try:
         data = walker.value(root, (), 0)
     except Abort as abort:
@@ -256,9 +280,14 @@ def _parse(
     )
 
 
-def _compose(text: str) -> Node | None:
-    """The one document of `text` as a node graph (None when it has no document)."""
-    loader = _LOADER(text)  # the pure-Python Reader already checks characters here
+def _compose(text: str, source: str, layer: str | None, lines: Lines) -> Node | None:
+    """The one document of `text` as a node graph (None when it has no document); `Abort`
+    when it holds more than `MAX_NODES` nodes or nests deeper than `MAX_DEPTH`."""
+    # The pure-Python Reader already checks characters when the loader is made.
+    if len(text) < _C_COMPOSE_BELOW and _LOADER is yaml.CSafeLoader:
+        loader = _LOADER(text)
+    else:
+        loader = _BOUNDED_LOADER(text, source, layer, lines, MAX_NODES, MAX_DEPTH)
     try:
         root: Node | None = loader.get_single_node()
     finally:
@@ -267,12 +296,12 @@ def _compose(text: str) -> Node | None:
 
 
 def _syntax_problem(
-    error: yaml.MarkedYAMLError, text: str, source: str, layer: str | None
+    error: yaml.MarkedYAMLError, lines: Lines, text: str, source: str, layer: str | None
 ) -> Problem:
     mark = error.problem_mark or error.context_mark
     line = column = None
     if mark is not None:
-        line, column = mark.line + 1, mark.column + 1
+        line, column = lines.at(mark)
     if error.context == "expected a single document in the stream":
         return Problem(
             "the file holds more than one YAML document; the second one starts here",
@@ -287,12 +316,12 @@ def _syntax_problem(
     if error.problem and error.context:
         message += f"; {error.context}"
         if context is not None and (mark is None or context.index != mark.index):
-            message += f" from line {context.line + 1}, column {context.column + 1}"
+            where = lines.at(context)
+            message += f" from line {where.line}, column {where.column}"
     at = ""
     if mark is not None:  # (libyaml's mark.index counts bytes; line and column count characters)
-        lines = text.split("\n")
-        if mark.line < len(lines) and mark.column < len(lines[mark.line]):
-            at = lines[mark.line][mark.column]
+        index = lines.offset(mark)
+        at = text[index : index + 1]
     problem = error.problem or ""
     if at == "\t" or "'\\t'" in problem:
         hint = "indent with spaces: YAML does not allow tabs for indentation"
@@ -310,15 +339,13 @@ def _syntax_problem(
 
 
 def _reader_problem(
-    error: yaml.reader.ReaderError, text: str, source: str, layer: str | None
+    error: yaml.reader.ReaderError, lines: Lines, text: str, source: str, layer: str | None
 ) -> Problem:
     # libyaml gives a byte offset and PyYAML a character offset: find the character ourselves.
     found = yaml.reader.Reader.NON_PRINTABLE.search(text)
     line = column = None
     if found is not None:
-        index = found.start()
-        line = text.count("\n", 0, index) + 1
-        column = index - text.rfind("\n", 0, index)
+        line, column = lines.position(found.start())
         code = ord(found.group())
     else:  # pragma: no cover - PyYAML refused a character its own pattern allows
         code = error.character if isinstance(error.character, int) else ord(error.character)

@@ -14,6 +14,7 @@ import os
 from collections.abc import Sequence
 from typing import Literal
 
+from layerconf.core.checks import check_type
 from layerconf.core.rules import RuleSet
 from layerconf.presets.preset import Preset
 from layerconf.presets.role_file import RoleFile, RoleFileFormat
@@ -86,6 +87,9 @@ def slime_rules(
     TopologyGuard(TOPOLOGY_KEYS, action="warn"))``, ``.without("ppo-scope")``,
     ``.add(my_rule)``.
     """
+    check_type(
+        "slime_rules", "parser", parser, argparse.ArgumentParser, "an argparse.ArgumentParser"
+    )
     return RuleSet(
         [
             IgnoredKeys(RESOURCE_KEYS, action=ignored_keys, layer=layer, because=RESOURCES_BECAUSE),
