@@ -143,7 +143,9 @@ class TestAssignedAfterResolution:
             ("cli", Reason.OVERRIDDEN),
             ("default", Reason.OVERRIDDEN),
         ]
-        assert str(setting).startswith(f"lr = 5e-06  from runtime {__file__}:{line};")
+        assert str(setting).startswith(
+            f"lr = 5e-06  from runtime {__file__}:{line} (write 1 of 1);"
+        )
 
     def test_a_mapping_assigned_names_its_line_for_each_leaf(self) -> None:
         """Writes are recorded per attribute; a dotted key finds the write that set it."""
