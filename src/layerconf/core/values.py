@@ -118,7 +118,9 @@ def jsonable(value: Any) -> Any:
 
     Enum members are their name (``"flash"``: what the command line and YAML take), tuples
     and lists arrays, sets sorted arrays, paths and other objects strings, mapping keys strings,
-    and floats JSON cannot hold (nan, inf) the strings ``"nan"``, ``"inf"``, ``"-inf"``.
+    floats JSON cannot hold (nan, inf) the strings ``"nan"``, ``"inf"``, ``"-inf"``, and an int
+    too long to print in decimal (`MAX_INT_BITS`) its exact hexadecimal text (``"0x1f..."``).
+    Other objects are their repr (`value_text`: never raising).
     """
 
     if value is None or value is True or value is False:
@@ -128,7 +130,8 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, str):
         return str(value)
     if isinstance(value, int):
-        return int(value)
+        number = int(value)
+        return number if number.bit_length() <= MAX_INT_BITS else hex(number)
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else repr(float(value))
     if isinstance(value, Mapping):
@@ -145,7 +148,7 @@ def jsonable(value: Any) -> Any:
         return path if isinstance(path, str) else path.decode("utf-8", "backslashreplace")
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", "backslashreplace")
-    return repr(value)
+    return value_text(value, None)
 
 
 def json_key(key: Any) -> str:
