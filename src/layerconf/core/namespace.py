@@ -101,13 +101,15 @@ class _History:
     threads are all counted without a lock.
     """
 
-    __slots__ = ("first", "recent", "tick")
+    __slots__ = ("append", "first", "recent", "tick")
 
     def __init__(self, first: tuple[Any, ...], recent: Iterable[tuple[Any, ...]] = ()) -> None:
         self.first = first
         self.recent: collections.deque[tuple[Any, ...]] = collections.deque(
             recent, maxlen=RECENT_WRITES
         )
+        # Bound once: the write path calls them without looking anything up.
+        self.append: Callable[[tuple[Any, ...]], None] = self.recent.append
         after = max((write[0] for write in self.recent), default=first[0])
         self.tick: Callable[[], int] = itertools.count(after + 1).__next__
 
@@ -202,7 +204,12 @@ class Namespace(argparse.Namespace):
             return
         if type(writes) is not dict:
             _refuse(self, name, "set")
-        _setattr(self, name, value)
+        if name[:1] != "_" and type(self) is Namespace:
+            # No data descriptor can be in the way (slots and dunders start with "_", and
+            # the class is ours): the instance dict takes it, at half object.__setattr__'s cost.
+            self.__dict__[name] = value
+        else:
+            _setattr(self, name, value)
         caller = _frame(1)
         if type(value) not in _ATOMIC:
             value = snapshot(value)
@@ -212,7 +219,7 @@ class Namespace(argparse.Namespace):
             history = writes.setdefault(name, _History(first))
             if history.first is first:
                 return
-        history.recent.append((history.tick(), value, caller.f_code, caller.f_lasti))
+        history.append((history.tick(), value, caller.f_code, caller.f_lasti))
 
     def __delattr__(self, name: str) -> None:
         if type(getattr(self, _WRITES, None)) is _FrozenWrites:

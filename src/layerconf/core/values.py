@@ -228,8 +228,17 @@ def snapshot(value: Any) -> Any:
     """What a runtime write keeps of `value`: the value itself when it is immutable, a copy
     of a small plain container (at most `SNAPSHOT_ITEMS` items in all, no cycle), else an
     `Unkept` (see there): bounded time and memory whatever the value."""
-    if type(value) in ATOMIC_TYPES or isinstance(value, enum.Enum):
+    kind = type(value)
+    atomic = ATOMIC_TYPES
+    if kind in atomic or isinstance(value, enum.Enum):
         return value
+    if kind in (list, tuple, frozenset) and len(value) <= SNAPSHOT_ITEMS:
+        # The common case, a few numbers: a list is copied, a tuple or frozenset is immutable.
+        for item in value:
+            if type(item) not in atomic:
+                break
+        else:
+            return value.copy() if kind is list else value
     budget = [SNAPSHOT_ITEMS]
     copied = _snapshot(value, budget, set())
     if copied is not _TOO_BIG:
