@@ -274,6 +274,37 @@ class TestRuntimeWritesAreBounded:
             assert explain(clone, "step").origin.label == "write 51 of 51"
 
 
+class TestWritesKeepPythonSemantics:
+    """Recording a write changes nothing of what the write does."""
+
+    def test_a_subclass_property_setter_runs(self) -> None:
+        """A data descriptor of a subclass still takes the write (object.__setattr__)."""
+
+        class Trainer(Namespace):
+            __slots__ = ()
+
+            @property
+            def scaled(self) -> float:
+                return float(self.lr)
+
+            @scaled.setter
+            def scaled(self, value: float) -> None:
+                self.lr = value / 2
+
+        args = Trainer._from_values(dict(vars(example())), provenance_of(example()))
+        args.scaled = 8.0
+        assert (args.lr, "scaled" in vars(args)) == (4.0, False)
+        assert explain(args, "lr").layer == "runtime"
+
+    def test_odd_names(self) -> None:
+        """An empty or underscored name is set as Python sets it, and recorded."""
+        args = example()
+        setattr(args, "", 1)
+        args._private = 2
+        assert (vars(args)[""], vars(args)["_private"]) == (1, 2)
+        assert write_count(args, "") == write_count(args, "_private") == 1
+
+
 class TestFreeze:
     """A frozen namespace refuses every write, naming the key and the line of the write."""
 
