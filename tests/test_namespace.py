@@ -262,6 +262,37 @@ class TestRuntimeWritesAreBounded:
         assert len(kept) == RECENT_WRITES + 1
         assert kept[-1].number == 80_000
 
+    def test_explain_and_pickle_while_threads_write(self) -> None:
+        """Reading the history (explain, pickle, copy) while other threads write never fails."""
+        args = example()
+        stop = threading.Event()
+        errors: list[BaseException] = []
+
+        def write(key: str) -> None:
+            step = 0
+            while not stop.is_set():
+                setattr(args, f"{key}{step % 400}", step)
+                args.step = step
+                step += 1
+
+        def read() -> None:
+            try:
+                for _ in range(5):
+                    explain(args, "step")
+                    pickle.loads(pickle.dumps(args))
+                    explain_all(args)
+            except BaseException as error:
+                errors.append(error)
+            finally:
+                stop.set()
+
+        threads = [threading.Thread(target=write, args=("a",)), threading.Thread(target=read)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+
     def test_copies_keep_the_count(self) -> None:
         """copy, deepcopy and pickle carry the kept writes and the count; later writes add."""
         args = example()

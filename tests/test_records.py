@@ -174,3 +174,9 @@ class TestSettingText:
         setting = Setting("env", {"HF_TOKEN": "hf_abcdefgh"}, Origin("file"), (raw,))
         assert "hf_abcdefgh" not in repr(setting) + str(setting)
         assert '{"HF_TOKEN": "<redacted>"}' in str(setting)
+
+    def test_a_secret_flag_token_of_any_key(self) -> None:
+        """--wandb-key=VALUE in a token is redacted even when the dest is not named as a secret."""
+        origin = Origin("cli", "argv", argv_index=1, token="--wandb-key=sk-aliased-99")
+        setting = Setting("wb", "sk-aliased-99", origin)
+        assert "sk-aliased-99" not in str(setting) + repr(setting) + repr(setting.to_dict())

@@ -84,7 +84,7 @@ def explain_all(args: argparse.Namespace) -> dict[str, Setting]:
     for index, layer in enumerate(provenance.layers):
         for key in layer.values:
             holders.setdefault(key, []).append(index)
-    values = vars(args)
+    values = dict(vars(args))  # one C call: other threads may be adding keys
     return {
         key: setting_for(
             values,

@@ -116,12 +116,14 @@ class _History:
     @property
     def count(self) -> int:
         """How many writes there were (the highest number given out so far)."""
-        count: int = max((write[0] for write in self.recent), default=self.first[0])
+        # deque.copy() is one C call: atomic, where iterating would meet concurrent appends.
+        count: int = max((write[0] for write in self.recent.copy()), default=self.first[0])
         return count
 
     def kept(self) -> list[Write]:
         """The writes kept, oldest first: the first one, then the latest."""
-        writes = [self.first, *(write for write in self.recent if write[0] != self.first[0])]
+        recent = self.recent.copy()  # atomic (see count)
+        writes = [self.first, *(write for write in recent if write[0] != self.first[0])]
         writes.sort(key=lambda write: write[0])
         return [
             Write(value, *_place(where, position), number)
@@ -228,7 +230,8 @@ class Namespace(argparse.Namespace):
 
     def __reduce__(self) -> tuple[Any, ...]:
         writes = getattr(self, _WRITES, None)
-        portable = {key: history.portable() for key, history in (writes or {}).items()}
+        # list(items()) is one C call: atomic, while another thread may add a key.
+        portable = {key: history.portable() for key, history in list((writes or {}).items())}
         frozen = type(writes) is _FrozenWrites
         return (_rebuild, (type(self), dict(vars(self)), provenance_of(self), portable, frozen))
 

@@ -327,10 +327,21 @@ class Setting:
         whole when it holds an escape (``\\u0061``), which may spell the secret in a way no
         search finds.
         """
-        texts: set[str] = set()
-        _secrets_of(self, policy, texts)
-        if not texts and not _holds_secret_key(self, policy):
+        found: list[str] = []
+        for entry in _entries(self):
+            _visit(entry.key, entry.value, policy, found, set())
+            token = entry.origin.token
+            if token is not None and "=" in token:
+                # A secret flag's token (--wandb-key=...), whatever the key: its value too.
+                found.extend(redact_argv([token], policy)[1])
+        if not found:
             return self
+        texts: set[str] = set()
+        for text in found:
+            if len(text) >= policy.min_scrub_length:
+                # As written, and as JSON and repr() escape it.
+                escaped = json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]
+                texts.update((text, *escaped, repr(text)[1:-1]))
         scrub = _Scrub(policy, sorted(texts, key=len, reverse=True))
         return scrub.setting(self)
 
@@ -385,19 +396,9 @@ def _entries(setting: Setting) -> list[Setting]:
     return [setting, *(entry for item in setting.history for entry in _entries(item))]
 
 
-def _secrets_of(setting: Setting, policy: SecretPolicy, texts: set[str]) -> None:
-    """Add to `texts` the text of every secret the setting and its history hold."""
-    for entry in _entries(setting):
-        found: list[str] = []
-        _visit(entry.key, entry.value, policy, found, set())
-        for text in found:
-            if len(text) >= policy.min_scrub_length:
-                # As written, and as JSON and repr() escape it.
-                escaped = json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]
-                texts.update((text, *escaped, repr(text)[1:-1]))
-
-
 def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active: set[int]) -> None:
+    """Add to `found` the text of every secret `value` holds as `key`'s value ("" for one
+    without text); containers are followed once each."""
     if isinstance(key, str) and policy.is_secret(key):
         if value is not None:
             found.extend(secret_texts(value) or [""])  # "" marks a secret with no text
@@ -412,15 +413,6 @@ def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active:
         active.add(id(value))
         for item in value:
             _visit("", item, policy, found, active)
-
-
-def _holds_secret_key(setting: Setting, policy: SecretPolicy) -> bool:
-    for entry in _entries(setting):
-        found: list[str] = []
-        _visit(entry.key, entry.value, policy, found, set())
-        if found:
-            return True
-    return False
 
 
 class _Scrub:
