@@ -307,6 +307,13 @@ class TestValuesThatCrashedPrinting:
         assert "value=<int of 6,021 digits: 3980...9376>" in repr(setting)
         assert "<int of 6,021 digits" in str(explain_all(args))
 
+    def test_a_cycle_in_a_layer(self) -> None:
+        """A list that holds itself, from a layer, is explained and printed."""
+        loop: list[object] = [1]
+        loop.append(loop)
+        args = LayerStack([Layer.from_mapping("cli", {"loop": loop})]).resolve()
+        assert str(explain(args, "loop")) == "loop = [1, [...]]  from cli"
+
     def test_a_raising_repr(self) -> None:
         """A value whose __repr__ raises shows as <unprintable ...>, in the history too."""
         args = LayerStack([Layer.from_mapping("cli", {"obj": Unprintable()})]).resolve()

@@ -64,6 +64,22 @@ class TestSameValue:
         assert not same_value(original, copy_value(original), copied=False)
 
 
+class TestSameValueOfCycles:
+    """Containers that hold themselves compare without a RecursionError."""
+
+    def test_a_cycle_and_its_copy(self) -> None:
+        """A cyclic list equals its copy; a changed copy differs."""
+        loop: list[Any] = [1]
+        loop.append(loop)
+        copied = copy_value(loop)
+        assert same_value(loop, copied)
+        copied[0] = 2
+        assert not same_value(loop, copied)
+        table: dict[str, Any] = {"a": 1.0}
+        table["self"] = table
+        assert same_value(table, copy_value(table))
+
+
 class TestCopyValue:
     """Copies share nothing mutable; what cannot be copied is shared, not lost."""
 

@@ -89,7 +89,12 @@ def same_value(recorded: Any, current: Any, *, copied: bool = True) -> bool:
     may be a copy of `recorded` (`copied`), an object whose type compares by identity, or
     whose ``==`` is not a truth value (an array), cannot be told apart from its copy and
     counts as the same; otherwise such objects are the same only if they are one object.
+    Containers that hold themselves compare without a RecursionError.
     """
+    return _same(recorded, current, copied, set())
+
+
+def _same(recorded: Any, current: Any, copied: bool, active: set[tuple[int, int]]) -> bool:
     if recorded is current:
         return True
     kind = type(recorded)
@@ -97,14 +102,23 @@ def same_value(recorded: Any, current: Any, *, copied: bool = True) -> bool:
         return False
     if kind is float:
         return repr(recorded) == repr(current)
-    if kind is list or kind is tuple:
-        return len(recorded) == len(current) and all(
-            same_value(a, b, copied=copied) for a, b in zip(recorded, current, strict=True)
-        )
-    if kind is dict:
-        return recorded.keys() == current.keys() and all(
-            same_value(recorded[key], current[key], copied=copied) for key in recorded
-        )
+    if kind is list or kind is tuple or kind is dict:
+        pair = (id(recorded), id(current))
+        if pair in active:  # met again inside itself: the same so far, as far as it goes
+            return True
+        if len(recorded) != len(current):
+            return False
+        active.add(pair)
+        try:
+            if kind is dict:
+                return recorded.keys() == current.keys() and all(
+                    _same(recorded[key], current[key], copied, active) for key in recorded
+                )
+            return all(
+                _same(a, b, copied, active) for a, b in zip(recorded, current, strict=True)
+            )
+        finally:
+            active.discard(pair)
     if kind.__eq__ is object.__eq__:  # type: ignore[comparison-overlap]
         return copied and not is_atomic(current)
     try:
