@@ -432,3 +432,18 @@ class TestNoSecretLeaves:
         history = explain(planted, "train_env_vars").redacted().history
         shown = [h.value for h in history if h.reason is Reason.CONVERTED]
         assert """{"HF_TOKEN": "<redacted>", "OMP_NUM_THREADS": "4"}""" in shown
+
+
+class TestKeysThatCrashedMessages:
+    """A key that cannot be printed, or a very long one, still gets its error."""
+
+    def test_a_huge_int_key(self) -> None:
+        """A TypeError naming the key shortened, not a ValueError from repr()."""
+        with pytest.raises(TypeError, match=r"got <int of 6,021 digits"):
+            explain(issue_example(), 1 << 20000)  # type: ignore[arg-type]
+
+    def test_a_long_key(self) -> None:
+        """A megabyte key is quoted shortened."""
+        with pytest.raises(UnknownKeyError) as caught:
+            explain(issue_example(), "x" * 1_000_000)
+        assert len(str(caught.value)) < 400

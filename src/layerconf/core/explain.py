@@ -18,7 +18,7 @@ from layerconf.core.namespace import (
 )
 from layerconf.core.records import Origin, Path, Reason, Setting, join_path, split_key
 from layerconf.core.suggest import suggestion
-from layerconf.core.values import Unkept, copy_value, same_value
+from layerconf.core.values import Unkept, copy_value, same_value, value_text
 from layerconf.exceptions import NoProvenanceError, UnknownKeyError
 
 __all__ = ["explain", "explain_all", "setting_for"]
@@ -196,7 +196,7 @@ def _lookup(values: Mapping[str, Any], path: Path) -> Any:
 
 def _path_of(values: Mapping[str, Any], key: str) -> Path:
     if not isinstance(key, str):
-        raise TypeError(f"explain() takes a key as a str (got {key!r})")
+        raise TypeError(f"explain() takes a key as a str (got {value_text(key)})")
     if key in values:
         return (key,)
     path = split_key(key)
@@ -204,7 +204,8 @@ def _path_of(values: Mapping[str, Any], key: str) -> Path:
     for part in path:
         if type(node) is not dict or part not in node:
             raise UnknownKeyError(
-                f"{key!r} is not a key of this namespace{suggestion(key, _all_keys(values))}"
+                f"{value_text(key)} is not a key of this namespace"
+                f"{suggestion(key, _all_keys(values))}"
             )
         node = node[part]
     return path

@@ -18,7 +18,7 @@ import attrs
 
 from layerconf.core.merge import Policy
 from layerconf.core.records import Layer, Origin, Path
-from layerconf.core.values import ATOMIC_TYPES, snapshot
+from layerconf.core.values import ATOMIC_TYPES, snapshot, value_text
 from layerconf.exceptions import FrozenNamespaceError, Problem
 
 __all__ = [
@@ -240,7 +240,7 @@ def _refuse(args: Namespace, name: str, verb: str) -> NoReturn:
     caller = _frame(2)
     source, line = caller.f_code.co_filename, caller.f_lineno
     raise FrozenNamespaceError(
-        f"{source}:{line}: cannot {verb} {name!r}: this namespace is frozen "
+        f"{source}:{line}: cannot {verb} {value_text(name)}: this namespace is frozen "
         "(layerconf.freeze); make the change before freezing it, or on a copy.copy() of it",
         key=name,
         source=source,

@@ -160,7 +160,7 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
     if not valid:
         for key in private:
             if not isinstance(key, str) or not key:
-                raise TypeError(f"layer keys must be non-empty strings (got {key!r})")
+                raise TypeError(f"layer keys must be non-empty strings (got {value_text(key)})")
     atomic = ATOMIC_TYPES
     others = [key for key, value in private.items() if type(value) not in atomic]
     mutable = [key for key in others if not is_atomic(private[key])]
