@@ -114,9 +114,7 @@ def _same(recorded: Any, current: Any, copied: bool, active: set[tuple[int, int]
                 return recorded.keys() == current.keys() and all(
                     _same(recorded[key], current[key], copied, active) for key in recorded
                 )
-            return all(
-                _same(a, b, copied, active) for a, b in zip(recorded, current, strict=True)
-            )
+            return all(_same(a, b, copied, active) for a, b in zip(recorded, current, strict=True))
         finally:
             active.discard(pair)
     if kind.__eq__ is object.__eq__:  # type: ignore[comparison-overlap]
