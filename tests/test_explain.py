@@ -22,6 +22,7 @@ from layerconf import (
     explain_all,
     rule,
 )
+from layerconf.cli import render
 
 
 def issue_example() -> argparse.Namespace:
@@ -366,6 +367,7 @@ OUTPUTS: list[tuple[str, Callable[[argparse.Namespace, str], str]]] = [
         "explain_all to_dict",
         lambda args, key: repr([s.to_dict() for s in explain_all(args).values()]),
     ),
+    ("CLI JSON of explain", lambda args, key: repr(render.setting_json(explain(args, key)))),
 ]
 #: Where a secret is planted: the keys whose answers must not show one.
 KEYS = ["wandb_key", "train_env_vars", "lr"]

@@ -132,9 +132,11 @@ def value_json(value: Any, origin: Origin | None) -> dict[str, Any]:
 
 def setting_json(setting: Setting) -> dict[str, Any]:
     """One explained value in the JSON shape of a setting (`layerconf.core.records.setting_json`),
-    values as `jsonable` gives them, each with its ``repr`` too."""
+    values as `jsonable` gives them, each with its ``repr`` too; secrets redacted
+    (`Setting.redacted`), whether or not the caller did."""
     from layerconf.core.records import setting_json as shape
 
+    setting = setting.redacted()
     data = shape(setting, jsonable)
     _add_repr(data, setting)
     return data

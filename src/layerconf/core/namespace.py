@@ -241,7 +241,7 @@ def _refuse(args: Namespace, name: str, verb: str) -> NoReturn:
     source, line = caller.f_code.co_filename, caller.f_lineno
     raise FrozenNamespaceError(
         f"{source}:{line}: cannot {verb} {value_text(name)}: this namespace is frozen "
-        "(layerconf.freeze); make the change before freezing it, or on a copy.copy() of it",
+        "(layerconf.freeze; its copies and pickles are too): make the change before freezing it",
         key=name,
         source=source,
         line=line,
