@@ -6,6 +6,7 @@ import argparse
 import copy
 import inspect
 import pickle
+from collections.abc import Callable
 
 import pytest
 
@@ -18,8 +19,10 @@ from layerconf import (
     SetValue,
     UnknownKeyError,
     explain,
+    explain_all,
     rule,
 )
+from layerconf.cli import render
 
 
 def issue_example() -> argparse.Namespace:
@@ -143,7 +146,9 @@ class TestAssignedAfterResolution:
             ("cli", Reason.OVERRIDDEN),
             ("default", Reason.OVERRIDDEN),
         ]
-        assert str(setting).startswith(f"lr = 5e-06  from runtime {__file__}:{line};")
+        assert str(setting).startswith(
+            f"lr = 5e-06  from runtime {__file__}:{line} (write 1 of 1);"
+        )
 
     def test_a_mapping_assigned_names_its_line_for_each_leaf(self) -> None:
         """Writes are recorded per attribute; a dotted key finds the write that set it."""
@@ -281,6 +286,53 @@ class TestUnusualValues:
         assert explain(args, "color").layer == "runtime"
 
 
+class Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("broken")
+
+
+class TestValuesThatCrashedPrinting:
+    """Values whose repr fails or is huge are explained and printed, never raising."""
+
+    def test_a_huge_int(self) -> None:
+        """An int of 6,021 digits (Python refuses to print it) shows shortened everywhere."""
+        huge = 1 << 20000
+        args = LayerStack(
+            [Layer.from_mapping("default", {"seed": 1}), Layer.from_mapping("cli", {"seed": huge})]
+        ).resolve()
+        setting = explain(args, "seed")
+        assert setting.value == huge
+        assert str(setting) == (
+            "seed = <int of 6,021 digits: 3980...9376>  from cli; shadows 1 from default"
+        )
+        assert "value=<int of 6,021 digits: 3980...9376>" in repr(setting)
+        assert "<int of 6,021 digits" in str(explain_all(args))
+
+    def test_a_cycle_in_a_layer(self) -> None:
+        """A list that holds itself, from a layer, is explained and printed."""
+        loop: list[object] = [1]
+        loop.append(loop)
+        args = LayerStack([Layer.from_mapping("cli", {"loop": loop})]).resolve()
+        assert str(explain(args, "loop")) == "loop = [1, [...]]  from cli"
+
+    def test_a_raising_repr(self) -> None:
+        """A value whose __repr__ raises shows as <unprintable ...>, in the history too."""
+        args = LayerStack([Layer.from_mapping("cli", {"obj": Unprintable()})]).resolve()
+        args.obj = 1
+        text = str(explain(args, "obj"))
+        assert text.endswith("shadows <unprintable Unprintable: RuntimeError> from cli")
+        assert "<unprintable Unprintable: RuntimeError>" in repr(explain(args, "obj"))
+
+    def test_a_long_value_is_shortened(self) -> None:
+        """A long list is cut to TEXT_LIMIT characters in str(), not in .value."""
+        from layerconf.core.values import TEXT_LIMIT
+
+        args = LayerStack([Layer.from_mapping("cli", {"ranks": list(range(100_000))})]).resolve()
+        setting = explain(args, "ranks")
+        assert len(str(setting)) < TEXT_LIMIT + 40
+        assert len(setting.value) == 100_000
+
+
 class TestSecrets:
     """A credential never shows in explain's text or dict, in values or in argv tokens."""
 
@@ -295,3 +347,105 @@ class TestSecrets:
         assert "OTHER77" not in shown
         assert "'--wandb-key=<redacted>'" in shown
         assert setting.value == "sk-OTHER77"
+
+
+HF_TOKEN = "hf_PlantedTokenValue42"
+ESCAPED_TOKEN = "hf_EscapedTokenValue7"  # written in the role file as hf_Escap\u0065d...
+WANDB_KEY = "wk-planted-on-argv-31"
+ROLE_KEY = "wk-planted-in-role-file"
+RUNTIME_KEY = "wk-written-at-runtime"
+PLANTED = (HF_TOKEN, ESCAPED_TOKEN, WANDB_KEY, ROLE_KEY, RUNTIME_KEY)
+
+#: Every way explain's answers are shown: one line a output.
+OUTPUTS: list[tuple[str, Callable[[argparse.Namespace, str], str]]] = [
+    ("str(explain)", lambda args, key: str(explain(args, key))),
+    ("repr(explain)", lambda args, key: repr(explain(args, key))),
+    ("explain.to_dict", lambda args, key: repr(explain(args, key).to_dict())),
+    ("print(explain_all)", lambda args, key: str(explain_all(args))),
+    ("str(explain_all[key])", lambda args, key: str(explain_all(args)[key])),
+    (
+        "explain_all to_dict",
+        lambda args, key: repr([s.to_dict() for s in explain_all(args).values()]),
+    ),
+    ("CLI JSON of explain", lambda args, key: repr(render.setting_json(explain(args, key)))),
+]
+#: Where a secret is planted: the keys whose answers must not show one.
+KEYS = ["wandb_key", "train_env_vars", "lr"]
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
+    """The critic of a job with secrets on the command line, in its role file (also inside the
+    raw JSON a value is converted from, escaped or not) and written at run time."""
+    from layerconf import load_profile, resolve_roles
+
+    directory = tmp_path_factory.mktemp("planted")
+    escaped = ESCAPED_TOKEN.replace("e", "\\\\u0065", 1)
+    (directory / "roles.yaml").write_text(
+        "megatron:\n"
+        "  - role: critic\n"
+        "    overrides:\n"
+        f"""      train_env_vars: '{{"HF_TOKEN": "{HF_TOKEN}", "OMP_NUM_THREADS": "4"}}'\n"""
+        f"      wandb_key: {ROLE_KEY}\n"
+        "  - role: actor\n"
+        "    overrides:\n"
+        f"""      train_env_vars: "{{\\"HF_TOKEN\\": \\"{escaped}\\"}}"\n"""
+    )
+    argv = [
+        "--rollout-batch-size", "8", "--use-critic", "--wandb-key", WANDB_KEY,
+        "--megatron-config-path", str(directory / "roles.yaml"),
+    ]  # fmt: skip
+    roles = resolve_roles(load_profile(), argv, warn=False)
+    assert roles["actor"].train_env_vars == {"HF_TOKEN": ESCAPED_TOKEN}
+    args = roles["critic"]
+    args.wandb_key = RUNTIME_KEY
+    args.wandb_key = ROLE_KEY
+    args.train_env_vars = {"HF_TOKEN": RUNTIME_KEY}
+    args.train_env_vars = roles["actor"].train_env_vars
+    args.lr = {"nested": {"api_key": RUNTIME_KEY}}
+    assert explain(args, "train_env_vars").history  # the converted text is in the history
+    return args
+
+
+class TestNoSecretLeaves:
+    """No planted secret shows in any output of explain or explain_all (issue 12, part 4)."""
+
+    @pytest.mark.parametrize("key", KEYS)
+    @pytest.mark.parametrize(("output", "show"), OUTPUTS, ids=[name for name, _ in OUTPUTS])
+    def test_nowhere(
+        self,
+        planted: argparse.Namespace,
+        key: str,
+        output: str,
+        show: Callable[[argparse.Namespace, str], str],
+    ) -> None:
+        """Values, history, converted raw text and runtime writes: all redacted."""
+        text = show(planted, key)
+        assert [secret for secret in PLANTED if secret in text] == [], output
+        assert "u0065" not in text or "EscapedToken" not in text
+
+    def test_values_stay_real(self, planted: argparse.Namespace) -> None:
+        """Only what is shown is redacted: .value is the real value."""
+        assert explain(planted, "wandb_key").value == ROLE_KEY
+        assert "<redacted>" in str(explain(planted, "wandb_key"))
+
+    def test_other_text_is_kept(self, planted: argparse.Namespace) -> None:
+        """A converted text whose secret is found is scrubbed, the rest of it shown."""
+        history = explain(planted, "train_env_vars").redacted().history
+        shown = [h.value for h in history if h.reason is Reason.CONVERTED]
+        assert """{"HF_TOKEN": "<redacted>", "OMP_NUM_THREADS": "4"}""" in shown
+
+
+class TestKeysThatCrashedMessages:
+    """A key that cannot be printed, or a very long one, still gets its error."""
+
+    def test_a_huge_int_key(self) -> None:
+        """A TypeError naming the key shortened, not a ValueError from repr()."""
+        with pytest.raises(TypeError, match=r"got <int of 6,021 digits"):
+            explain(issue_example(), 1 << 20000)  # type: ignore[arg-type]
+
+    def test_a_long_key(self) -> None:
+        """A megabyte key is quoted shortened."""
+        with pytest.raises(UnknownKeyError) as caught:
+            explain(issue_example(), "x" * 1_000_000)
+        assert len(str(caught.value)) < 400

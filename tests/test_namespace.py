@@ -4,13 +4,28 @@ from __future__ import annotations
 
 import argparse
 import copy
+import inspect
 import pickle
+import threading
+import tracemalloc
 from typing import Any
 
 import pytest
 from hypothesis import given
 
-from layerconf import Layer, LayerStack, Namespace, explain, explain_all, notices, provenance_of
+from layerconf import (
+    FrozenNamespaceError,
+    Layer,
+    LayerconfError,
+    LayerStack,
+    Namespace,
+    explain,
+    explain_all,
+    freeze,
+    notices,
+    provenance_of,
+)
+from layerconf.core.namespace import RECENT_WRITES, is_frozen, runtime_writes, write_count
 from layerconf.core.records import join_path
 
 from .strategies import layer_lists, leaf_paths
@@ -128,3 +143,257 @@ class TestProvenanceAccess:
         made: Any = Namespace(lr=1)
         assert made.lr == 1
         assert provenance_of(made) is None
+
+
+def _deep_size(args: Namespace) -> int:
+    """What the recorded writes of `args` hold, as pickle writes them (a bounded proxy)."""
+    return len(pickle.dumps(args))
+
+
+class TestRuntimeWritesAreBounded:
+    """A trainer's loop writes a key every step: what is kept stays bounded, and says so."""
+
+    def test_a_million_writes_keep_a_bounded_history(self) -> None:
+        """1M writes keep the first, the latest few and a count; pickle stays small."""
+        args = example()
+        args.step = 0
+        once = _deep_size(args)
+        for step in range(1, 1_000_000):
+            args.step = step
+        assert write_count(args, "step") == 1_000_000
+        kept = runtime_writes(args, "step")
+        assert [w.number for w in kept] == [1, *range(1_000_001 - RECENT_WRITES, 1_000_001)]
+        assert [w.value for w in kept][:2] == [0, 1_000_000 - RECENT_WRITES]
+        assert kept[-1].value == 999_999
+        assert _deep_size(args) < once + 2_000
+
+    def test_explain_says_where_and_how_many_times(self) -> None:
+        """The final value names its file:line and count; the first write stays in the history."""
+        args = example()
+        for step in range(100):
+            args.step = step
+        line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+        setting = explain(args, "step")
+        assert (setting.value, setting.layer, setting.source, setting.line) == (
+            99,
+            "runtime",
+            __file__,
+            line,
+        )
+        assert setting.origin.label == "write 100 of 100"
+        labels = [h.origin.label for h in setting.history]
+        assert labels[0] == "write 99 of 100"
+        assert labels[-1] == "write 1 of 100"
+        assert setting.history[-1].value == 0
+        assert len(setting.history) == RECENT_WRITES
+        assert "(write 100 of 100)" in str(setting)
+
+    def test_the_line_of_each_write(self) -> None:
+        """Writes from two lines keep their own lines (read lazily from the code's line table)."""
+        args = example()
+        args.lr = 1.0
+        first = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+        for _ in range(3):
+            args.lr = 2.0
+        second = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+        assert [(w.line, w.number) for w in runtime_writes(args, "lr")] == [
+            (first, 1),
+            (second, 2),
+            (second, 3),
+            (second, 4),
+        ]
+
+    def test_a_large_value_is_not_copied(self) -> None:
+        """A 20 MB bytearray is described, not duplicated nor kept alive by the history."""
+        args = example()
+        tracemalloc.start()
+        try:
+            args.buffer = bytearray(20_000_000)
+            before = tracemalloc.get_traced_memory()[0]
+            args.buffer = bytearray(20_000_000)
+            after = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        assert after - before < 20_500_000  # the new buffer only: no copy, the old one freed
+        kept = runtime_writes(args, "buffer")
+        assert [repr(w.value) for w in kept] == ["<bytearray of 20,000,000 items, not kept>"] * 2
+        setting = explain(args, "buffer")
+        assert (setting.layer, setting.source) == ("runtime", __file__)
+
+    def test_a_cycle_never_crashes(self) -> None:
+        """A list holding itself is recorded, explained, printed, copied and pickled."""
+        args = example()
+        loop: list[Any] = [1]
+        loop.append(loop)
+        args.loop = loop
+        setting = explain(args, "loop")
+        assert (setting.layer, setting.source) == ("runtime", __file__)
+        assert "[1, [...]]" in str(setting)
+        clone = pickle.loads(pickle.dumps(args))
+        assert clone.loop[1] is clone.loop
+        assert explain(copy.deepcopy(args), "loop").layer == "runtime"
+
+    def test_a_small_container_is_a_snapshot(self) -> None:
+        """A small list is copied: mutating it later does not rewrite the history."""
+        args = example()
+        ranks = [0, 1]
+        args.ranks = ranks
+        args.ranks = [2]
+        ranks.append(9)
+        assert [w.value for w in runtime_writes(args, "ranks")] == [[0, 1], [2]]
+
+    def test_threads_writing_are_all_counted(self) -> None:
+        """Writes from several threads at once: every one counted, the history intact."""
+        args = example()
+        barrier = threading.Barrier(4)
+
+        def write() -> None:
+            barrier.wait()
+            for step in range(20_000):
+                args.step = step
+
+        threads = [threading.Thread(target=write) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert write_count(args, "step") == 80_000
+        kept = runtime_writes(args, "step")
+        assert len(kept) == RECENT_WRITES + 1
+        assert kept[-1].number == 80_000
+
+    def test_explain_and_pickle_while_threads_write(self) -> None:
+        """Reading the history (explain, pickle, copy) while other threads write never fails."""
+        args = example()
+        stop = threading.Event()
+        errors: list[BaseException] = []
+
+        def write(key: str) -> None:
+            step = 0
+            while not stop.is_set():
+                setattr(args, f"{key}{step % 400}", step)
+                args.step = step
+                step += 1
+
+        def read() -> None:
+            try:
+                for _ in range(5):
+                    explain(args, "step")
+                    pickle.loads(pickle.dumps(args))
+                    explain_all(args)
+            except BaseException as error:
+                errors.append(error)
+            finally:
+                stop.set()
+
+        threads = [threading.Thread(target=write, args=("a",)), threading.Thread(target=read)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+
+    def test_copies_keep_the_count(self) -> None:
+        """copy, deepcopy and pickle carry the kept writes and the count; later writes add."""
+        args = example()
+        for step in range(50):
+            args.step = step
+        for clone in (copy.copy(args), copy.deepcopy(args), pickle.loads(pickle.dumps(args))):
+            clone.step = 50
+            assert write_count(clone, "step") == 51
+            assert write_count(args, "step") == 50
+            assert explain(clone, "step").origin.label == "write 51 of 51"
+
+
+class TestWritesKeepPythonSemantics:
+    """Recording a write changes nothing of what the write does."""
+
+    def test_a_subclass_property_setter_runs(self) -> None:
+        """A data descriptor of a subclass still takes the write (object.__setattr__)."""
+
+        class Trainer(Namespace):
+            __slots__ = ()
+
+            @property
+            def scaled(self) -> float:
+                return float(self.lr)
+
+            @scaled.setter
+            def scaled(self, value: float) -> None:
+                self.lr = value / 2
+
+        args = Trainer._from_values(dict(vars(example())), provenance_of(example()))
+        args.scaled = 8.0
+        assert (args.lr, "scaled" in vars(args)) == (4.0, False)
+        assert explain(args, "lr").layer == "runtime"
+
+    def test_odd_names(self) -> None:
+        """An empty or underscored name is set as Python sets it, and recorded."""
+        args = example()
+        setattr(args, "", 1)
+        args._private = 2
+        assert (vars(args)[""], vars(args)["_private"]) == (1, 2)
+        assert write_count(args, "") == write_count(args, "_private") == 1
+
+
+class TestFreeze:
+    """A frozen namespace refuses every write, naming the key and the line of the write."""
+
+    def test_a_write_is_refused(self) -> None:
+        """setattr raises FrozenNamespaceError (an AttributeError) with the key and file:line."""
+        args = freeze(example())
+        with pytest.raises(FrozenNamespaceError) as caught:
+            args.lr = 1.0
+        line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+        error = caught.value
+        assert isinstance(error, AttributeError)
+        assert isinstance(error, LayerconfError)
+        assert (error.key, error.source, error.line) == ("lr", __file__, line)
+        assert f"{__file__}:{line}: cannot set 'lr'" in str(error)
+        assert args.lr == 2e-6
+
+    def test_setattr_and_delattr(self) -> None:
+        """A new key is refused as an existing one is, and del too."""
+        args = freeze(example())
+        with pytest.raises(FrozenNamespaceError, match="cannot set 'new'"):
+            args.new = 1
+        with pytest.raises(FrozenNamespaceError, match="cannot delete 'lr'"):
+            del args.lr
+        assert vars(args) == vars(example())
+
+    def test_history_kept_and_explained(self) -> None:
+        """Writes made before freezing still explain the value."""
+        args = example()
+        args.lr = 5e-6
+        freeze(args)
+        assert explain(args, "lr").layer == "runtime"
+        assert is_frozen(args)
+
+    def test_frozen_survives_copies(self) -> None:
+        """copy, deepcopy and pickle of a frozen namespace are frozen (a copy is not a thaw)."""
+        args = freeze(example())
+        for clone in (copy.copy(args), copy.deepcopy(args), pickle.loads(pickle.dumps(args))):
+            assert is_frozen(clone)
+            with pytest.raises(FrozenNamespaceError):
+                clone.lr = 1.0
+
+    def test_the_error_pickles(self) -> None:
+        """The error crosses process boundaries (Ray, multiprocessing) with its fields."""
+        with pytest.raises(FrozenNamespaceError) as caught:
+            freeze(example()).lr = 1.0
+        clone = pickle.loads(pickle.dumps(caught.value))
+        assert (clone.key, clone.line, str(clone)) == ("lr", caught.value.line, str(caught.value))
+
+    def test_only_resolved_namespaces(self) -> None:
+        """A plain namespace has nothing to freeze: a TypeError says so."""
+        with pytest.raises(TypeError, match="freeze\\(\\) takes a namespace layerconf resolved"):
+            freeze(argparse.Namespace(lr=1))
+        with pytest.raises(TypeError, match="without provenance"):
+            freeze(Namespace(lr=1))
+
+    def test_exported(self) -> None:
+        """layerconf.freeze is the function, and freezing twice is harmless."""
+        import layerconf
+
+        args = example()
+        assert layerconf.freeze(layerconf.freeze(args)) is args

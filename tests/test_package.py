@@ -154,6 +154,17 @@ PUBLIC_0_1 = [
 ]
 
 
+#: Names added since 0.1.
+ADDED = ["FrozenNamespaceError", "freeze"]
+
+
+@pytest.mark.parametrize("name", ADDED)
+def test_added_names(name: str) -> None:
+    """Exported, and listed in __all__."""
+    assert name in layerconf.__all__
+    assert getattr(layerconf, name) is not None
+
+
 class TestPublicApiKept:
     """What 0.1 exported still imports, from where it was."""
 

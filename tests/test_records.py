@@ -7,7 +7,7 @@ import pickle
 import attrs
 import pytest
 
-from layerconf import ConfigError, Layer, LayerconfError, Origin, Problem
+from layerconf import ConfigError, Layer, LayerconfError, Origin, Problem, Reason, Setting
 
 
 class TestOrigin:
@@ -150,3 +150,33 @@ class TestProblems:
         """An empty ConfigError is a programming error."""
         with pytest.raises(ValueError, match="at least one problem"):
             ConfigError([])
+
+
+class TestSettingText:
+    """str and repr of a Setting redact secrets and never raise."""
+
+    def test_repr_redacts(self) -> None:
+        """repr (what print(explain_all(ns)) shows) redacts as str and to_dict do."""
+        origin = Origin("cli", "argv", argv_index=3, token="--wandb-key=sk-leaked-123")
+        shadowed = Setting(
+            "wandb_key", "sk-older-4567", Origin("default"), reason=Reason.OVERRIDDEN
+        )
+        setting = Setting("wandb_key", "sk-leaked-123", origin, (shadowed,))
+        for text in (repr(setting), str(setting), repr(setting.to_dict()), repr({"k": setting})):
+            assert "sk-leaked-123" not in text
+            assert "sk-older-4567" not in text
+        assert repr(setting).startswith("Setting(key='wandb_key', value='<redacted>', origin=")
+        assert setting.value == "sk-leaked-123"
+
+    def test_secret_text_scrubbed_from_other_strings(self) -> None:
+        """A secret's text inside the raw string it was converted from is scrubbed."""
+        raw = Setting("env", '{"HF_TOKEN": "hf_abcdefgh"}', Origin("file"), reason=Reason.CONVERTED)
+        setting = Setting("env", {"HF_TOKEN": "hf_abcdefgh"}, Origin("file"), (raw,))
+        assert "hf_abcdefgh" not in repr(setting) + str(setting)
+        assert '{"HF_TOKEN": "<redacted>"}' in str(setting)
+
+    def test_a_secret_flag_token_of_any_key(self) -> None:
+        """--wandb-key=VALUE in a token is redacted even when the dest is not named as a secret."""
+        origin = Origin("cli", "argv", argv_index=1, token="--wandb-key=sk-aliased-99")
+        setting = Setting("wb", "sk-aliased-99", origin)
+        assert "sk-aliased-99" not in str(setting) + repr(setting) + repr(setting.to_dict())

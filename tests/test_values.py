@@ -5,11 +5,24 @@ from __future__ import annotations
 import enum
 import math
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from layerconf.core.values import copy_value, is_atomic, same_value
+from layerconf.core.values import (
+    SNAPSHOT_ITEMS,
+    TEXT_LIMIT,
+    Unkept,
+    copy_value,
+    int_text,
+    is_atomic,
+    jsonable,
+    same_value,
+    shorten,
+    snapshot,
+    value_text,
+)
 
 
 class Color(enum.Enum):
@@ -51,6 +64,22 @@ class TestSameValue:
         assert not same_value(original, copy_value(original), copied=False)
 
 
+class TestSameValueOfCycles:
+    """Containers that hold themselves compare without a RecursionError."""
+
+    def test_a_cycle_and_its_copy(self) -> None:
+        """A cyclic list equals its copy; a changed copy differs."""
+        loop: list[Any] = [1]
+        loop.append(loop)
+        copied = copy_value(loop)
+        assert same_value(loop, copied)
+        copied[0] = 2
+        assert not same_value(loop, copied)
+        table: dict[str, Any] = {"a": 1.0}
+        table["self"] = table
+        assert same_value(table, copy_value(table))
+
+
 class TestCopyValue:
     """Copies share nothing mutable; what cannot be copied is shared, not lost."""
 
@@ -72,3 +101,151 @@ class TestCopyValue:
         """A lock cannot be deep-copied: it is shared rather than raising."""
         lock = threading.Lock()
         assert copy_value(lock) is lock
+
+    def test_a_cycle_is_copied_as_a_cycle(self) -> None:
+        """A list or dict holding itself is copied without a RecursionError."""
+        loop: list[Any] = [1]
+        loop.append(loop)
+        copied = copy_value(loop)
+        assert copied is not loop
+        assert copied[1] is copied
+        table: dict[str, Any] = {}
+        table["self"] = table
+        assert copy_value(table)["self"] is not table
+
+
+class Broken:
+    def __repr__(self) -> str:
+        raise ValueError("no")
+
+
+class TestValueText:
+    """The one safe repr: never raises, never costs more than its output."""
+
+    @pytest.mark.parametrize(
+        ("value", "text"),
+        [
+            (1.5, "1.5"),
+            ([1, "a", None], "[1, 'a', None]"),
+            ({"a": (1,)}, "{'a': (1,)}"),
+            (frozenset(), "frozenset()"),
+            (set(), "set()"),
+            (Color.red, "<Color.red: 1>"),
+            (Broken(), "<unprintable Broken: ValueError>"),
+            ([Broken()], "[<unprintable Broken: ValueError>]"),
+            (1 << 20000, "<int of 6,021 digits: 3980...9376>"),
+            (-(1 << 20000), "<int of 6,021 digits: -3980...9376>"),
+            ({"seed": 1 << 20000}, "{'seed': <int of 6,021 digits: 3980...9376>}"),
+        ],
+        ids=lambda value: value_text(value, 40),
+    )
+    def test_table(self, value: Any, text: str) -> None:
+        """Huge ints shortened, a raising repr named, the rest as repr() writes it."""
+        assert value_text(value) == text
+
+    @pytest.mark.parametrize(
+        "value", [[1, [2, {"a": (3, frozenset({4}))}]], {"x": {1, 2}}, "q'uote\n", b"\x00b"]
+    )
+    def test_as_repr(self, value: Any) -> None:
+        """What repr() can print, value_text prints the same (without a limit)."""
+        assert value_text(value, None) == repr(value)
+
+    def test_a_cycle(self) -> None:
+        """A container that holds itself shows [...] where it does, as repr does."""
+        loop: list[Any] = [1]
+        loop.append(loop)
+        assert value_text(loop) == repr(loop) == "[1, [...]]"
+
+    def test_long_values_are_cut_before_formatting(self) -> None:
+        """A 100 MB bytearray or a million-item list costs what 300 characters cost."""
+        for value in (bytearray(100_000_000), list(range(1_000_000)), "x" * 10_000_000):
+            text = value_text(value)
+            assert len(text) == TEXT_LIMIT
+            assert text.endswith("...")
+
+    def test_ints_past_any_limit(self) -> None:
+        """An int of millions of digits is described in bounded time (no exact digit count)."""
+        assert int_text(1 << 10_000_000) == "<int of about 3,010,300 digits: ...9376>"
+        assert int_text(10**3900) == str(10**3900)
+        assert int_text(-(10**4000)) == "<int of 4,001 digits: -1000...0000>"
+
+    def test_shorten(self) -> None:
+        """At most the limit, with ... when cut."""
+        assert shorten("abcdef", 5) == "ab..."
+        assert shorten("abc", 5) == "abc"
+
+
+class TestSnapshot:
+    """What a runtime write keeps: bounded, never a large copy, never a crash."""
+
+    def test_immutable_values_are_kept_as_they_are(self) -> None:
+        """Numbers, strings (even large) and enum members are not copied."""
+        large = "x" * 1_000_000
+        for value in (1, 1.5, None, large, Color.red, (1, 2)):
+            assert snapshot(value) is value or snapshot(value) == value
+
+    def test_small_containers_are_copied(self) -> None:
+        """A small list is a copy: later changes to the original do not reach it."""
+        value = {"ranks": [0, 1]}
+        kept = snapshot(value)
+        value["ranks"].append(2)
+        assert kept == {"ranks": [0, 1]}
+
+    @pytest.mark.parametrize(
+        ("make", "text"),
+        [
+            (lambda: bytearray(10), "<bytearray of 10 items, not kept>"),
+            (
+                lambda: list(range(SNAPSHOT_ITEMS + 1)),
+                f"<list of {SNAPSHOT_ITEMS + 1} items, not kept>",
+            ),
+            (lambda: Plain(), "<Plain object, not kept>"),
+            (lambda: threading.Lock(), "<lock object, not kept>"),
+            (lambda: [Broken()], "<list of 1 items, not kept>"),
+        ],
+    )
+    def test_others_are_described(self, make: Callable[[], Any], text: str) -> None:
+        """Anything else is described by type and size, and recognised as the same object."""
+        value = make()
+        kept = snapshot(value)
+        assert isinstance(kept, Unkept)
+        assert repr(kept) == text
+        assert kept.describes(value)
+        assert not kept.describes(make())
+
+    def test_a_cycle_is_described(self) -> None:
+        """A list holding itself is not followed."""
+        loop: list[Any] = [1]
+        loop.append(loop)
+        assert repr(snapshot(loop)) == "<list of 2 items, not kept>"
+
+
+class TestOutputsOfHugeInts:
+    """An int too long to print in decimal reaches JSON and YAML exactly, as hexadecimal."""
+
+    def test_json(self) -> None:
+        """jsonable gives its hex text; the command's JSON shape dumps."""
+        import json
+
+        from layerconf.cli.render import value_json
+
+        huge = 1 << 20000
+        assert jsonable(huge) == hex(huge)
+        assert jsonable([huge, 1]) == [hex(huge), 1]
+        data = json.loads(json.dumps(value_json(huge, None)))
+        assert int(data["value"], 16) == huge
+        assert data["repr"] == "<int of 6,021 digits: 3980...9376>"
+
+    def test_yaml(self) -> None:
+        """yaml_flow writes the hex literal, which YAML reads back as the same int."""
+        import yaml
+
+        from layerconf.cli.render import yaml_flow
+
+        huge = -(1 << 20000)
+        assert yaml.safe_load(yaml_flow(huge)) == huge
+        assert yaml.safe_load(yaml_flow(12)) == 12
+
+    def test_an_object_with_a_broken_repr(self) -> None:
+        """An object JSON cannot hold is its repr, or says it has none."""
+        assert jsonable(Broken()) == "<unprintable Broken: ValueError>"

@@ -30,6 +30,7 @@ from layerconf.core.stack import LayerStack, resolve_stacks
 from layerconf.exceptions import (
     AuditError,
     ConfigError,
+    FrozenNamespaceError,
     LayerconfError,
     LayerconfWarning,
     NoProvenanceError,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
         load_audit,
         write_audit,
     )
+    from layerconf.core.namespace import freeze
     from layerconf.presets import PLAIN, Preset, resolve_roles
     from layerconf.presets.role_file import RoleFile
     from layerconf.presets.slime import SLIME, check_role_file, read_role_file, slime_rules
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
 # Loaded on first use: public name -> the module that defines it.
 _LAZY = {
     **dict.fromkeys(["parse_args", "parse_known_args"], "layerconf.sources.argv"),
+    **dict.fromkeys(["freeze"], "layerconf.core.namespace"),
     **dict.fromkeys(
         [
             "AuditChange",
@@ -119,6 +122,7 @@ __all__ = [
     "Decision",
     "Drop",
     "EnvSource",
+    "FrozenNamespaceError",
     "FunctionRule",
     "Layer",
     "LayerStack",
@@ -158,6 +162,7 @@ __all__ = [
     "explain",
     "explain_all",
     "flatten",
+    "freeze",
     "is_secret",
     "load_audit",
     "load_profile",

@@ -7,7 +7,7 @@ attributes, not only in its text, so tools can annotate the exact spot.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AuditError",
     "ConfigError",
+    "FrozenNamespaceError",
     "LayerconfError",
     "LayerconfWarning",
     "NoProvenanceError",
@@ -162,6 +163,27 @@ class UnknownProfileError(LayerconfError, LookupError):
 
 class NoProvenanceError(LayerconfError, TypeError):
     """`explain` was given a namespace that carries no provenance."""
+
+
+class FrozenNamespaceError(LayerconfError, AttributeError):
+    """A write to a frozen namespace (`layerconf.freeze`): an `AttributeError`, as Python's
+    own frozen dataclasses and attrs classes raise.
+
+    `.key` is the attribute, `.source` and `.line` the file and line of the write.
+    """
+
+    def __init__(self, message: str, *, key: str, source: str, line: int) -> None:
+        super().__init__(message)
+        self.key = key
+        self.source = source
+        self.line = line
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_frozen_error, (str(self), self.key, self.source, self.line))
+
+
+def _frozen_error(message: str, key: str, source: str, line: int) -> FrozenNamespaceError:
+    return FrozenNamespaceError(message, key=key, source=source, line=line)
 
 
 class LayerconfWarning(UserWarning):

@@ -36,7 +36,7 @@ import attrs
 from layerconf.core.checks import check_type
 from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
 from layerconf.core.secrets import SecretPolicy, secret_texts
-from layerconf.core.values import MAX_INT_BITS
+from layerconf.core.values import MAX_INT_BITS, shorten
 from layerconf.exceptions import AuditError
 
 __all__ = [
@@ -323,12 +323,6 @@ _ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[Encoder, Any], Any]], ..
 
 
 # --- Decoding -----------------------------------------------------------------------------
-
-
-def shorten(text: str, limit: int = 200) -> str:
-    """`text` as a message quotes text from a record: at most `limit` characters (a record
-    from elsewhere may hold megabytes where a name should be)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def qualified_name(cls: type) -> str:

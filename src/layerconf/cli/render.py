@@ -1,7 +1,9 @@
 """How the command's output looks: colour, aligned tables, problem lines, JSON and YAML values.
 
 Colour is for terminals only, never with NO_COLOR set. Every JSON output spells a value the
-same way (`value_json`): its JSON form, its repr, and its origin's fields.
+same way (`value_json`): its JSON form, its repr, and its origin's fields. Every text output
+writes a value as `value_text` does (re-exported here): its repr, shortened, never raising on
+an int too long to print or a broken ``__repr__``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,19 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from layerconf.core.values import json_key, jsonable
+from layerconf.core.values import MAX_INT_BITS, json_key, jsonable, value_text
+
+__all__ = [
+    "Paint",
+    "dump_json",
+    "heading",
+    "problem_line",
+    "setting_json",
+    "table",
+    "value_json",
+    "value_text",
+    "yaml_flow",
+]
 
 if TYPE_CHECKING:
     from layerconf.core.records import Origin, Setting
@@ -113,21 +127,23 @@ def value_json(value: Any, origin: Origin | None) -> dict[str, Any]:
     """A value as every JSON output shows it: value, repr, and its origin's fields."""
     from layerconf.core.records import origin_json
 
-    return {"value": jsonable(value), "repr": repr(value)} | origin_json(origin)
+    return {"value": jsonable(value), "repr": value_text(value, None)} | origin_json(origin)
 
 
 def setting_json(setting: Setting) -> dict[str, Any]:
     """One explained value in the JSON shape of a setting (`layerconf.core.records.setting_json`),
-    values as `jsonable` gives them, each with its ``repr`` too."""
+    values as `jsonable` gives them, each with its ``repr`` too; secrets redacted
+    (`Setting.redacted`), whether or not the caller did."""
     from layerconf.core.records import setting_json as shape
 
+    setting = setting.redacted()
     data = shape(setting, jsonable)
     _add_repr(data, setting)
     return data
 
 
 def _add_repr(data: dict[str, Any], setting: Setting) -> None:
-    data["repr"] = repr(setting.value)
+    data["repr"] = value_text(setting.value, None)
     for entry, shadowed in zip(data.get("history", ()), setting.history, strict=True):
         _add_repr(entry, shadowed)
 
@@ -137,8 +153,12 @@ def _add_repr(data: dict[str, Any], setting: Setting) -> None:
 
 
 def yaml_flow(value: Any) -> str:
-    """`value` as one line of YAML that `yaml.safe_load` reads back (enums as their name)."""
+    """`value` as one line of YAML that `yaml.safe_load` reads back (enums as their name; an
+    int too long to print in decimal as its hexadecimal literal, which YAML reads as the int)."""
     from layerconf.sources.yaml import flow_line
+
+    if type(value) is int and value.bit_length() > MAX_INT_BITS:
+        return hex(value)
 
     text = flow_line(_yamlable(value))
     if text is None:  # a multi-line string: JSON's escapes are YAML double-quoted strings

@@ -9,10 +9,16 @@ from typing import Any
 import attrs
 
 from layerconf.core.merge import trace
-from layerconf.core.namespace import Provenance, Write, provenance_of, runtime_writes
+from layerconf.core.namespace import (
+    Provenance,
+    Write,
+    provenance_of,
+    runtime_writes,
+    write_count,
+)
 from layerconf.core.records import Origin, Path, Reason, Setting, join_path, split_key
 from layerconf.core.suggest import suggestion
-from layerconf.core.values import copy_value, same_value
+from layerconf.core.values import Unkept, copy_value, same_value, value_text
 from layerconf.exceptions import NoProvenanceError, UnknownKeyError
 
 __all__ = ["explain", "explain_all", "setting_for"]
@@ -25,8 +31,20 @@ def explain(args: argparse.Namespace, key: str) -> Setting:
 
     `key` is an attribute name, or a dotted path into a nested mapping (``"opt.beta2"``).
     Raises `UnknownKeyError` (a `KeyError`) with a did-you-mean for a key `args` does not hold.
+    Assignments after resolution are layer ``runtime``, each with its file and line and, as
+    its origin's `label`, its number among the writes to the key (``write 7 of 1,000``); of
+    many, the first and the latest are kept (`layerconf.core.namespace.RECENT_WRITES`).
     """
-    return setting_for(vars(args), _provenance(args), key, _writes_at(args, key))
+    return setting_for(
+        vars(args), _provenance(args), key, _writes_at(args, key), _count_at(args, key)
+    )
+
+
+def _count_at(args: argparse.Namespace, key: str) -> int:
+    count = write_count(args, key)
+    if count or not isinstance(key, str) or "." not in key:
+        return count
+    return write_count(args, split_key(key)[0])
 
 
 def _writes_at(args: argparse.Namespace, key: str) -> list[Write]:
@@ -37,14 +55,14 @@ def _writes_at(args: argparse.Namespace, key: str) -> list[Write]:
         return writes
     first, *rest = split_key(key)
     found: list[Write] = []
-    for value, source, line in runtime_writes(args, first):
-        node = value
+    for write in runtime_writes(args, first):
+        node = write.value
         for part in rest:
             if type(node) is not dict or part not in node:
                 break
             node = node[part]
         else:
-            found.append((node, source, line))
+            found.append(write._replace(value=node))
     return found
 
 
@@ -66,9 +84,16 @@ def explain_all(args: argparse.Namespace) -> dict[str, Setting]:
     for index, layer in enumerate(provenance.layers):
         for key in layer.values:
             holders.setdefault(key, []).append(index)
-    values = vars(args)
+    values = dict(vars(args))  # one C call: other threads may be adding keys
     return {
-        key: setting_for(values, provenance, key, runtime_writes(args, key), holders.get(key, ()))
+        key: setting_for(
+            values,
+            provenance,
+            key,
+            runtime_writes(args, key),
+            write_count(args, key),
+            holders.get(key, ()),
+        )
         for key in values
     }
 
@@ -78,9 +103,11 @@ def setting_for(
     provenance: Provenance,
     key: str,
     writes: Sequence[Write] = (),
+    count: int | None = None,
     candidates: Sequence[int] | None = None,
 ) -> Setting:
-    """The `Setting` of `key` in `values`, resolved with `provenance`, after `writes`.
+    """The `Setting` of `key` in `values`, resolved with `provenance`, after `writes` (the
+    writes kept of `count` made, if more).
 
     `candidates` are the indices of the layers holding the key's first part, if known.
     """
@@ -120,8 +147,11 @@ def setting_for(
             entries.append((event.order, rank, setting))
     entries.sort(key=lambda entry: (entry[0], entry[1]))
     ordered = [entry[2] for entry in entries]
-    for value, source, line in writes:  # assignments after resolution come last
-        ordered.append(Setting(key, copy_value(value), Origin("runtime", "runtime", source, line)))
+    total = max(count or 0, len(writes))
+    for write in writes:  # assignments after resolution come last
+        label = f"write {write.number:,} of {total:,}"
+        origin = Origin("runtime", "runtime", write.source, write.line, label=label)
+        ordered.append(Setting(key, copy_value(write.value), origin))
 
     live = [index for index, setting in enumerate(ordered) if setting.reason is None]
     # Every live value but the last lost to the next one: a rule's (forced) or an assignment.
@@ -133,7 +163,7 @@ def setting_for(
             lost = attrs.evolve(ordered[index], reason=Reason.OVERRIDDEN)
         ordered[index] = lost
     merged = any(setting.reason is Reason.MERGED for setting in ordered)
-    if live and (merged or same_value(ordered[live[-1]].value, current)):
+    if live and (merged or _matches(ordered[live[-1]].value, current)):
         final = ordered.pop(live[-1])
     else:
         # Assigned after resolution (or never seen by any layer): say so rather than guess.
@@ -149,6 +179,14 @@ def setting_for(
     )
 
 
+def _matches(recorded: Any, current: Any) -> bool:
+    """Whether `current` is still the value `recorded`; a value a write did not copy is
+    recognised as the object it described."""
+    if type(recorded) is Unkept:
+        return recorded.describes(current)
+    return same_value(recorded, current)
+
+
 def _lookup(values: Mapping[str, Any], path: Path) -> Any:
     node: Any = values
     for part in path:
@@ -158,7 +196,7 @@ def _lookup(values: Mapping[str, Any], path: Path) -> Any:
 
 def _path_of(values: Mapping[str, Any], key: str) -> Path:
     if not isinstance(key, str):
-        raise TypeError(f"explain() takes a key as a str (got {key!r})")
+        raise TypeError(f"explain() takes a key as a str (got {value_text(key)})")
     if key in values:
         return (key,)
     path = split_key(key)
@@ -166,7 +204,8 @@ def _path_of(values: Mapping[str, Any], key: str) -> Path:
     for part in path:
         if type(node) is not dict or part not in node:
             raise UnknownKeyError(
-                f"{key!r} is not a key of this namespace{suggestion(key, _all_keys(values))}"
+                f"{value_text(key)} is not a key of this namespace"
+                f"{suggestion(key, _all_keys(values))}"
             )
         node = node[part]
     return path

@@ -8,27 +8,32 @@ own namespace does; the provenance lives in a slot, so it survives `copy.copy`,
 from __future__ import annotations
 
 import argparse
+import collections
+import itertools
 import sys
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple, NoReturn
 
 import attrs
 
 from layerconf.core.merge import Policy
 from layerconf.core.records import Layer, Origin, Path
-from layerconf.core.values import copy_value
-from layerconf.exceptions import Problem
+from layerconf.core.values import ATOMIC_TYPES, snapshot, value_text
+from layerconf.exceptions import FrozenNamespaceError, Problem
 
 __all__ = [
     "Event",
     "Namespace",
     "Provenance",
     "Write",
+    "freeze",
+    "is_frozen",
     "namespace_from",
     "notices",
     "provenance_of",
     "runtime_writes",
     "with_inputs",
+    "write_count",
 ]
 
 
@@ -71,20 +76,99 @@ class Provenance:
 _SLOT = "_layerconf_provenance"
 _WRITES = "_layerconf_writes"
 
-#: One assignment after resolution: (value, file, line).
-Write = tuple[Any, str, int]
+#: How many of the latest writes to a key are kept, beside the first.
+RECENT_WRITES = 8
+
+
+class Write(NamedTuple):
+    """One assignment after resolution: the value kept (`layerconf.core.values.snapshot`),
+    where it was made, and its `number` among the writes to its key (1 for the first)."""
+
+    value: Any
+    source: str
+    line: int
+    number: int
+
+
+class _History:
+    """The writes to one key: the first, the latest `RECENT_WRITES`, and how many there were.
+
+    A write is ``(number, value, where, position)``: `where` is the code object that made it
+    and `position` the offset of its instruction, turned into a file and line only when read
+    (`_place`), so that a write costs no line-table lookup; a history read back from a pickle
+    holds the file name and the line instead. The number comes from an `itertools.count` and
+    the latest writes are a bounded deque: both are updated atomically, so writes from several
+    threads are all counted without a lock.
+    """
+
+    __slots__ = ("append", "first", "recent", "tick")
+
+    def __init__(self, first: tuple[Any, ...], recent: Iterable[tuple[Any, ...]] = ()) -> None:
+        self.first = first
+        self.recent: collections.deque[tuple[Any, ...]] = collections.deque(
+            recent, maxlen=RECENT_WRITES
+        )
+        # Bound once: the write path calls them without looking anything up.
+        self.append: Callable[[tuple[Any, ...]], None] = self.recent.append
+        after = max((write[0] for write in self.recent), default=first[0])
+        self.tick: Callable[[], int] = itertools.count(after + 1).__next__
+
+    @property
+    def count(self) -> int:
+        """How many writes there were (the highest number given out so far)."""
+        # deque.copy() is one C call: atomic, where iterating would meet concurrent appends.
+        count: int = max((write[0] for write in self.recent.copy()), default=self.first[0])
+        return count
+
+    def kept(self) -> list[Write]:
+        """The writes kept, oldest first: the first one, then the latest."""
+        recent = self.recent.copy()  # atomic (see count)
+        writes = [self.first, *(write for write in recent if write[0] != self.first[0])]
+        writes.sort(key=lambda write: write[0])
+        return [
+            Write(value, *_place(where, position), number)
+            for number, value, where, position in writes
+        ]
+
+    def portable(self) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+        """The history with its places as file and line (what pickle and copies carry)."""
+        first, *recent = [(w.number, w.value, w.source, w.line) for w in self.kept()]
+        return first, recent
+
+
+def _place(where: Any, position: int) -> tuple[str, int]:
+    """``(file, line)`` of a write's code object and instruction offset (or of a pickled one)."""
+    if isinstance(where, str):
+        return where, position
+    line = None
+    for start, end, found in where.co_lines():
+        if start <= position < end:
+            line = found
+            break
+    return where.co_filename, line if line is not None else where.co_firstlineno
 
 
 def _rebuild(
     cls: type[Namespace],
     values: dict[str, Any],
     provenance: Provenance | None,
-    writes: dict[str, list[Write]] | None = None,
+    writes: dict[str, Any] | None = None,
+    frozen: bool = False,
 ) -> Namespace:
     namespace = cls._from_values(values, provenance)
-    if writes:
-        object.__setattr__(namespace, _WRITES, {key: list(made) for key, made in writes.items()})
+    if writes or frozen:
+        made = {key: _History(*portable) for key, portable in (writes or {}).items()}
+        object.__setattr__(namespace, _WRITES, _FrozenWrites(made) if frozen else made)
     return namespace
+
+
+class _FrozenWrites(dict[str, _History]):
+    """The writes of a frozen namespace (`freeze`): its type is what refuses a write."""
+
+
+_setattr = object.__setattr__
+_frame = sys._getframe
+_ATOMIC = ATOMIC_TYPES
 
 
 class Namespace(argparse.Namespace):
@@ -92,12 +176,16 @@ class Namespace(argparse.Namespace):
 
     Ask where a value came from with `layerconf.explain(args, key)`. An assignment after
     resolution (``args.lr = 3e-6``) is recorded with the file and line that made it, so
-    `explain` reports it as layer ``runtime`` and keeps the earlier history.
+    `explain` reports it as layer ``runtime`` and keeps the earlier history. What is kept is
+    bounded whatever the number of writes: per key the first and the latest `RECENT_WRITES`
+    writes and their count; a value is kept as `layerconf.core.values.snapshot` keeps it
+    (immutable values as they are, small plain containers copied, anything else described).
+    `layerconf.freeze(args)` makes every later write an error.
     """
 
     __slots__ = (_SLOT, _WRITES)
     _layerconf_provenance: Provenance | None
-    _layerconf_writes: dict[str, list[Write]]
+    _layerconf_writes: dict[str, _History]
 
     @classmethod
     def _from_values(cls, values: dict[str, Any], provenance: Provenance | None) -> Namespace:
@@ -109,16 +197,80 @@ class Namespace(argparse.Namespace):
         return namespace
 
     def __setattr__(self, name: str, value: Any) -> None:
-        object.__setattr__(self, name, value)
-        writes = getattr(self, _WRITES, None)
-        if writes is not None:
-            caller = sys._getframe(1)
-            made = (copy_value(value), caller.f_code.co_filename, caller.f_lineno)
-            writes.setdefault(name, []).append(made)
+        # The hot path of a trainer's loop (a step counter written every step): no lock, no
+        # copy of an immutable value, no line lookup (see _History).
+        try:
+            writes = self._layerconf_writes
+        except AttributeError:  # Namespace(**kwargs): nothing to record
+            _setattr(self, name, value)
+            return
+        if type(writes) is not dict:
+            _refuse(self, name, "set")
+        if name[:1] != "_" and type(self) is Namespace:
+            # No data descriptor can be in the way (slots and dunders start with "_", and
+            # the class is ours): the instance dict takes it, at half object.__setattr__'s cost.
+            self.__dict__[name] = value
+        else:
+            _setattr(self, name, value)
+        caller = _frame(1)
+        if type(value) not in _ATOMIC:
+            value = snapshot(value)
+        history = writes.get(name)
+        if history is None:
+            first = (1, value, caller.f_code, caller.f_lasti)
+            history = writes.setdefault(name, _History(first))
+            if history.first is first:
+                return
+        history.append((history.tick(), value, caller.f_code, caller.f_lasti))
+
+    def __delattr__(self, name: str) -> None:
+        if type(getattr(self, _WRITES, None)) is _FrozenWrites:
+            _refuse(self, name, "delete")
+        object.__delattr__(self, name)
 
     def __reduce__(self) -> tuple[Any, ...]:
         writes = getattr(self, _WRITES, None)
-        return (_rebuild, (type(self), dict(vars(self)), provenance_of(self), writes))
+        # list(items()) is one C call: atomic, while another thread may add a key.
+        portable = {key: history.portable() for key, history in list((writes or {}).items())}
+        frozen = type(writes) is _FrozenWrites
+        return (_rebuild, (type(self), dict(vars(self)), provenance_of(self), portable, frozen))
+
+
+def _refuse(args: Namespace, name: str, verb: str) -> NoReturn:
+    caller = _frame(2)
+    source, line = caller.f_code.co_filename, caller.f_lineno
+    raise FrozenNamespaceError(
+        f"{source}:{line}: cannot {verb} {value_text(name)}: this namespace is frozen "
+        "(layerconf.freeze; its copies and pickles are too): make the change before freezing it",
+        key=name,
+        source=source,
+        line=line,
+    )
+
+
+def freeze(args: argparse.Namespace) -> argparse.Namespace:
+    """Make every later assignment or deletion of an attribute of `args` an error.
+
+    For trainers that want no runtime writes at all (as OmegaConf's read-only mode): a write
+    raises `FrozenNamespaceError` (an `AttributeError`) naming the key and the file:line that
+    tried. `explain` still answers, with the writes made before. Copies and pickles of a
+    frozen namespace are frozen too. Returns `args`; freezing twice is harmless. Takes a
+    namespace layerconf resolved (one with provenance), else raises `TypeError`.
+    """
+    writes = getattr(args, _WRITES, None) if isinstance(args, Namespace) else None
+    if writes is None:
+        raise TypeError(
+            f"freeze() takes a namespace layerconf resolved (got {type(args).__name__}"
+            f"{'' if not isinstance(args, Namespace) else ' without provenance'})"
+        )
+    if type(writes) is not _FrozenWrites:
+        object.__setattr__(args, _WRITES, _FrozenWrites(writes))
+    return args
+
+
+def is_frozen(args: argparse.Namespace) -> bool:
+    """Whether `freeze` was called on `args` (or on what it is a copy of)."""
+    return type(getattr(args, _WRITES, None)) is _FrozenWrites
 
 
 def namespace_from(values: dict[str, Any], provenance: Provenance | None) -> Namespace:
@@ -132,9 +284,21 @@ def namespace_from(values: dict[str, Any], provenance: Provenance | None) -> Nam
 
 
 def runtime_writes(args: argparse.Namespace, key: str) -> list[Write]:
-    """The assignments to `key` after resolution, oldest first (empty when none)."""
+    """The assignments to `key` after resolution that are kept, oldest first (empty when
+    none): the first and the latest `RECENT_WRITES`; `write_count` says how many there were."""
+    history = _history(args, key)
+    return history.kept() if history is not None else []
+
+
+def write_count(args: argparse.Namespace, key: str) -> int:
+    """How many assignments to `key` were made after resolution."""
+    history = _history(args, key)
+    return history.count if history is not None else 0
+
+
+def _history(args: argparse.Namespace, key: str) -> _History | None:
     writes = getattr(args, _WRITES, None) if isinstance(args, Namespace) else None
-    return list(writes.get(key, ())) if writes else []
+    return writes.get(key) if writes else None
 
 
 def provenance_of(args: argparse.Namespace) -> Provenance | None:

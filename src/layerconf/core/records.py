@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import enum
 import functools
+import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
 
-from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv
-from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic
+from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv, secret_texts
+from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, value_text
 
 __all__ = [
     "ORIGIN_FIELDS",
@@ -159,7 +160,7 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
     if not valid:
         for key in private:
             if not isinstance(key, str) or not key:
-                raise TypeError(f"layer keys must be non-empty strings (got {key!r})")
+                raise TypeError(f"layer keys must be non-empty strings (got {value_text(key)})")
     atomic = ATOMIC_TYPES
     others = [key for key, value in private.items() if type(value) not in atomic]
     mutable = [key for key in others if not is_atomic(private[key])]
@@ -316,22 +317,33 @@ class Setting:
         return self.origin.rule
 
     def redacted(self, policy: SecretPolicy = SECRETS) -> Setting:
-        """This setting as it may be shown: secrets redacted in its values, in the argv tokens
-        of its origins (``--wandb-key=...``) and in its history; itself when it holds none."""
-        value = policy.redact(self.key, self.value)
-        origin = self.origin
-        if origin.token is not None and "=" in origin.token:
-            token = redact_argv([origin.token], policy)[0][0]
-            if token != origin.token:
-                origin = attrs.evolve(origin, token=token)
-        history = tuple(entry.redacted(policy) for entry in self.history)
-        if (
-            value is self.value
-            and origin is self.origin
-            and all(a is b for a, b in zip(history, self.history, strict=True))
-        ):
+        """This setting as it may be shown; itself when it holds no secret.
+
+        The value of a secret key, and of secret keys inside mappings (``{"HF_TOKEN": ...}``),
+        becomes the placeholder, in the value and in every entry of the history; the text of
+        those secrets (at least ``policy.min_scrub_length`` long) is scrubbed from every other
+        string of the setting (values, argv tokens such as ``--wandb-key=...``, labels); and
+        the raw text a secret-holding value was converted from (a JSON string) is replaced
+        whole when it holds an escape (``\\u0061``), which may spell the secret in a way no
+        search finds.
+        """
+        found: list[str] = []
+        for entry in _entries(self):
+            _visit(entry.key, entry.value, policy, found, set())
+            token = entry.origin.token
+            if token is not None and "=" in token:
+                # A secret flag's token (--wandb-key=...), whatever the key: its value too.
+                found.extend(redact_argv([token], policy)[1])
+        if not found:
             return self
-        return attrs.evolve(self, value=value, origin=origin, history=history)
+        texts: set[str] = set()
+        for text in found:
+            if len(text) >= policy.min_scrub_length:
+                # As written, and as JSON and repr() escape it.
+                escaped = json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]
+                texts.update((text, *escaped, repr(text)[1:-1]))
+        scrub = _Scrub(policy, sorted(texts, key=len, reverse=True))
+        return scrub.setting(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The setting in its JSON shape (`setting_json`), values as they are.
@@ -342,20 +354,126 @@ class Setting:
         return setting_json(self.redacted())
 
     def _shadowed(self) -> str:
-        text = f"{self.value!r} from {self.origin.where}"
+        text = f"{value_text(self.value)} from {_where(self.origin)}"
         if self.reason in (Reason.IGNORED, Reason.CONVERTED, Reason.MERGED):
             text += f" ({self.reason.value}" + (f" by rule {self.by})" if self.by else ")")
         return text
 
     def __str__(self) -> str:
-        """One short answer; a secret shows as ``'<redacted>'``, as in `to_dict`."""
+        """One short answer; a secret shows as ``'<redacted>'``, as in `to_dict`, and a value
+        as `value_text` writes it (shortened, never raising)."""
         shown = self.redacted()
-        text = f"{shown.key} = {shown.value!r}  from {shown.origin.where}"
+        text = f"{shown.key} = {value_text(shown.value)}  from {_where(shown.origin)}"
         if shown.role is not None:
             text += f" (role {shown.role})"
         if shown.history:
             text += "; shadows " + ", ".join(entry._shadowed() for entry in shown.history)
         return text
+
+    def __repr__(self) -> str:
+        """The fields, secrets redacted and values as `value_text` writes them."""
+        shown = self.redacted()
+        fields = [f"key={shown.key!r}", f"value={value_text(shown.value)}"]
+        fields.append(f"origin={shown.origin!r}")
+        if shown.history:
+            fields.append(f"history=({', '.join(repr(entry) for entry in shown.history)},)")
+        fields += [
+            f"{name}={getattr(shown, name)!r}"
+            for name in ("reason", "by", "role")
+            if getattr(shown, name) is not None
+        ]
+        return f"Setting({', '.join(fields)})"
+
+
+def _where(origin: Origin) -> str:
+    """`Origin.where`, with the count of a runtime write: ``runtime train.py:9 (write 3 of 7)``."""
+    if origin.kind == "runtime" and origin.label:
+        return f"{origin.where} ({origin.label})"
+    return origin.where
+
+
+def _entries(setting: Setting) -> list[Setting]:
+    return [setting, *(entry for item in setting.history for entry in _entries(item))]
+
+
+def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active: set[int]) -> None:
+    """Add to `found` the text of every secret `value` holds as `key`'s value ("" for one
+    without text); containers are followed once each."""
+    if isinstance(key, str) and policy.is_secret(key):
+        if value is not None:
+            found.extend(secret_texts(value) or [""])  # "" marks a secret with no text
+        return
+    if id(value) in active:
+        return
+    if isinstance(value, Mapping):
+        active.add(id(value))
+        for name, item in value.items():
+            _visit(name, item, policy, found, active)
+    elif type(value) in (list, tuple, set, frozenset):
+        active.add(id(value))
+        for item in value:
+            _visit("", item, policy, found, active)
+
+
+class _Scrub:
+    """One redaction of a setting: secret values by key, secret texts wherever they occur."""
+
+    def __init__(self, policy: SecretPolicy, texts: list[str]) -> None:
+        self.policy = policy
+        self.texts = texts
+
+    def setting(self, setting: Setting) -> Setting:
+        value = self.value(setting.key, setting.value, {})
+        if setting.reason is Reason.CONVERTED and isinstance(value, str) and "\\" in value:
+            # Raw text (JSON) a secret-holding value was converted from: its escapes may spell
+            # the secret in a way no search finds (hf_\u0061bc), so none of it is shown.
+            value = self.policy.placeholder
+        history = tuple(self.setting(entry) for entry in setting.history)
+        return attrs.evolve(
+            setting, value=value, origin=self.origin(setting.origin), history=history
+        )
+
+    def origin(self, origin: Origin) -> Origin:
+        token, label = origin.token, origin.label
+        if token is not None and "=" in token:
+            token = redact_argv([token], self.policy)[0][0]
+        token = self.text(token) if token is not None else None
+        label = self.text(label) if label is not None else None
+        if token == origin.token and label == origin.label:
+            return origin
+        return attrs.evolve(origin, token=token, label=label)
+
+    def text(self, text: str) -> str:
+        for secret in self.texts:
+            if secret in text:
+                text = text.replace(secret, self.policy.placeholder)
+        return text
+
+    def value(self, key: Any, value: Any, memo: dict[int, Any]) -> Any:
+        """`value` redacted for `key`, its containers copied only where something changed
+        (cycles followed once: `memo` maps a container to its redacted copy)."""
+        if isinstance(key, str) and self.policy.is_secret(key):
+            return self.policy.redact(key, value)
+        kind = type(value)
+        if kind is str:
+            return self.text(self.policy.redact(key, value))
+        if id(value) in memo:
+            return memo[id(value)]
+        if isinstance(value, Mapping):
+            mapping: dict[Any, Any] = {}
+            memo[id(value)] = mapping
+            for name, item in value.items():
+                mapping[name] = self.value(name, item, memo)
+            same = all(mapping[name] is item for name, item in value.items())
+            return value if same else mapping
+        if kind is list or kind is tuple:
+            items: list[Any] = []
+            memo[id(value)] = items
+            items.extend(self.value("", item, memo) for item in value)
+            if all(new is old for new, old in zip(items, value, strict=True)):
+                return value
+            return items if kind is list else tuple(items)
+        return value
 
 
 #: The fields of an origin, in the order every JSON shape of a setting lists them.

@@ -1,5 +1,5 @@
-"""Configuration values: copying them without sharing anything mutable, comparing them, and
-their JSON form.
+"""Configuration values: copying them without sharing anything mutable, comparing them, their
+JSON form, and their text (`value_text`, the one safe repr every formatter uses).
 
 Most configuration values are atomic (numbers, strings, booleans, None, enum members), and
 those are shared as they are; only containers and unknown objects are copied. This is what lets
@@ -14,6 +14,22 @@ import math
 import os
 from collections.abc import Mapping
 from typing import Any
+
+__all__ = [
+    "ATOMIC_TYPES",
+    "MAX_INT_BITS",
+    "TEXT_LIMIT",
+    "Unkept",
+    "copy_value",
+    "int_text",
+    "is_atomic",
+    "json_key",
+    "jsonable",
+    "same_value",
+    "shorten",
+    "snapshot",
+    "value_text",
+]
 
 #: Types whose values are immutable and shared as they are.
 ATOMIC_TYPES = frozenset({int, float, bool, str, bytes, complex, type(None)})
@@ -33,22 +49,34 @@ def is_atomic(value: Any) -> bool:
     return isinstance(value, enum.Enum)
 
 
-def copy_value(value: Any) -> Any:
-    """A copy of `value` sharing nothing mutable with it; every mapping becomes a plain dict."""
+def copy_value(value: Any, _memo: dict[int, Any] | None = None) -> Any:
+    """A copy of `value` sharing nothing mutable with it; every mapping becomes a plain dict.
+
+    A container that holds itself is copied as one that holds its copy (no RecursionError).
+    """
     kind = type(value)
     atomic = ATOMIC_TYPES
     if kind in atomic:
         return value
-    if kind is list:
-        return [item if type(item) in atomic else copy_value(item) for item in value]
-    if kind is dict or isinstance(value, Mapping):
-        return {
-            key: item if type(item) in atomic else copy_value(item) for key, item in value.items()
-        }
+    if kind is list or kind is dict or isinstance(value, Mapping):
+        memo: dict[int, Any] = {} if _memo is None else _memo
+        done = memo.get(id(value))
+        if done is not None:
+            return done
+        if kind is list:
+            items: list[Any] = []
+            memo[id(value)] = items
+            items.extend(item if type(item) in atomic else copy_value(item, memo) for item in value)
+            return items
+        mapping: dict[Any, Any] = {}
+        memo[id(value)] = mapping
+        for key, item in value.items():
+            mapping[key] = item if type(item) in atomic else copy_value(item, memo)
+        return mapping
     if is_atomic(value):
         return value
     try:
-        return copy.deepcopy(value)
+        return copy.deepcopy(value, _memo)
     except Exception:  # a lock, an open file...: it cannot be copied, so it is shared
         return value
 
@@ -61,7 +89,12 @@ def same_value(recorded: Any, current: Any, *, copied: bool = True) -> bool:
     may be a copy of `recorded` (`copied`), an object whose type compares by identity, or
     whose ``==`` is not a truth value (an array), cannot be told apart from its copy and
     counts as the same; otherwise such objects are the same only if they are one object.
+    Containers that hold themselves compare without a RecursionError.
     """
+    return _same(recorded, current, copied, set())
+
+
+def _same(recorded: Any, current: Any, copied: bool, active: set[tuple[int, int]]) -> bool:
     if recorded is current:
         return True
     kind = type(recorded)
@@ -69,14 +102,21 @@ def same_value(recorded: Any, current: Any, *, copied: bool = True) -> bool:
         return False
     if kind is float:
         return repr(recorded) == repr(current)
-    if kind is list or kind is tuple:
-        return len(recorded) == len(current) and all(
-            same_value(a, b, copied=copied) for a, b in zip(recorded, current, strict=True)
-        )
-    if kind is dict:
-        return recorded.keys() == current.keys() and all(
-            same_value(recorded[key], current[key], copied=copied) for key in recorded
-        )
+    if kind is list or kind is tuple or kind is dict:
+        pair = (id(recorded), id(current))
+        if pair in active:  # met again inside itself: the same so far, as far as it goes
+            return True
+        if len(recorded) != len(current):
+            return False
+        active.add(pair)
+        try:
+            if kind is dict:
+                return recorded.keys() == current.keys() and all(
+                    _same(recorded[key], current[key], copied, active) for key in recorded
+                )
+            return all(_same(a, b, copied, active) for a, b in zip(recorded, current, strict=True))
+        finally:
+            active.discard(pair)
     if kind.__eq__ is object.__eq__:  # type: ignore[comparison-overlap]
         return copied and not is_atomic(current)
     try:
@@ -90,7 +130,9 @@ def jsonable(value: Any) -> Any:
 
     Enum members are their name (``"flash"``: what the command line and YAML take), tuples
     and lists arrays, sets sorted arrays, paths and other objects strings, mapping keys strings,
-    and floats JSON cannot hold (nan, inf) the strings ``"nan"``, ``"inf"``, ``"-inf"``.
+    floats JSON cannot hold (nan, inf) the strings ``"nan"``, ``"inf"``, ``"-inf"``, and an int
+    too long to print in decimal (`MAX_INT_BITS`) its exact hexadecimal text (``"0x1f..."``).
+    Other objects are their repr (`value_text`: never raising).
     """
 
     if value is None or value is True or value is False:
@@ -100,7 +142,8 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, str):
         return str(value)
     if isinstance(value, int):
-        return int(value)
+        number = int(value)
+        return number if number.bit_length() <= MAX_INT_BITS else hex(number)
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else repr(float(value))
     if isinstance(value, Mapping):
@@ -117,7 +160,7 @@ def jsonable(value: Any) -> Any:
         return path if isinstance(path, str) else path.decode("utf-8", "backslashreplace")
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", "backslashreplace")
-    return repr(value)
+    return value_text(value, None)
 
 
 def json_key(key: Any) -> str:
@@ -126,3 +169,240 @@ def json_key(key: Any) -> str:
 
     encoded = jsonable(key)
     return encoded if isinstance(encoded, str) else json.dumps(encoded)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values kept by runtime writes
+
+
+#: How many containers and items a runtime write copies at most; a larger value is not copied.
+SNAPSHOT_ITEMS = 256
+_SNAPSHOT_TYPES = (list, tuple, dict, set, frozenset)
+
+
+class Unkept:
+    """What a runtime write keeps of a value it does not copy: its type and size, and which
+    object it was (compared with `describes`, never followed).
+
+    A value too large to copy cheaply (more than `SNAPSHOT_ITEMS` items), one that holds itself,
+    or of a type that is not a plain container is never duplicated nor kept alive by the
+    record: it prints as ``<bytearray of 209,715,200 items, not kept>``. Nothing of the
+    value's own code runs (no ``repr``, no ``len`` on an unknown type), so this never raises
+    and never quotes a secret.
+    """
+
+    __slots__ = ("_ident", "size", "type_name")
+
+    def __init__(self, value: Any, size: int | None = None) -> None:
+        self.type_name: str = type(value).__qualname__
+        self.size = size
+        self._ident = id(value)
+
+    def describes(self, value: Any) -> bool:
+        """Whether `value` is (still) the object this was made from: the same type and id."""
+        return id(value) == self._ident and type(value).__qualname__ == self.type_name
+
+    def __repr__(self) -> str:
+        if self.size is None:
+            return f"<{self.type_name} object, not kept>"
+        return f"<{self.type_name} of {self.size:,} items, not kept>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_unkept, (self.type_name, self.size))
+
+    # Immutable: a copy is the same object (and still describes its value).
+    def __copy__(self) -> Unkept:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Unkept:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is Unkept
+            and other.type_name == self.type_name
+            and other.size == self.size
+            and other._ident == self._ident
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.type_name, self.size, self._ident))
+
+
+def _unkept(type_name: str, size: int | None) -> Unkept:
+    """An `Unkept` read back from a pickle: it describes no object of this process."""
+    made = Unkept.__new__(Unkept)
+    made.type_name, made.size, made._ident = type_name, size, -1
+    return made
+
+
+def snapshot(value: Any) -> Any:
+    """What a runtime write keeps of `value`: the value itself when it is immutable, a copy
+    of a small plain container (at most `SNAPSHOT_ITEMS` items in all, no cycle), else an
+    `Unkept` (see there): bounded time and memory whatever the value."""
+    kind = type(value)
+    atomic = ATOMIC_TYPES
+    if kind in atomic or isinstance(value, enum.Enum):
+        return value
+    if kind in (list, tuple, frozenset) and len(value) <= SNAPSHOT_ITEMS:
+        # The common case, a few numbers: a list is copied, a tuple or frozenset is immutable.
+        for item in value:
+            if type(item) not in atomic:
+                break
+        else:
+            return value.copy() if kind is list else value
+    budget = [SNAPSHOT_ITEMS]
+    copied = _snapshot(value, budget, set())
+    if copied is not _TOO_BIG:
+        return copied
+    size = len(value) if type(value) in (*_SNAPSHOT_TYPES, bytearray) else None
+    return Unkept(value, size)
+
+
+_TOO_BIG: Any = object()
+
+
+def _snapshot(value: Any, budget: list[int], active: set[int]) -> Any:
+    kind = type(value)
+    if kind in ATOMIC_TYPES or isinstance(value, enum.Enum):
+        return value
+    if kind not in _SNAPSHOT_TYPES or id(value) in active:
+        return _TOO_BIG
+    budget[0] -= 1 + len(value)
+    if budget[0] < 0:
+        return _TOO_BIG
+    active.add(id(value))
+    try:
+        if kind is dict:
+            mapping = {}
+            for key, item in value.items():
+                mapping[key] = copied = _snapshot(item, budget, active)
+                if copied is _TOO_BIG or type(key) not in ATOMIC_TYPES:
+                    return _TOO_BIG
+            return mapping
+        items = []
+        for item in value:
+            items.append(copied := _snapshot(item, budget, active))
+            if copied is _TOO_BIG:
+                return _TOO_BIG
+        return items if kind is list else kind(items)
+    finally:
+        active.discard(id(value))
+
+
+# ---------------------------------------------------------------------------------------------
+# Text
+
+#: How long a value's text is at most in text output (`value_text`): ``str(explain(...))``,
+#: the command's tables.
+TEXT_LIMIT = 300
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """`text` as a message quotes it: at most `limit` characters, ``...`` at the end when cut
+    (a file from elsewhere may hold megabytes where a name should be)."""
+    return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
+
+
+def int_text(value: int) -> str:
+    """An int as text: its repr, or for one too long to print (Python refuses more than 4,300
+    digits) ``<int of 6,021 digits: 1234...5678>``, computed in bounded time."""
+    bits = value.bit_length()
+    if bits <= MAX_INT_BITS:
+        return repr(value)
+    sign = "-" if value < 0 else ""
+    magnitude = abs(int(value))
+    tail = f"{magnitude % 10_000:04d}"
+    if bits > 200_000:  # exact digit counts of larger ints cost seconds: say about how many
+        return f"<int of about {bits * math.log10(2):,.0f} digits: {sign}...{tail}>"
+    digits = int(bits * math.log10(2)) + 1
+    if magnitude < 10 ** (digits - 1):
+        digits -= 1
+    head = magnitude // 10 ** (digits - 4)
+    return f"<int of {digits:,} digits: {sign}{head}...{tail}>"
+
+
+def value_text(value: Any, limit: int | None = TEXT_LIMIT) -> str:
+    """``repr(value)`` as every formatter shows a value: it never raises and costs what its
+    output does.
+
+    An int too long to print is `int_text`'s ``<int of 6,021 digits: 1234...5678>``, a value
+    whose ``repr`` raises ``<unprintable Foo: ValueError>``, a container that holds itself
+    shows ``[...]`` where it does, as Python's own repr. With a `limit`, the text is at most
+    that long (`shorten`), and a long string or container is cut before it is formatted, not
+    after. A secret is not this function's business: redact first (`Setting.redacted`).
+    """
+    out: list[str] = []
+    _text(value, out, [limit if limit is not None else -1], set())
+    text = "".join(out)
+    return text if limit is None else shorten(text, limit)
+
+
+def _text(value: Any, out: list[str], left: list[int], active: set[int]) -> None:
+    kind = type(value)
+    bounded = left[0] >= 0
+    if bounded and left[0] == 0:
+        return
+    if kind is int:
+        text = int_text(value)
+    elif kind in (str, bytes, bytearray) and bounded and len(value) > left[0]:
+        text = repr(value[: left[0]])
+    elif kind in _CONTAINERS:
+        _container(value, out, left, active)
+        return
+    else:
+        text = _repr(value)
+    out.append(text)
+    if bounded:
+        left[0] = max(left[0] - len(text), 0)
+
+
+_CONTAINERS: dict[type, tuple[str, str]] = {
+    list: ("[", "]"),
+    tuple: ("(", ")"),
+    dict: ("{", "}"),
+    set: ("{", "}"),
+    frozenset: ("{", "}"),
+}
+
+
+def _container(value: Any, out: list[str], left: list[int], active: set[int]) -> None:
+    kind = type(value)
+    opening, closing = _CONTAINERS[kind]
+    if id(value) in active:
+        out.append(f"{opening}...{closing}")
+        return
+    if not value and kind in (set, frozenset):
+        out.append(f"{kind.__name__}()")
+        return
+    out.append(opening if kind is not frozenset else "frozenset({")
+    active.add(id(value))
+    try:
+        items = value.items() if kind is dict else value
+        for index, item in enumerate(items):
+            if left[0] >= 0 and left[0] <= 0:
+                out.append(", ...")
+                break
+            if index:
+                out.append(", ")
+            if kind is dict:
+                _text(item[0], out, left, active)
+                out.append(": ")
+                _text(item[1], out, left, active)
+            else:
+                _text(item, out, left, active)
+        if kind is tuple and len(value) == 1:
+            out.append(",")
+    finally:
+        active.discard(id(value))
+    out.append(closing if kind is not frozenset else "})")
+
+
+def _repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception as error:  # a broken __repr__ (or a huge int inside) must not break output
+        return f"<unprintable {type(value).__qualname__}: {type(error).__name__}>"
+    if not isinstance(text, str):
+        return f"<unprintable {type(value).__qualname__}>"
+    return text
