@@ -340,6 +340,7 @@ WRONG: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any], str]] = {
     "record_bytes": (A.record_bytes, (None,), {}, "record"),
     "sign": (A.sign, ([], b"key"), {}, "record"),
     "write_atomic": (A.write_atomic, ("/tmp", "x", b""), {}, "directory"),
+    "freeze": (layerconf.freeze, (argparse.Namespace(),), {}, "args"),
 }
 #: Public names that take no argument, or are records layerconf builds and hands out (results,
 #: not inputs), or constants.

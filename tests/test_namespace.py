@@ -386,7 +386,9 @@ class TestFreeze:
 
     def test_only_resolved_namespaces(self) -> None:
         """A plain namespace has nothing to freeze: a TypeError says so."""
-        with pytest.raises(TypeError, match="freeze\\(\\) takes a namespace layerconf resolved"):
+        with pytest.raises(
+            TypeError, match="freeze\\(\\) takes args as a namespace layerconf resolved"
+        ):
             freeze(argparse.Namespace(lr=1))
         with pytest.raises(TypeError, match="without provenance"):
             freeze(Namespace(lr=1))

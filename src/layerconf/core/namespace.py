@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import attrs
 
+from layerconf.core.checks import check_type
 from layerconf.core.merge import Policy
 from layerconf.core.records import Layer, Origin, Path
 from layerconf.core.values import ATOMIC_TYPES, snapshot, value_text
@@ -257,11 +258,11 @@ def freeze(args: argparse.Namespace) -> argparse.Namespace:
     frozen namespace are frozen too. Returns `args`; freezing twice is harmless. Takes a
     namespace layerconf resolved (one with provenance), else raises `TypeError`.
     """
-    writes = getattr(args, _WRITES, None) if isinstance(args, Namespace) else None
+    check_type("freeze", "args", args, Namespace, "a namespace layerconf resolved")
+    writes = getattr(args, _WRITES, None)
     if writes is None:
         raise TypeError(
-            f"freeze() takes a namespace layerconf resolved (got {type(args).__name__}"
-            f"{'' if not isinstance(args, Namespace) else ' without provenance'})"
+            "freeze() takes args as a namespace layerconf resolved (got one without provenance)"
         )
     if type(writes) is not _FrozenWrites:
         object.__setattr__(args, _WRITES, _FrozenWrites(writes))
