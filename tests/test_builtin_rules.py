@@ -286,6 +286,18 @@ class TestPpoScope:
             "or remove the critic entry"
         )
 
+    @pytest.mark.parametrize(
+        "own", [{"use_critic": True}, {"advantage_estimator": "ppo"}, {"lr": 1e-5}]
+    )
+    def test_the_scope_is_the_command_lines(self, own: dict[str, Any]) -> None:
+        """Whether a critic runs is the run's: a role's own values neither start nor stop it."""
+        stack = LayerStack([*base(), role_layer(own)], rules=[PpoScope()])
+        with pytest.warns(LayerconfWarning, match="the critic's overrides are unused"):
+            stack.resolve(role="critic")
+        no_critic = {"use_critic": False, "advantage_estimator": "grpo"}
+        stack = LayerStack([*base(use_critic=True), role_layer(no_critic)], rules=[PpoScope()])
+        assert notices(stack.resolve(role="critic")) == ()
+
     def test_actor_is_not_checked(self) -> None:
         """Only the critic's overrides are about the critic."""
         stack = LayerStack([*base(), role_layer({"lr": 1e-5})], rules=[PpoScope()])

@@ -307,6 +307,55 @@ class TestPpoOnly:
             resolve_roles(parser, [*argv, *flags, "--megatron-config-path", str(path)])
 
 
+class TestRunWideKeys:
+    """Keys that decide the run's shape are the command line's: in a role file, an error."""
+
+    @pytest.mark.parametrize(
+        ("key", "value", "flag"),
+        [
+            ("use_critic", "true", "--use-critic"),
+            ("advantage_estimator", "ppo", "--advantage-estimator"),
+            ("megatron_config_path", "other.yaml", "--megatron-config-path"),
+        ],
+    )
+    def test_an_error_saying_where_to_set_it(
+        self, parser: argparse.ArgumentParser, tmp_path: Path, key: str, value: str, flag: str
+    ) -> None:
+        yaml = f"megatron:\n  - role: critic\n    overrides:\n      {key}: {value}\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml)
+        (problem,) = caught.value.errors
+        assert (problem.key, problem.line, problem.rule) == (key, 4, "run-wide-keys")
+        assert "decides the whole run" in problem.message
+        assert problem.hint == f"remove it and set {flag} on the command line"
+
+    def test_declared_by_the_preset(self) -> None:
+        """The preset declares them; its rules are built from the declaration."""
+        assert set(SLIME.run_wide_keys) == {
+            "use_critic",
+            "advantage_estimator",
+            "megatron_config_path",
+        }
+        own = attrs.evolve(SLIME, run_wide_keys={"lr": "--lr"})
+        rules = own.rules_for(lr_parser("--megatron-config-path"))
+        assert "lr" in rules["run-wide-keys"].keys  # type: ignore[attr-defined]
+
+    def test_grpo_with_a_critic_entry_still_warns(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """use_critic under the critic entry of a GRPO run does not silence the warning."""
+        argv = [t for t in TYPICAL if t not in ("--use-critic", "--advantage-estimator", "ppo")]
+        path = tmp_path / "m.yaml"
+        path.write_text(
+            "megatron:\n  - role: critic\n    overrides: {lr: 1e-5, use_critic: true}\n"
+        )
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(parser, [*argv, "--megatron-config-path", str(path)])
+        found = [(p.severity, p.rule) for p in caught.value.problems]
+        assert ("error", "run-wide-keys") in found
+        assert ("warning", "ppo-scope") in found
+
+
 class TestCriticDefaults:
     """slime runs the critic with its runtime defaults whenever a role file is given."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from layerconf.core.rules import RuleSet
@@ -27,6 +27,8 @@ from layerconf.presets.slime.constants import (
     RESOURCE_KEYS,
     RESOURCES_BECAUSE,
     ROLES,
+    RUN_WIDE_BECAUSE,
+    RUN_WIDE_KEYS,
     TOP_KEY,
     TOPOLOGY_KEYS,
 )
@@ -78,6 +80,7 @@ def slime_rules(
     ignored_keys: Literal["warn", "error", "allow"] = "warn",
     unknown_keys: Literal["error", "warn"] = "error",
     topology: Literal["error", "warn", "off"] = "error",
+    run_wide_keys: Mapping[str, str] = RUN_WIDE_KEYS,
 ) -> RuleSet:
     """The rules of slime's contract for `parser`, in the order they run, on the role layer
     named `layer`.
@@ -88,6 +91,13 @@ def slime_rules(
     """
     return RuleSet(
         [
+            IgnoredKeys(
+                run_wide_keys,
+                action="error",
+                layer=layer,
+                because=RUN_WIDE_BECAUSE,
+                name="run-wide-keys",
+            ),
             IgnoredKeys(RESOURCE_KEYS, action=ignored_keys, layer=layer, because=RESOURCES_BECAUSE),
             UnknownKeys(
                 parser, action=unknown_keys, also_known=CRITIC_DEFAULTS.keys(), layer=layer
@@ -101,7 +111,7 @@ def slime_rules(
 
 
 def _standard_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
-    return slime_rules(parser, layer=preset.layer)
+    return slime_rules(parser, layer=preset.layer, run_wide_keys=preset.run_wide_keys)
 
 
 #: slime's ``--megatron-config-path`` contract: PPO's actor and critic.
@@ -118,6 +128,8 @@ SLIME = Preset(
         CRITIC_DEFAULTS, "Set on the critic by slime (not a command-line argument)."
     ),
     ignored_keys=RESOURCE_KEYS,
+    run_wide_keys=RUN_WIDE_KEYS,
+    run_wide_because=RUN_WIDE_BECAUSE,
     standard_rules=_standard_rules,
 )
 

@@ -18,6 +18,8 @@ __all__ = [
     "RESOURCES_BECAUSE",
     "RESOURCE_KEYS",
     "ROLES",
+    "RUN_WIDE_BECAUSE",
+    "RUN_WIDE_KEYS",
     "TOPOLOGY_KEYS",
     "TOP_KEY",
 ]
@@ -43,6 +45,17 @@ RESOURCE_KEYS: Mapping[str, str] = {
 
 #: Why a role file's resource keys are ignored.
 RESOURCES_BECAUSE = "resources come from the command line"
+
+#: Keys that decide the run's shape (whether a critic runs, which role file), each with where
+#: to set it instead: in a role file they are errors, since one role cannot change the run.
+RUN_WIDE_KEYS: Mapping[str, str] = {
+    "advantage_estimator": "--advantage-estimator",
+    "use_critic": "--use-critic",
+    CONFIG_DEST: "--megatron-config-path",
+}
+
+#: Why a role file's run-wide keys are refused.
+RUN_WIDE_BECAUSE = "it decides the whole run (every role), not one role"
 
 #: What slime always runs the critic with, whenever a role file is given.
 CRITIC_DEFAULTS: Mapping[str, Any] = {
