@@ -558,6 +558,27 @@ class TestCheck:
         assert captured.out.count("\n") == 1
         assert captured.err == "1 error, 0 warnings\n"
 
+    def test_a_misspelt_training_flag_is_an_error(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """slime would drop it and run with TP 1: check stops the launch, with the did-you-mean."""
+        argv = ["--rollout-batch-size", "8", "--tensor-model-paralel-size", "2"]
+        assert main(["check", "--", *argv]) == 1
+        out = capsys.readouterr().out
+        assert out.startswith(
+            "argv[2]: error: '--tensor-model-paralel-size' is not an argument of this parser "
+            "(did you mean '--tensor-model-parallel-size'?)"
+        )
+
+    def test_an_undeclared_flag_fails_only_with_strict(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Not a declared pass-through (--sglang-*), like no flag: a warning, an error with --strict."""
+        argv = ["--rollout-batch-size", "8", "--zzz-qqq", "1"]
+        assert main(["check", "--", *argv]) == 0
+        assert main(["check", "--strict", "--", *argv]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.startswith("argv[2]: warning: '--zzz-qqq 1' is not an argument")
+        assert captured.err == "0 errors, 1 warning\n" * 2
+
     def test_a_missing_role_file(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -512,18 +512,28 @@ class TestPresets:
 
 
 class TestUnknownTokens:
-    """Tokens the training parser does not own are passed on; a likely typo is a warning."""
+    """Declared pass-through tokens are notes; a likely typo is an error, any other a warning."""
 
-    def test_misspelt_flag_warns_with_a_did_you_mean(
+    def test_misspelt_flag_is_an_error_with_a_did_you_mean(
         self, parser: argparse.ArgumentParser, tmp_path: Path
     ) -> None:
-        """--lr-decay-styl would be handed to SGLang and ignored by training: say so."""
-        with pytest.warns(
-            LayerconfWarning,
-            match=r"argv\[26\]: warning: '--lr-decay-styl' is not an argument of this parser \(did you mean '--lr-decay-style'\?\)",
-        ):
-            roles = resolve(parser, tmp_path, None, "--lr-decay-styl", "cosine")
-        assert roles["actor"].lr_decay_style == "linear"
+        """--tensor-model-paralel-size 2 would be dropped: training runs with TP 1."""
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, None, "--tensor-model-paralel-size", "2")
+        (problem,) = caught.value.problems
+        assert str(problem).startswith(
+            "argv[26]: error: '--tensor-model-paralel-size' is not an argument of this parser "
+            "(did you mean '--tensor-model-parallel-size'?)"
+        )
+
+    def test_an_undeclared_flag_is_a_warning(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """Not a pass-through the preset declares, and like no flag of the parser: a warning."""
+        with pytest.warns(LayerconfWarning, match=r"argv\[26\]: warning: '--zzz-qqq 1' is not"):
+            roles = resolve(parser, tmp_path, None, "--zzz-qqq", "1")
+        (problem,) = notices(roles["actor"])
+        assert "--sglang-*" in problem.message
 
     def test_foreign_flags_are_notes(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
         """An SGLang flag is an info notice with its values and argv index."""
