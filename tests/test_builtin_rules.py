@@ -166,7 +166,7 @@ class TestTopologyGuard:
 
     @staticmethod
     def stacks(critic: dict[str, Any], guard: TopologyGuard | None = None) -> dict[str, LayerStack]:
-        rules = [guard or TopologyGuard(TOPOLOGY_KEYS)]
+        rules = [guard or TopologyGuard(TOPOLOGY_KEYS, subject="the parallel topology")]
         layers = base(tensor_model_parallel_size=2)
         return {
             "actor": LayerStack([*layers, role_layer({})], rules=rules),
@@ -185,6 +185,20 @@ class TestTopologyGuard:
         )
         assert (problem.key, problem.rule) == ("tensor_model_parallel_size", "topology-guard")
 
+    def test_generic_wording_and_values_compared_as_values(self) -> None:
+        """Without a subject the guard names the key; equal values in another order agree."""
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks({"lr": 1e-5}, TopologyGuard(keys=("lr",))))
+        (problem,) = caught.value.problems
+        assert problem.message.startswith("roles must share lr: critic lr=1e-05 from ")
+        guard = TopologyGuard(keys=("opt",))
+        layers = base()
+        stacks = {
+            role: LayerStack([*layers, role_layer({"opt": opt})], rules=[guard])
+            for role, opt in (("actor", {"a": 1, "b": 2}), ("critic", {"b": 2, "a": 1}))
+        }
+        assert resolve_stacks(stacks)["critic"].opt == {"b": 2, "a": 1}
+
     def test_same_value_in_the_file_is_fine(self) -> None:
         """Repeating the command line's value is no mismatch."""
         roles = resolve_stacks(self.stacks({"tensor_model_parallel_size": 2}))
@@ -192,7 +206,7 @@ class TestTopologyGuard:
 
     def test_warn(self) -> None:
         """Under ``warn`` the roles resolve and the warning is kept on both."""
-        with pytest.warns(LayerconfWarning, match="parallel topology"):
+        with pytest.warns(LayerconfWarning, match="roles must share tensor_model_parallel_size"):
             roles = resolve_stacks(
                 self.stacks(
                     {"tensor_model_parallel_size": 4}, TopologyGuard(TOPOLOGY_KEYS, action="warn")

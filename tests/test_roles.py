@@ -267,6 +267,19 @@ class TestTopology:
         assert "; actor " in problem.message
         assert " from cli argv[" in problem.message
 
+    @pytest.mark.parametrize(
+        ("key", "written"),
+        [("sequence_parallel", '"true"'), ("pipeline_model_parallel_size", "1.0")],
+    )
+    def test_a_wrong_type_is_one_problem(
+        self, parser: argparse.ArgumentParser, tmp_path: Path, key: str, written: str
+    ) -> None:
+        """The type error alone: the guard compares converted values, never the raw one."""
+        yaml = f"megatron:\n  - role: critic\n    overrides:\n      {key}: {written}\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml)
+        assert [p.rule for p in caught.value.problems] == ["type-coercion"]
+
     def test_same_topology_in_the_file_is_fine(
         self, parser: argparse.ArgumentParser, tmp_path: Path
     ) -> None:

@@ -30,6 +30,7 @@ from layerconf.presets.slime.constants import (
     RUN_WIDE_BECAUSE,
     RUN_WIDE_KEYS,
     TOP_KEY,
+    TOPOLOGY,
     TOPOLOGY_KEYS,
 )
 from layerconf.rules import (
@@ -86,7 +87,7 @@ def slime_rules(
     named `layer`.
 
     Start from these to build your own: ``slime_rules(parser).replace("topology-guard",
-    TopologyGuard(TOPOLOGY_KEYS, action="warn"))``, ``.without("ppo-scope")``,
+    TopologyGuard(TOPOLOGY_KEYS, action="warn", parser=parser))``, ``.without("ppo-scope")``,
     ``.add(my_rule)``.
     """
     return RuleSet(
@@ -105,7 +106,7 @@ def slime_rules(
             TypeCoercion(parser, layers=(layer,)),
             PpoScope(layer=layer),
             critic_defaults(layer),
-            TopologyGuard(TOPOLOGY_KEYS, action=topology),
+            TopologyGuard(TOPOLOGY_KEYS, action=topology, subject=TOPOLOGY, parser=parser),
         ]
     )
 

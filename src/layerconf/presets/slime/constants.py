@@ -20,6 +20,7 @@ __all__ = [
     "ROLES",
     "RUN_WIDE_BECAUSE",
     "RUN_WIDE_KEYS",
+    "TOPOLOGY",
     "TOPOLOGY_KEYS",
     "TOP_KEY",
 ]
@@ -77,3 +78,5 @@ TOPOLOGY_KEYS: tuple[str, ...] = (
     "expert_tensor_parallel_size",
     "sequence_parallel",
 )
+#: What the topology keys are, in the guard's message.
+TOPOLOGY = "the parallel topology"
