@@ -20,7 +20,13 @@ from layerconf import (
 )
 from layerconf.presets.slime import RESOURCE_KEYS, TOPOLOGY_KEYS, critic_defaults
 from layerconf.presets.slime.constants import RESOURCES_BECAUSE
-from layerconf.rules import IgnoredKeys, PpoScope, TopologyGuard, UnknownKeys
+from layerconf.rules import (
+    DistinctAcrossRoles,
+    IgnoredKeys,
+    PpoScope,
+    TopologyGuard,
+    UnknownKeys,
+)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -224,6 +230,44 @@ class TestTopologyGuard:
         assert roles["critic"].tensor_model_parallel_size == 4
         with pytest.raises(ConfigError, match="lr"):
             resolve_stacks(self.stacks({"lr": 1e-5}, TopologyGuard(keys=("lr",))))
+
+
+class TestDistinctAcrossRoles:
+    """Keys no two roles may share, as generic as any rule."""
+
+    @staticmethod
+    def stacks(rule: DistinctAcrossRoles, **critic: Any) -> dict[str, LayerStack]:
+        layers = base(save="/ckpt")
+        return {
+            "actor": LayerStack([*layers, role_layer({})], rules=[rule]),
+            "critic": LayerStack([*layers, role_layer(critic)], rules=[rule]),
+        }
+
+    def test_a_shared_value_names_both_origins(self) -> None:
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks(DistinctAcrossRoles(("save",))))
+        (problem,) = caught.value.problems
+        assert str(problem) == (
+            "argv[3]: error: actor and critic share save='/ckpt' (actor from cli argv[3]; "
+            "critic from cli argv[3]): each role must have its own (give each role its own: "
+            "under the critic entry of the role file write 'save: /ckpt_critic')"
+        )
+
+    def test_own_values_none_and_when(self) -> None:
+        """Distinct values pass; None is no conflict; `when` turns the check off for a run."""
+        rule = DistinctAcrossRoles(("save",))
+        assert resolve_stacks(self.stacks(rule, save="/other"))["critic"].save == "/other"
+        assert resolve_stacks(self.stacks(DistinctAcrossRoles(("seed",))))
+        never = DistinctAcrossRoles(("save",), when=lambda context: False)
+        assert resolve_stacks(self.stacks(never))["critic"].save == "/ckpt"
+
+    def test_paths(self) -> None:
+        """With paths, '/ckpt/' is '/ckpt'; the role file's value is the one blamed."""
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks(DistinctAcrossRoles(("save",), paths=True), save="/ckpt/"))
+        (problem,) = caught.value.problems
+        assert (problem.source, problem.line) == ("ppo.yaml", 4)
+        assert resolve_stacks(self.stacks(DistinctAcrossRoles(("save",)), save="/ckpt/"))
 
 
 class TestRoleDefaults:

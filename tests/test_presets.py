@@ -94,6 +94,7 @@ class TestContract:
             "ppo-scope",
             "critic-defaults",
             "topology-guard",
+            "distinct-across-roles",
         )
 
 

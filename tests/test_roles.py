@@ -369,6 +369,58 @@ class TestRunWideKeys:
         assert ("warning", "ppo-scope") in found
 
 
+class TestCheckpointDirectories:
+    """Actor and critic saving to one directory overwrite each other's checkpoints."""
+
+    def test_a_shared_save_is_an_error(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """slime's critic saves with args.save: without an override both write to /ckpt."""
+        yaml = "megatron:\n  - role: critic\n    overrides: {lr: 1e-5}\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml, "--save", "/ckpt")
+        (problem,) = caught.value.errors
+        assert (problem.rule, problem.key, problem.argv_index) == (
+            "distinct-across-roles",
+            "save",
+            len(TYPICAL),
+        )
+        assert problem.message == (
+            f"actor and critic share save='/ckpt' (actor from cli argv[{len(TYPICAL)}]; "
+            f"critic from cli argv[{len(TYPICAL)}]): each role writes its checkpoints there, "
+            "over the other's"
+        )
+        assert problem.hint == (
+            "give each role its own: under the critic entry of the role file write "
+            "'save: /ckpt_critic'"
+        )
+
+    def test_one_directory_per_role_is_fine(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        roles = resolve(parser, tmp_path, FORMAT_EXAMPLE, "--save", "/ckpt")
+        assert (roles["actor"].save, roles["critic"].save) == (
+            "/path/to/actor_ckpt",
+            "/path/to/critic_ckpt",
+        )
+
+    def test_the_same_directory_written_twice(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """'/ckpt/' and '/ckpt' are one directory: the error points at the role file."""
+        yaml = "megatron:\n  - role: critic\n    overrides: {save: /ckpt/}\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml, "--save", "/ckpt")
+        (problem,) = caught.value.errors
+        assert (problem.rule, problem.line) == ("distinct-across-roles", 3)
+
+    def test_no_critic_no_conflict(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """Without a critic in the run only the actor saves."""
+        argv = [t for t in TYPICAL if t not in ("--use-critic", "--advantage-estimator", "ppo")]
+        roles = resolve_roles(parser, [*argv, "--save", "/ckpt"])
+        assert roles["critic"].save == "/ckpt"
+
+
 class TestCriticDefaults:
     """slime runs the critic with its runtime defaults whenever a role file is given."""
 

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from layerconf.core.rules import RuleSet
+from layerconf.core.rules import RuleContext, RuleSet
 from layerconf.presets.preset import Preset
 from layerconf.presets.role_file import RoleFile, RoleFileFormat
 from layerconf.presets.role_file import check_role_file as _check
@@ -23,6 +23,8 @@ from layerconf.presets.slime.constants import (
     CONFIG_DEST,
     CRITIC_DEFAULTS,
     CRITIC_DEFAULTS_UNLESS_OVERRIDDEN,
+    DISTINCT_BECAUSE,
+    DISTINCT_KEYS,
     PASSTHROUGH,
     RESOURCE_KEYS,
     RESOURCES_BECAUSE,
@@ -34,6 +36,7 @@ from layerconf.presets.slime.constants import (
     TOPOLOGY_KEYS,
 )
 from layerconf.rules import (
+    DistinctAcrossRoles,
     IgnoredKeys,
     PpoScope,
     RoleDefaults,
@@ -50,6 +53,7 @@ __all__ = [
     "TOPOLOGY_KEYS",
     "check_role_file",
     "critic_defaults",
+    "critic_runs",
     "read_role_file",
     "slime_rules",
 ]
@@ -71,6 +75,18 @@ def critic_defaults(layer: str = "role-config") -> RoleDefaults:
         layer=layer,
         note="slime always runs the critic with this value",
         name="critic-defaults",
+    )
+
+
+def critic_runs(context: RuleContext) -> bool:
+    """Whether the run trains a critic: ``--use-critic`` or ``--advantage-estimator ppo``.
+
+    Both are run-wide keys (a role file may not set them), so every role holds the command
+    line's values; the first role's are read.
+    """
+    args = next(iter(context.roles.values()), None)
+    return bool(getattr(args, "use_critic", False)) or (
+        getattr(args, "advantage_estimator", None) == "ppo"
     )
 
 
@@ -107,6 +123,9 @@ def slime_rules(
             PpoScope(layer=layer),
             critic_defaults(layer),
             TopologyGuard(TOPOLOGY_KEYS, action=topology, subject=TOPOLOGY, parser=parser),
+            DistinctAcrossRoles(
+                DISTINCT_KEYS, because=DISTINCT_BECAUSE, paths=True, when=critic_runs
+            ),
         ]
     )
 

@@ -14,6 +14,8 @@ __all__ = [
     "CONFIG_DEST",
     "CRITIC_DEFAULTS",
     "CRITIC_DEFAULTS_UNLESS_OVERRIDDEN",
+    "DISTINCT_BECAUSE",
+    "DISTINCT_KEYS",
     "PASSTHROUGH",
     "RESOURCES_BECAUSE",
     "RESOURCE_KEYS",
@@ -80,3 +82,8 @@ TOPOLOGY_KEYS: tuple[str, ...] = (
 )
 #: What the topology keys are, in the guard's message.
 TOPOLOGY = "the parallel topology"
+
+#: Directories no two roles may share: each role writes its checkpoints to its ``save``.
+DISTINCT_KEYS: tuple[str, ...] = ("save",)
+#: Why, in the message.
+DISTINCT_BECAUSE = "each role writes its checkpoints there, over the other's"
