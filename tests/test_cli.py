@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -1945,3 +1945,76 @@ class TestHostilePaths:
         assert main(["check", "--", *argv]) == 1
         out = capsys.readouterr().out
         assert f"{fifo}: error: is a pipe or FIFO that nothing was written to" in out
+
+
+class TestCommandEdges:
+    """The command's edges: misplaced options, failures under --json, key selection."""
+
+    ARGV: ClassVar[list[str]] = ["--rollout-batch-size", "8", "--lr", "2e-6"]
+
+    @pytest.mark.parametrize(
+        ("command", "option"),
+        [
+            (["explain", "lr"], ["--role", "critic"]),
+            (["show"], ["--json"]),
+            (["check"], ["--strict"]),
+        ],
+    )
+    def test_own_options_after_the_separator(
+        self, command: list[str], option: list[str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Written after '--' they would go to the trainer: say so, and where to write them."""
+        assert main([*command, "--", *self.ARGV, *option]) == 2
+        err = capsys.readouterr().err
+        name = command[0]
+        assert f"'{option[0]}' is an option of layerconf {name}, written after '--'" in err
+        assert f"layerconf {name} {' '.join(option)}" in err
+
+    def test_forgetting_the_separator(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """The trainer's flags without '--': unrecognized, and what to write instead."""
+        assert main(["check", *self.ARGV]) == 2
+        err = capsys.readouterr().err
+        assert "unrecognized arguments: --rollout-batch-size 8 --lr 2e-6" in err
+        assert "layerconf check -- --rollout-batch-size 8 --lr 2e-6" in err
+
+    @pytest.mark.parametrize("command", [["explain", "lr"], ["show"], ["diff"]])
+    def test_json_when_it_does_not_resolve(
+        self, command: list[str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The problems on stdout as check --json prints them, exit 1."""
+        argv = ["--rollout-batch-size", "8", "--lr", "fast"]
+        assert main(["check", "--json", "--", *argv]) == 1
+        expected = json.loads(capsys.readouterr().out)
+        assert main([*command, "--json", "--", *argv]) == 1
+        assert json.loads(capsys.readouterr().out) == expected
+
+    def test_a_key_in_other_case(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["explain", "LR", "--", *self.ARGV]) == 1
+        assert "unknown key 'LR' (did you mean 'lr'?)" in capsys.readouterr().err
+
+    def test_a_role_in_other_case(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["explain", "lr", "--role", "Critic", "--", *self.ARGV]) == 2
+        assert "did you mean 'critic'?" in capsys.readouterr().err
+
+    def test_a_glob_selects_keys(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """'lr*' explains every key that matches, in each role."""
+        assert main(["explain", "lr_decay*", "--role", "actor", "--json", "--", *self.ARGV]) == 0
+        keys = [entry["key"] for entry in json.loads(capsys.readouterr().out)]
+        assert keys == ["lr_decay_iters", "lr_decay_samples", "lr_decay_style"]
+
+    def test_one_unknown_key_does_not_stop_the_others(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        assert main(["explain", "nope", "lr", "--role", "actor", "--", *self.ARGV]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.startswith("lr (actor) = 2e-06")
+        assert "unknown key 'nope'" in captured.err
+
+    def test_show_shows_what_changed_by_default(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Keys at the parser's default are left out unless --all."""
+        assert main(["show", "--json", "--role", "actor", "--", *self.ARGV]) == 0
+        changed = json.loads(capsys.readouterr().out)["actor"]
+        assert set(changed) == {"rollout_batch_size", "lr"}
+        assert main(["show", "--all", "--json", "--role", "actor", "--", *self.ARGV]) == 0
+        every = json.loads(capsys.readouterr().out)["actor"]
+        assert len(every) > 1000

@@ -33,7 +33,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
     outcome = resolved(options, argv)
     if outcome.roles is None:
-        return report_failure(outcome)
+        return report_failure(outcome, options)
     roles = selected(outcome.roles, options.role)
     settings, unknown = _explain_keys(roles, list(dict.fromkeys(options.keys)))
     if unknown:
