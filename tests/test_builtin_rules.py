@@ -186,7 +186,7 @@ class TestTopologyGuard:
         (problem,) = caught.value.problems
         assert str(problem) == (
             "megatron_ppo.yaml:4:7: error: roles must share the parallel topology: "
-            "critic tensor_model_parallel_size=4 from megatron_ppo.yaml:4:7; actor 2 from cli argv[3] "
+            "critic tensor_model_parallel_size=4; actor 2 from cli argv[3] "
             "(set tensor_model_parallel_size once, on the command line, and remove it from the role file)"
         )
         assert (problem.key, problem.rule) == ("tensor_model_parallel_size", "topology-guard")
@@ -196,7 +196,7 @@ class TestTopologyGuard:
         with pytest.raises(ConfigError) as caught:
             resolve_stacks(self.stacks({"lr": 1e-5}, TopologyGuard(keys=("lr",))))
         (problem,) = caught.value.problems
-        assert problem.message.startswith("roles must share lr: critic lr=1e-05 from ")
+        assert problem.message.startswith("roles must share lr: critic lr=1e-05; actor 1e-06 from ")
         guard = TopologyGuard(keys=("opt",))
         layers = base()
         stacks = {
@@ -248,9 +248,9 @@ class TestDistinctAcrossRoles:
             resolve_stacks(self.stacks(DistinctAcrossRoles(("save",))))
         (problem,) = caught.value.problems
         assert str(problem) == (
-            "argv[3]: error: actor and critic share save='/ckpt' (actor from cli argv[3]; "
-            "critic from cli argv[3]): each role must have its own (give each role its own: "
-            "under the critic entry of the role file write 'save: /ckpt_critic')"
+            "argv[3]: error: actor and critic share save='/ckpt' (set once, here, for both): "
+            "each role must have its own (give each role its own: under the critic entry of the "
+            "role file write 'save: /ckpt_critic')"
         )
 
     def test_own_values_none_and_when(self) -> None:

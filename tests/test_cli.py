@@ -475,10 +475,10 @@ class TestCheck:
         assert main(["check", "--", *argv]) == 1
         captured = capsys.readouterr()
         assert captured.out.splitlines() == [
-            "ppo.yaml:4:11: error: 'lr' must be a float (got 'fast' from ppo.yaml:4:11) (write a number such as 1e-5)",
-            "ppo.yaml:5:25: error: 'micro_batch_size' must be an int (got 2.0 from ppo.yaml:5:25) (write 2)",
+            "ppo.yaml:4:11: error: 'lr' must be a float (got 'fast') (write a number such as 1e-5)",
+            "ppo.yaml:5:25: error: 'micro_batch_size' must be an int (got 2.0) (write 2)",
             "ppo.yaml:6:7: warning: 'num_nodes' is ignored: resources come from the command line (remove it; set --actor-num-nodes / --critic-num-nodes on the command line)",
-            "ppo.yaml:7:23: error: 'lr_decay_style' must be one of 'constant', 'linear', 'cosine', 'inverse-square-root', 'WSD' (got 'cosin' from ppo.yaml:7:23) (did you mean 'cosine'?)",
+            "ppo.yaml:7:23: error: 'lr_decay_style' must be one of 'constant', 'linear', 'cosine', 'inverse-square-root', 'WSD' (got 'cosin') (did you mean 'cosine'?)",
             "argv[5]: note: '--sglang-x 1' is not an argument of this parser; it is passed on (slime hands such arguments to SGLang's parser)",
         ]
         assert captured.err == "3 errors, 1 warning, 1 note\n"
@@ -2020,3 +2020,49 @@ class TestCommandEdges:
         assert main(["show", "--all", "--json", "--role", "actor", "--", *self.ARGV]) == 0
         every = json.loads(capsys.readouterr().out)["actor"]
         assert len(every) > 1000
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "megatron:\n  - role: critic\n    overrides:\n      lr: fast\n",
+            "megatron:\n  - role: critic\n    overrides: {tensor_model_parallel_size: 4}\n",
+            "megatron:\n  - role: actor\n  - role: actor\n",
+            "megatron:\n  - role: actor\n    overrides: {}\n    args: {}\n",
+            "megatron:\n  - role: critic\n    overrides: {save: /ckpt/}\n",
+        ],
+        ids=["type", "topology", "two-entries", "overrides-and-args", "shared-save"],
+    )
+    def test_a_line_does_not_repeat_its_location(
+        self,
+        text: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """The line starts with where; the message says the rest."""
+        monkeypatch.chdir(tmp_path)
+        Path("ppo.yaml").write_text(text)
+        argv = [*self.ARGV, "--use-critic", "--save", "/ckpt", "--megatron-config-path", "ppo.yaml"]
+        assert main(["check", "--json", "--", *argv]) == 1
+        problems = json.loads(capsys.readouterr().out)
+        errors = [p for p in problems if p["severity"] == "error"]
+        assert errors
+        for problem in errors:
+            if problem["line"] is not None:
+                assert f"ppo.yaml:{problem['line']}:{problem['column']}" not in problem["message"]
+                assert f"line {problem['line']}" not in problem["message"]
+            if problem["argv_index"] is not None:
+                assert f"argv[{problem['argv_index']}]" not in problem["message"]
+
+    def test_an_indentation_error_gets_an_indentation_hint(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        Path("ppo.yaml").write_text(
+            "megatron:\n  - role: critic\n    overrides:\n      lr: 1\n     seed: 2\n"
+        )
+        assert main(["check", "--", *self.ARGV, "--megatron-config-path", "ppo.yaml"]) == 1
+        line = capsys.readouterr().out.splitlines()[0]
+        assert line.startswith("ppo.yaml:5:6: error: invalid YAML")
+        assert "indent" in line
+        assert "bracket" not in line

@@ -263,7 +263,7 @@ class TestTopology:
             resolve(parser, tmp_path, yaml)
         (problem,) = caught.value.errors
         assert problem.key == key
-        assert f"critic {key}={value!r} from " in problem.message
+        assert f"critic {key}={value!r}; actor " in problem.message
         assert "; actor " in problem.message
         assert " from cli argv[" in problem.message
 
@@ -386,9 +386,8 @@ class TestCheckpointDirectories:
             len(TYPICAL),
         )
         assert problem.message == (
-            f"actor and critic share save='/ckpt' (actor from cli argv[{len(TYPICAL)}]; "
-            f"critic from cli argv[{len(TYPICAL)}]): each role writes its checkpoints there, "
-            "over the other's"
+            "actor and critic share save='/ckpt' (set once, here, for both): each role writes "
+            "its checkpoints there, over the other's"
         )
         assert problem.hint == (
             "give each role its own: under the critic entry of the role file write "

@@ -75,11 +75,15 @@ class DistinctAcrossRoles:
         blamed, role = (one, first) if one.origin.kind == "file" else (other, second)
         value = blamed.value
         suggested = f"{value.rstrip('/')}_{role}" if isinstance(value, str) else "another value"
+        # The problem is located at the blamed value: only the other one's place is named.
+        unblamed, elsewhere = (second, other) if blamed is one else (first, one)
+        if elsewhere.origin == blamed.origin:
+            where = "set once, here, for both"
+        else:
+            where = f"{role} here, {unblamed} from {short_origin(elsewhere.origin)}"
         return Problem.at(
             blamed.origin,
-            f"{first} and {second} share {key}={other.value!r} ({first} from "
-            f"{short_origin(one.origin)}; {second} from {short_origin(other.origin)}): "
-            + self.because,
+            f"{first} and {second} share {key}={other.value!r} ({where}): {self.because}",
             key=key,
             hint=f"give each role its own: under the {role} entry of the role file write "
             f"'{key}: {suggested}'",

@@ -97,8 +97,9 @@ class TopologyGuard:
             (s for s in settings.values() if s.origin.kind == "file"),
             list(settings.values())[-1],
         )
+        # The blamed value is where the problem is located: its place is not repeated.
         parts = [
-            f"{role} {key}={setting.value!r} from {short_origin(setting.origin)}"
+            f"{role} {key}={setting.value!r}"
             if setting is blamed
             else f"{role} {setting.value!r} from {short_origin(setting.origin)}"
             for role, setting in sorted(settings.items(), key=lambda item: item[1] is not blamed)

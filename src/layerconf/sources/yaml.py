@@ -302,6 +302,8 @@ def _syntax_problem(
         hint = "check the indentation, and quote a value that contains ': '"
     elif "undefined alias" in problem:
         hint = "define the anchor &name before the alias *name that uses it"
+    elif "did not find expected key" in problem or "expected '-' indicator" in problem:
+        hint = "check the indentation: indent each key as far as the others of its mapping"
     elif "expected ':'" in problem or "simple key" in (error.context or ""):
         hint = "write each mapping entry as 'key: value', and close every quote"
     else:
