@@ -1994,8 +1994,9 @@ class TestCommandEdges:
         assert main(["explain", "LR", "--", *self.ARGV]) == 1
         assert "unknown key 'LR'; did you mean 'lr'?" in capsys.readouterr().err
 
-    def test_a_role_in_other_case(self, capsys: pytest.CaptureFixture[str]) -> None:
-        assert main(["explain", "lr", "--role", "Critic", "--", *self.ARGV]) == 2
+    @pytest.mark.parametrize("role", ["Critic", "CRITIC"])
+    def test_a_role_in_other_case(self, role: str, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["explain", "lr", "--role", role, "--", *self.ARGV]) == 2
         assert "did you mean 'critic'?" in capsys.readouterr().err
 
     def test_a_glob_selects_keys(self, capsys: pytest.CaptureFixture[str]) -> None:
