@@ -87,12 +87,13 @@ class Preset:
     - `rules`: builds the rule set for a parser, once per parser; None gives the preset's
       `standard_rules(preset, parser)`: `default_rules` unless the preset says otherwise
       (slime's are `slime_rules` on the preset's role layer).
-    - `passthrough`: command-line prefixes of tokens that another program takes (slime's
-      ``--sglang-``), `passthrough_to` names the program, `passthrough_hint` says so in a
-      note. They are notes, never problems.
+    - `passthrough`: the declared pass-through: command-line prefixes of tokens that another
+      program takes (slime's ``--sglang-``), `passthrough_to` names the program,
+      `passthrough_hint` says so in a note. They are notes, never problems.
     - `unknown_tokens`: any other token the parser does not own is an ``error`` (as
-      ``parse_args`` would have it), or a ``note`` (a warning if it looks like a misspelt
-      option), for trainers that hand the rest of the command line on.
+      ``parse_args`` would have it), or with ``note``, for trainers that hand the rest of the
+      command line on, a warning (``check --strict`` fails on it). A flag very close to one of
+      the parser's is an error with a did-you-mean either way: the trainer would drop it.
     - `extra_keys`: keys a role file may set though the parser has no such dest, with what they
       mean (for the schema and the unknown-keys rule); `ignored_keys`: keys dropped from role
       files, with where to set them instead.
