@@ -186,9 +186,7 @@ def parse_megatron_role_args(
         )
     path = os.fspath(megatron_config_path)
     role_file = check_role_file(path, ROLES, layer_name=LAYER)
-    if not os.path.lexists(path):
-        _raise_as_slime(path, role, role_file.problems)
-    if role_file.errors:
+    if role_file.errors:  # a missing file too: FileNotFoundError, as slime's open() raises
         layer = _as_slime_reads(path, role, role_file.problems)
     else:
         layer = role_file.layers.get(role) or Layer(
