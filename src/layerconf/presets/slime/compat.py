@@ -207,7 +207,7 @@ def parse_megatron_role_args(
     return result
 
 
-def _raise_as_slime(path: str, role: str, problems: Iterable[Problem]) -> NoReturn:
+def _raise_as_slime(path: str, problems: Iterable[Problem]) -> NoReturn:
     """Raise what slime raises for a file it cannot read: `FileNotFoundError` for a missing one."""
     problems = tuple(problems)
     if not os.path.lexists(path):
@@ -232,7 +232,7 @@ def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Laye
     else:
         document = check_yaml(path, layer=LAYER)
         if document.unreadable:
-            _raise_as_slime(path, role, problems)
+            _raise_as_slime(path, problems)
         raw, positions = document.data or {}, document.positions
 
     def fail(kind: type[SlimeConfigError], words: str | None = None) -> NoReturn:
