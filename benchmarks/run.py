@@ -38,7 +38,6 @@ import functools
 import gc
 import importlib.metadata
 import importlib.util
-import logging
 import math
 import os
 import platform
@@ -70,11 +69,17 @@ from bench_stack import (  # noqa: E402
 )
 from layerconf.compat.slime import parse_megatron_role_args  # noqa: E402
 
+sys.path.insert(0, str(HERE.parent))
+from tests.slime_reference import (  # noqa: E402
+    SLIME_ROLES,
+    slime_critic_defaults,
+    slime_parse_megatron_role_args,
+)
+
 ROOT = HERE.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
 ROLE_FILE = "slime_ppo_megatron.yaml"  # as the command line names it
-SLIME_ROLES = ("actor", "critic")
 
 #: The optional peers: module -> the name pip installs it by.
 PEERS = {
@@ -106,72 +111,8 @@ UNITS = {
 
 
 # ---------------------------------------------------------------------------------------------
-# slime's way: what slime's parse_megatron_role_args (slime/utils/arguments.py) does, step by
-# step and in the same order, so that it costs what slime's costs: read the role file with
-# yaml.safe_load, check its shape with asserts, pick the role's entry, deep-copy the parsed
-# namespace, set each override (slime's coercion: a string over an int or float becomes that
-# type when it can), force the critic's runtime defaults, and format its log messages.
-
-_slime_logger = logging.getLogger("slime.utils.arguments")
-_SLIME_IGNORED = frozenset({"num_nodes", "num_gpus_per_node"})
-
-
-def slime_apply_overrides(
-    base_args: argparse.Namespace, overrides: dict[str, Any], role: str
-) -> argparse.Namespace:
-    """A deep copy of `base_args` with `role`'s overrides set, as slime sets them."""
-    result = copy.deepcopy(base_args)
-    for key, value in overrides.items():
-        if key in _SLIME_IGNORED:
-            _slime_logger.info(f"{role}: {key!r} ignored, resources follow the command line")
-            continue
-        if hasattr(result, key):
-            current = getattr(result, key)
-            numeric = isinstance(current, (int, float))
-            if current is not None and numeric and isinstance(value, str):
-                try:
-                    value = type(current)(value)  # YAML 1.1 reads 1e-5 as a string
-                except (TypeError, ValueError):
-                    _slime_logger.debug(f"{role}: {key!r} stays {value!r}")
-        else:
-            _slime_logger.warning(f"{role}: unknown key {key!r} is set anyway")
-        setattr(result, key, value)
-    if role == "critic":  # slime always runs the critic with these
-        result.kl_coef = 0
-        result.use_opd = False
-        result.custom_advantage_function_path = None
-        result.untie_embeddings_and_output_weights = True
-        if "disable_param_buffers_cpu_backup" not in overrides:
-            result.disable_param_buffers_cpu_backup = False
-    return result
-
-
-def slime_parse_megatron_role_args(
-    base_args: argparse.Namespace,
-    megatron_config_path: str,
-    role: str,
-    roles: Sequence[str] = SLIME_ROLES,
-) -> argparse.Namespace:
-    """slime's ``parse_megatron_role_args(base_args, megatron_config_path, role)``.
-
-    `roles` only widens the role check for the roles scaling (slime takes actor and critic).
-    """
-    assert role in roles, f"unsupported role {role!r}"
-    with open(megatron_config_path) as stream:
-        document = yaml.safe_load(stream) or {}
-    assert "megatron" in document, "the role file needs a top-level 'megatron' list"
-    entries = document["megatron"]
-    assert isinstance(entries, list), "the role file's 'megatron' must be a list"
-    mine = [entry for entry in entries if entry.get("role") == role]
-    assert len(mine) <= 1, f"the role file has {len(mine)} entries for role {role!r}"
-    overrides: dict[str, Any] = {}
-    if mine:
-        overrides = mine[0].get("overrides") or mine[0].get("args") or {}
-    else:
-        _slime_logger.info(f"{role}: no entry in {megatron_config_path}, inherits the base")
-    result = slime_apply_overrides(base_args, overrides, role)
-    _slime_logger.info(f"{role}: {megatron_config_path} overrides {list(overrides)}")
-    return result
+# slime's way: slime's own function, as tests/slime_reference.py transcribes it (the parity
+# test holds the drop-in to the same copy).
 
 
 def slime_resolve_roles(
@@ -183,19 +124,6 @@ def slime_resolve_roles(
         role: slime_parse_megatron_role_args(args, args.megatron_config_path, role, roles)
         for role in roles
     }
-
-
-def slime_critic_defaults(overrides: dict[str, Any]) -> dict[str, Any]:
-    """The values slime forces on the critic (for the peers, which have no such rule)."""
-    values: dict[str, Any] = {
-        "kl_coef": 0,
-        "use_opd": False,
-        "custom_advantage_function_path": None,
-        "untie_embeddings_and_output_weights": True,
-    }
-    if "disable_param_buffers_cpu_backup" not in overrides:
-        values["disable_param_buffers_cpu_backup"] = False
-    return values
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,7 +20,13 @@ from layerconf import (
 )
 from layerconf.presets.slime import RESOURCE_KEYS, TOPOLOGY_KEYS, critic_defaults
 from layerconf.presets.slime.constants import RESOURCES_BECAUSE
-from layerconf.rules import IgnoredKeys, PpoScope, TopologyGuard, UnknownKeys
+from layerconf.rules import (
+    DistinctAcrossRoles,
+    IgnoredKeys,
+    PpoScope,
+    TopologyGuard,
+    UnknownKeys,
+)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -166,7 +172,7 @@ class TestTopologyGuard:
 
     @staticmethod
     def stacks(critic: dict[str, Any], guard: TopologyGuard | None = None) -> dict[str, LayerStack]:
-        rules = [guard or TopologyGuard(TOPOLOGY_KEYS)]
+        rules = [guard or TopologyGuard(TOPOLOGY_KEYS, subject="the parallel topology")]
         layers = base(tensor_model_parallel_size=2)
         return {
             "actor": LayerStack([*layers, role_layer({})], rules=rules),
@@ -180,10 +186,24 @@ class TestTopologyGuard:
         (problem,) = caught.value.problems
         assert str(problem) == (
             "megatron_ppo.yaml:4:7: error: roles must share the parallel topology: "
-            "critic tensor_model_parallel_size=4 from megatron_ppo.yaml:4:7; actor 2 from cli argv[3] "
+            "critic tensor_model_parallel_size=4; actor 2 from cli argv[3] "
             "(set tensor_model_parallel_size once, on the command line, and remove it from the role file)"
         )
         assert (problem.key, problem.rule) == ("tensor_model_parallel_size", "topology-guard")
+
+    def test_generic_wording_and_values_compared_as_values(self) -> None:
+        """Without a subject the guard names the key; equal values in another order agree."""
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks({"lr": 1e-5}, TopologyGuard(keys=("lr",))))
+        (problem,) = caught.value.problems
+        assert problem.message.startswith("roles must share lr: critic lr=1e-05; actor 1e-06 from ")
+        guard = TopologyGuard(keys=("opt",))
+        layers = base()
+        stacks = {
+            role: LayerStack([*layers, role_layer({"opt": opt})], rules=[guard])
+            for role, opt in (("actor", {"a": 1, "b": 2}), ("critic", {"b": 2, "a": 1}))
+        }
+        assert resolve_stacks(stacks)["critic"].opt == {"b": 2, "a": 1}
 
     def test_same_value_in_the_file_is_fine(self) -> None:
         """Repeating the command line's value is no mismatch."""
@@ -192,7 +212,7 @@ class TestTopologyGuard:
 
     def test_warn(self) -> None:
         """Under ``warn`` the roles resolve and the warning is kept on both."""
-        with pytest.warns(LayerconfWarning, match="parallel topology"):
+        with pytest.warns(LayerconfWarning, match="roles must share tensor_model_parallel_size"):
             roles = resolve_stacks(
                 self.stacks(
                     {"tensor_model_parallel_size": 4}, TopologyGuard(TOPOLOGY_KEYS, action="warn")
@@ -210,6 +230,44 @@ class TestTopologyGuard:
         assert roles["critic"].tensor_model_parallel_size == 4
         with pytest.raises(ConfigError, match="lr"):
             resolve_stacks(self.stacks({"lr": 1e-5}, TopologyGuard(keys=("lr",))))
+
+
+class TestDistinctAcrossRoles:
+    """Keys no two roles may share, as generic as any rule."""
+
+    @staticmethod
+    def stacks(rule: DistinctAcrossRoles, **critic: Any) -> dict[str, LayerStack]:
+        layers = base(save="/ckpt")
+        return {
+            "actor": LayerStack([*layers, role_layer({})], rules=[rule]),
+            "critic": LayerStack([*layers, role_layer(critic)], rules=[rule]),
+        }
+
+    def test_a_shared_value_names_both_origins(self) -> None:
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks(DistinctAcrossRoles(("save",))))
+        (problem,) = caught.value.problems
+        assert str(problem) == (
+            "argv[3]: error: actor and critic share save='/ckpt' (set once, here, for both): "
+            "each role must have its own (give each role its own: under the critic entry of the "
+            "role file write 'save: /ckpt_critic')"
+        )
+
+    def test_own_values_none_and_when(self) -> None:
+        """Distinct values pass; None is no conflict; `when` turns the check off for a run."""
+        rule = DistinctAcrossRoles(("save",))
+        assert resolve_stacks(self.stacks(rule, save="/other"))["critic"].save == "/other"
+        assert resolve_stacks(self.stacks(DistinctAcrossRoles(("seed",))))
+        never = DistinctAcrossRoles(("save",), when=lambda context: False)
+        assert resolve_stacks(self.stacks(never))["critic"].save == "/ckpt"
+
+    def test_paths(self) -> None:
+        """With paths, '/ckpt/' is '/ckpt'; the role file's value is the one blamed."""
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks(DistinctAcrossRoles(("save",), paths=True), save="/ckpt/"))
+        (problem,) = caught.value.problems
+        assert (problem.source, problem.line) == ("ppo.yaml", 4)
+        assert resolve_stacks(self.stacks(DistinctAcrossRoles(("save",)), save="/ckpt/"))
 
 
 class TestRoleDefaults:
@@ -285,6 +343,18 @@ class TestPpoScope:
             "add --with-value-model or --advantage-estimator gae or --advantage-estimator ppo, "
             "or remove the critic entry"
         )
+
+    @pytest.mark.parametrize(
+        "own", [{"use_critic": True}, {"advantage_estimator": "ppo"}, {"lr": 1e-5}]
+    )
+    def test_the_scope_is_the_command_lines(self, own: dict[str, Any]) -> None:
+        """Whether a critic runs is the run's: a role's own values neither start nor stop it."""
+        stack = LayerStack([*base(), role_layer(own)], rules=[PpoScope()])
+        with pytest.warns(LayerconfWarning, match="the critic's overrides are unused"):
+            stack.resolve(role="critic")
+        no_critic = {"use_critic": False, "advantage_estimator": "grpo"}
+        stack = LayerStack([*base(use_critic=True), role_layer(no_critic)], rules=[PpoScope()])
+        assert notices(stack.resolve(role="critic")) == ()
 
     def test_actor_is_not_checked(self) -> None:
         """Only the critic's overrides are about the critic."""

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -238,10 +238,10 @@ class TestExplain:
         assert "(actor)" not in out
 
     def test_unknown_key(self, launcher: list[str]) -> None:
-        """An unknown key exits 1 with a did-you-mean, and explains nothing."""
+        """An unknown key exits 1 with a did-you-mean; the other keys are still explained."""
         result = run(launcher, "explain", "lr", "lrr", "--", *PPO_ARGV)
         assert result.returncode == 1
-        assert result.stdout == ""
+        assert result.stdout.startswith("lr (actor) = 1e-06")
         assert result.stderr == "layerconf explain: error: unknown key 'lrr'; did you mean 'lr'?\n"
 
     def test_flag_spelling_suggests_the_dest(
@@ -291,9 +291,9 @@ class TestShow:
     ) -> None:
         """Every key of both roles, one row each, headed by the role and its counts."""
         monkeypatch.chdir(FIXTURES)
-        assert main(["show", "--json", "--", *SLIME_ARGV]) == 0
+        assert main(["show", "--all", "--json", "--", *SLIME_ARGV]) == 0
         shown = json.loads(capsys.readouterr().out)
-        result = run(launcher, "show", "--", *SLIME_ARGV, cwd=FIXTURES)
+        result = run(launcher, "show", "--all", "--", *SLIME_ARGV, cwd=FIXTURES)
         assert result.returncode == 0, result.stderr
         blocks = result.stdout.rstrip("\n").split("\n\n")
         for role, block in zip(("actor", "critic"), blocks, strict=True):
@@ -319,7 +319,7 @@ class TestShow:
 
     def test_json_shape(self, launcher: list[str]) -> None:
         """--json maps each role to each key's value, repr and origin."""
-        result = run(launcher, "show", "--json", "--", *PPO_ARGV)
+        result = run(launcher, "show", "--all", "--json", "--", *PPO_ARGV)
         assert result.returncode == 0, result.stderr
         data = json.loads(result.stdout)
         assert list(data) == list(SLIME.roles)
@@ -342,7 +342,7 @@ class TestShow:
 
     def test_yaml(self, launcher: list[str]) -> None:
         """--yaml is YAML that reads back to the values (enums by name), origins as comments."""
-        result = run(launcher, "show", "--yaml", "--", *PPO_ARGV)
+        result = run(launcher, "show", "--all", "--yaml", "--", *PPO_ARGV)
         assert result.returncode == 0, result.stderr
         data = yaml.safe_load(result.stdout)
         assert data["critic"]["lr"] == 1e-05
@@ -477,10 +477,10 @@ class TestCheck:
         assert main(["check", "--", *argv]) == 1
         captured = capsys.readouterr()
         assert captured.out.splitlines() == [
-            "ppo.yaml:4:11: error: 'lr' must be a float (got 'fast' from ppo.yaml:4:11) (write a number such as 1e-5)",
-            "ppo.yaml:5:25: error: 'micro_batch_size' must be an int (got 2.0 from ppo.yaml:5:25) (write 2)",
+            "ppo.yaml:4:11: error: 'lr' must be a float (got 'fast') (write a number such as 1e-5)",
+            "ppo.yaml:5:25: error: 'micro_batch_size' must be an int (got 2.0) (write 2)",
             "ppo.yaml:6:7: warning: 'num_nodes' is ignored: resources come from the command line (remove it; set --actor-num-nodes / --critic-num-nodes on the command line)",
-            "ppo.yaml:7:23: error: 'lr_decay_style' must be one of 'constant', 'linear', 'cosine', 'inverse-square-root', 'WSD' (got 'cosin' from ppo.yaml:7:23) (did you mean 'cosine'?)",
+            "ppo.yaml:7:23: error: 'lr_decay_style' must be one of 'constant', 'linear', 'cosine', 'inverse-square-root', 'WSD' (got 'cosin') (did you mean 'cosine'?)",
             "argv[5]: note: '--sglang-x 1' is not an argument of this parser; it is passed on (slime hands such arguments to SGLang's parser)",
         ]
         assert captured.err == "3 errors, 1 warning, 1 note\n"
@@ -559,6 +559,27 @@ class TestCheck:
         assert captured.out.endswith((end or start) + "\n")
         assert captured.out.count("\n") == 1
         assert captured.err == "1 error, 0 warnings\n"
+
+    def test_a_misspelt_training_flag_is_an_error(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """slime would drop it and run with TP 1: check stops the launch, with the did-you-mean."""
+        argv = ["--rollout-batch-size", "8", "--tensor-model-paralel-size", "2"]
+        assert main(["check", "--", *argv]) == 1
+        out = capsys.readouterr().out
+        assert out.startswith(
+            "argv[2]: error: '--tensor-model-paralel-size' is not an argument of this parser "
+            "(did you mean '--tensor-model-parallel-size'?)"
+        )
+
+    def test_an_undeclared_flag_fails_only_with_strict(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Not a declared pass-through (--sglang-*), like no flag: a warning, an error with --strict."""
+        argv = ["--rollout-batch-size", "8", "--zzz-qqq", "1"]
+        assert main(["check", "--", *argv]) == 0
+        assert main(["check", "--strict", "--", *argv]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.startswith("argv[2]: warning: '--zzz-qqq 1' is not an argument")
+        assert captured.err == "0 errors, 1 warning\n" * 2
 
     def test_a_missing_role_file(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -1123,6 +1144,7 @@ class TestUsersParser:
                 main(
                     [
                         "show",
+                        "--all",
                         "--yaml",
                         "--role",
                         "actor",
@@ -1517,6 +1539,7 @@ class TestAuditReplay:
             "audit",
             "replay",
             "run",
+            "--all",
             "--json",
             "--parser",
             "mytrainer:get_parser",
@@ -1943,3 +1966,123 @@ class TestHostilePaths:
         assert main(["check", "--", *argv]) == 1
         out = capsys.readouterr().out
         assert f"{fifo}: error: is a pipe or FIFO that nothing was written to" in out
+
+
+class TestCommandEdges:
+    """The command's edges: misplaced options, failures under --json, key selection."""
+
+    ARGV: ClassVar[list[str]] = ["--rollout-batch-size", "8", "--lr", "2e-6"]
+
+    @pytest.mark.parametrize(
+        ("command", "option"),
+        [
+            (["explain", "lr"], ["--role", "critic"]),
+            (["show"], ["--json"]),
+            (["check"], ["--strict"]),
+        ],
+    )
+    def test_own_options_after_the_separator(
+        self, command: list[str], option: list[str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Written after '--' they would go to the trainer: say so, and where to write them."""
+        assert main([*command, "--", *self.ARGV, *option]) == 2
+        err = capsys.readouterr().err
+        name = command[0]
+        assert f"'{option[0]}' is an option of layerconf {name}, written after '--'" in err
+        assert f"layerconf {name} {' '.join(option)}" in err
+
+    def test_forgetting_the_separator(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """The trainer's flags without '--': unrecognized, and what to write instead."""
+        assert main(["check", *self.ARGV]) == 2
+        err = capsys.readouterr().err
+        assert "unrecognized arguments: --rollout-batch-size 8 --lr 2e-6" in err
+        assert "layerconf check -- --rollout-batch-size 8 --lr 2e-6" in err
+
+    @pytest.mark.parametrize("command", [["explain", "lr"], ["show"], ["diff"]])
+    def test_json_when_it_does_not_resolve(
+        self, command: list[str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The problems on stdout as check --json prints them, exit 1."""
+        argv = ["--rollout-batch-size", "8", "--lr", "fast"]
+        assert main(["check", "--json", "--", *argv]) == 1
+        expected = json.loads(capsys.readouterr().out)
+        assert main([*command, "--json", "--", *argv]) == 1
+        assert json.loads(capsys.readouterr().out) == expected
+
+    def test_a_key_in_other_case(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["explain", "LR", "--", *self.ARGV]) == 1
+        assert "unknown key 'LR'; did you mean 'lr'?" in capsys.readouterr().err
+
+    @pytest.mark.parametrize("role", ["Critic", "CRITIC"])
+    def test_a_role_in_other_case(self, role: str, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["explain", "lr", "--role", role, "--", *self.ARGV]) == 2
+        assert "did you mean 'critic'?" in capsys.readouterr().err
+
+    def test_a_glob_selects_keys(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """'lr*' explains every key that matches, in each role."""
+        assert main(["explain", "lr_decay*", "--role", "actor", "--json", "--", *self.ARGV]) == 0
+        keys = [entry["key"] for entry in json.loads(capsys.readouterr().out)]
+        assert keys == ["lr_decay_iters", "lr_decay_samples", "lr_decay_style"]
+
+    def test_one_unknown_key_does_not_stop_the_others(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        assert main(["explain", "nope", "lr", "--role", "actor", "--", *self.ARGV]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.startswith("lr (actor) = 2e-06")
+        assert "unknown key 'nope'" in captured.err
+
+    def test_show_shows_what_changed_by_default(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Keys at the parser's default are left out unless --all."""
+        assert main(["show", "--json", "--role", "actor", "--", *self.ARGV]) == 0
+        changed = json.loads(capsys.readouterr().out)["actor"]
+        assert set(changed) == {"rollout_batch_size", "lr"}
+        assert main(["show", "--all", "--json", "--role", "actor", "--", *self.ARGV]) == 0
+        every = json.loads(capsys.readouterr().out)["actor"]
+        assert len(every) > 1000
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "megatron:\n  - role: critic\n    overrides:\n      lr: fast\n",
+            "megatron:\n  - role: critic\n    overrides: {tensor_model_parallel_size: 4}\n",
+            "megatron:\n  - role: actor\n  - role: actor\n",
+            "megatron:\n  - role: actor\n    overrides: {}\n    args: {}\n",
+            "megatron:\n  - role: critic\n    overrides: {save: /ckpt/}\n",
+        ],
+        ids=["type", "topology", "two-entries", "overrides-and-args", "shared-save"],
+    )
+    def test_a_line_does_not_repeat_its_location(
+        self,
+        text: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """The line starts with where; the message says the rest."""
+        monkeypatch.chdir(tmp_path)
+        Path("ppo.yaml").write_text(text)
+        argv = [*self.ARGV, "--use-critic", "--save", "/ckpt", "--megatron-config-path", "ppo.yaml"]
+        assert main(["check", "--json", "--", *argv]) == 1
+        problems = json.loads(capsys.readouterr().out)
+        errors = [p for p in problems if p["severity"] == "error"]
+        assert errors
+        for problem in errors:
+            if problem["line"] is not None:
+                assert f"ppo.yaml:{problem['line']}:{problem['column']}" not in problem["message"]
+                assert f"line {problem['line']}" not in problem["message"]
+            if problem["argv_index"] is not None:
+                assert f"argv[{problem['argv_index']}]" not in problem["message"]
+
+    def test_an_indentation_error_gets_an_indentation_hint(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        Path("ppo.yaml").write_text(
+            "megatron:\n  - role: critic\n    overrides:\n      lr: 1\n     seed: 2\n"
+        )
+        assert main(["check", "--", *self.ARGV, "--megatron-config-path", "ppo.yaml"]) == 1
+        line = capsys.readouterr().out.splitlines()[0]
+        assert line.startswith("ppo.yaml:5:6: error: invalid YAML")
+        assert "indent" in line
+        assert "bracket" not in line

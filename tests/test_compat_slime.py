@@ -6,14 +6,19 @@ import argparse
 import copy
 import errno
 import logging
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from layerconf import ConfigError, explain, load_profile
 from layerconf.compat.slime import SlimeConfigError, parse_megatron_role_args
+from tests.slime_reference import slime_parse_megatron_role_args
 
 
 @pytest.fixture(scope="module")
@@ -277,8 +282,19 @@ class TestParityWithSlime:
     ) -> None:
         """slime's setattr raises on __class__; the drop-in refuses it, at the key."""
         text = f"megatron:\n  - role: actor\n    overrides: {{{name}: x}}\n"
-        with pytest.raises(ConfigError, match=f"'{name}' is a Python attribute"):
+        with pytest.raises(TypeError, match=f"'{name}' is a Python attribute") as caught:
             parse_megatron_role_args(base, write(tmp_path, text), "actor")
+        assert isinstance(caught.value, ConfigError)
+
+    @pytest.mark.parametrize("key", ["''", "__doc__"])
+    def test_what_it_still_refuses(
+        self, base: argparse.Namespace, tmp_path: Path, key: str
+    ) -> None:
+        """An empty key and a Python name: slime sets them, the drop-in refuses them, located."""
+        text = f"megatron:\n  - role: actor\n    overrides: {{{key}: x}}\n"
+        with pytest.raises(SlimeConfigError) as caught:
+            parse_megatron_role_args(base, write(tmp_path, text), "actor")
+        assert caught.value.problems[0].line == 3
 
     def test_a_key_deleted_at_run_time_is_set_as_written(self, tmp_path: Path) -> None:
         """slime's hasattr() is False for a deleted key: the YAML string is set, not converted."""
@@ -291,3 +307,80 @@ class TestParityWithSlime:
         text = "megatron:\n  - role: actor\n    overrides: {seed: '7'}\n"
         result = parse_megatron_role_args(base, write(tmp_path, text), "actor")
         assert result.seed == "7"
+
+
+# Role files slime's own function reads: every shape its code can meet, not only valid ones.
+_known = ["lr", "seed", "save", "train_env_vars", "sequence_parallel", "micro_batch_size"]
+_special = ["num_nodes", "kl_coef", "disable_param_buffers_cpu_backup", "not_an_arg"]
+_override_keys = st.one_of(
+    st.sampled_from([*_known, *_special]),
+    st.sampled_from([5, None, True, "__class__"]),
+)
+_texts = st.sampled_from(["3", "1e-5", "0.5", "true", "false", "abc", "", "/ckpt"])
+_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.5, 2.0]), _texts
+)
+_values = st.one_of(
+    _leaves,
+    st.lists(_leaves, max_size=2),
+    st.dictionaries(st.sampled_from(["A", "X"]), _leaves, max_size=2),
+)
+_overrides = st.one_of(
+    st.dictionaries(_override_keys, _values, max_size=4),
+    st.none(),
+    st.sampled_from([[], ["lr"], "lr", 0, {}]),
+)
+_roles = st.sampled_from(["actor", "critic", "reward", 3, None])
+_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.sampled_from(["default", 7]),
+        "role": _roles,
+        "overrides": _overrides,
+        "args": _overrides,
+        "extra": st.just(1),
+    },
+)
+_entries = st.one_of(_fields, _fields, _fields, st.sampled_from(["actor", None, 3]))
+_documents = st.one_of(
+    st.fixed_dictionaries(
+        {"megatron": st.lists(_entries, max_size=4)},
+        optional={"other": st.just(1)},
+    ),
+    st.fixed_dictionaries({"megatron": st.sampled_from([{"role": "actor"}, "actor", None, 0])}),
+    st.sampled_from([{}, None, [], ["megatron"], "megatron", "text", 5, {"other": 1}]),
+)
+
+
+def _outcome(call: Any) -> tuple[str, Any]:
+    try:
+        result = call()
+    except Exception as error:  # the outcome is what is compared
+        return "raised", error
+    return "returned", {key: (type(value), value) for key, value in vars(result).items()}
+
+
+class TestParityOnGeneratedFiles:
+    """On generated role files: slime's values where slime returns, its exception where it raises."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(document=_documents, role=st.sampled_from(["actor", "critic"]))
+    def test_as_slimes_own_function(self, document: Any, role: str) -> None:
+        base = _PARITY_BASE
+        with tempfile.TemporaryDirectory() as scratch:
+            path = Path(scratch) / "m.yaml"
+            path.write_text(yaml.safe_dump(document, sort_keys=False))
+            slime = _outcome(lambda: slime_parse_megatron_role_args(base, path, role))
+            ours = _outcome(lambda: parse_megatron_role_args(base, path, role))
+        assert ours[0] == slime[0], (slime, ours)
+        if slime[0] == "returned":
+            assert ours[1] == slime[1]
+        else:
+            assert isinstance(ours[1], type(slime[1])), (slime, ours)
+            if isinstance(slime[1], AssertionError):
+                assert str(ours[1]).startswith(str(slime[1]) + "\n")
+
+
+_PARITY_BASE, _ = load_profile().parse_known_args(
+    ["--rollout-batch-size", "4", "--train-env-vars", '{"X": "1"}', "--micro-batch-size", "2"]
+)

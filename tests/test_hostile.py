@@ -41,7 +41,12 @@ from layerconf.sources.yaml import MAX_DEPTH, MAX_NODES
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = ROOT / "tests" / "bad_role_files"
-ARGV = (ROOT / "examples" / "ppo_argv.txt").read_text().split()
+# The example's launch without its one --save: a hostile file with no critic entry would
+# otherwise fail on the run's shared checkpoint directory (rule distinct-across-roles), not on
+# anything of its own.
+_EXAMPLE = (ROOT / "examples" / "ppo_argv.txt").read_text().split()
+_SAVE = _EXAMPLE.index("--save")
+ARGV = _EXAMPLE[:_SAVE] + _EXAMPLE[_SAVE + 2 :]
 EXPECTED: dict[str, list[str]] = {
     name: value
     for name, value in json.loads((BAD / "expected.json").read_text()).items()
@@ -340,6 +345,7 @@ WRONG: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any], str]] = {
     "record_bytes": (A.record_bytes, (None,), {}, "record"),
     "sign": (A.sign, ([], b"key"), {}, "record"),
     "write_atomic": (A.write_atomic, ("/tmp", "x", b""), {}, "directory"),
+    "DistinctAcrossRoles": (R.DistinctAcrossRoles, ("save",), {}, "keys"),
     "freeze": (layerconf.freeze, (argparse.Namespace(),), {}, "args"),
 }
 #: Public names that take no argument, or are records layerconf builds and hands out (results,

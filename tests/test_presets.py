@@ -77,15 +77,24 @@ class TestContract:
         ignoring = Preset("x", roles=("a",), ignored_keys={"gpus": "--gpus"})
         assert ignoring.rules_for(small_parser()).names[0] == "ignored-keys"
 
+    def test_run_wide_keys_are_declared(self) -> None:
+        """A preset's run-wide keys become its run-wide-keys rule, before everything else."""
+        own = Preset("x", roles=("a",), run_wide_keys={"lr": "--lr"})
+        rules = own.rules_for(small_parser())
+        assert rules.names[0] == "run-wide-keys"
+        assert dict(rules["run-wide-keys"].keys) == {"lr": "--lr"}  # type: ignore[attr-defined]
+
     def test_slime_is_a_preset_like_any_other(self) -> None:
         assert isinstance(SLIME, Preset)
         assert SLIME.rules_for(small_parser()).names == (
+            "run-wide-keys",
             "ignored-keys",
             "unknown-keys",
             "type-coercion",
             "ppo-scope",
             "critic-defaults",
             "topology-guard",
+            "distinct-across-roles",
         )
 
 

@@ -263,9 +263,22 @@ class TestTopology:
             resolve(parser, tmp_path, yaml)
         (problem,) = caught.value.errors
         assert problem.key == key
-        assert f"critic {key}={value!r} from " in problem.message
+        assert f"critic {key}={value!r}; actor " in problem.message
         assert "; actor " in problem.message
         assert " from cli argv[" in problem.message
+
+    @pytest.mark.parametrize(
+        ("key", "written"),
+        [("sequence_parallel", '"true"'), ("pipeline_model_parallel_size", "1.0")],
+    )
+    def test_a_wrong_type_is_one_problem(
+        self, parser: argparse.ArgumentParser, tmp_path: Path, key: str, written: str
+    ) -> None:
+        """The type error alone: the guard compares converted values, never the raw one."""
+        yaml = f"megatron:\n  - role: critic\n    overrides:\n      {key}: {written}\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml)
+        assert [p.rule for p in caught.value.problems] == ["type-coercion"]
 
     def test_same_topology_in_the_file_is_fine(
         self, parser: argparse.ArgumentParser, tmp_path: Path
@@ -305,6 +318,106 @@ class TestPpoOnly:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             resolve_roles(parser, [*argv, *flags, "--megatron-config-path", str(path)])
+
+
+class TestRunWideKeys:
+    """Keys that decide the run's shape are the command line's: in a role file, an error."""
+
+    @pytest.mark.parametrize(
+        ("key", "value", "flag"),
+        [
+            ("use_critic", "true", "--use-critic"),
+            ("advantage_estimator", "ppo", "--advantage-estimator"),
+            ("megatron_config_path", "other.yaml", "--megatron-config-path"),
+        ],
+    )
+    def test_an_error_saying_where_to_set_it(
+        self, parser: argparse.ArgumentParser, tmp_path: Path, key: str, value: str, flag: str
+    ) -> None:
+        yaml = f"megatron:\n  - role: critic\n    overrides:\n      {key}: {value}\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml)
+        (problem,) = caught.value.errors
+        assert (problem.key, problem.line, problem.rule) == (key, 4, "run-wide-keys")
+        assert "decides the whole run" in problem.message
+        assert problem.hint == f"remove it and set {flag} on the command line"
+
+    def test_declared_by_the_preset(self) -> None:
+        """The preset declares them; its rules are built from the declaration."""
+        assert set(SLIME.run_wide_keys) == {
+            "use_critic",
+            "advantage_estimator",
+            "megatron_config_path",
+        }
+        own = attrs.evolve(SLIME, run_wide_keys={"lr": "--lr"})
+        rules = own.rules_for(lr_parser("--megatron-config-path"))
+        assert "lr" in rules["run-wide-keys"].keys  # type: ignore[attr-defined]
+
+    def test_grpo_with_a_critic_entry_still_warns(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """use_critic under the critic entry of a GRPO run does not silence the warning."""
+        argv = [t for t in TYPICAL if t not in ("--use-critic", "--advantage-estimator", "ppo")]
+        path = tmp_path / "m.yaml"
+        path.write_text(
+            "megatron:\n  - role: critic\n    overrides: {lr: 1e-5, use_critic: true}\n"
+        )
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(parser, [*argv, "--megatron-config-path", str(path)])
+        found = [(p.severity, p.rule) for p in caught.value.problems]
+        assert ("error", "run-wide-keys") in found
+        assert ("warning", "ppo-scope") in found
+
+
+class TestCheckpointDirectories:
+    """Actor and critic saving to one directory overwrite each other's checkpoints."""
+
+    def test_a_shared_save_is_an_error(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """slime's critic saves with args.save: without an override both write to /ckpt."""
+        yaml = "megatron:\n  - role: critic\n    overrides: {lr: 1e-5}\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml, "--save", "/ckpt")
+        (problem,) = caught.value.errors
+        assert (problem.rule, problem.key, problem.argv_index) == (
+            "distinct-across-roles",
+            "save",
+            len(TYPICAL),
+        )
+        assert problem.message == (
+            "actor and critic share save='/ckpt' (set once, here, for both): each role writes "
+            "its checkpoints there, over the other's"
+        )
+        assert problem.hint == (
+            "give each role its own: under the critic entry of the role file write "
+            "'save: /ckpt_critic'"
+        )
+
+    def test_one_directory_per_role_is_fine(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        roles = resolve(parser, tmp_path, FORMAT_EXAMPLE, "--save", "/ckpt")
+        assert (roles["actor"].save, roles["critic"].save) == (
+            "/path/to/actor_ckpt",
+            "/path/to/critic_ckpt",
+        )
+
+    def test_the_same_directory_written_twice(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """'/ckpt/' and '/ckpt' are one directory: the error points at the role file."""
+        yaml = "megatron:\n  - role: critic\n    overrides: {save: /ckpt/}\n"
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, yaml, "--save", "/ckpt")
+        (problem,) = caught.value.errors
+        assert (problem.rule, problem.line) == ("distinct-across-roles", 3)
+
+    def test_no_critic_no_conflict(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
+        """Without a critic in the run only the actor saves."""
+        argv = [t for t in TYPICAL if t not in ("--use-critic", "--advantage-estimator", "ppo")]
+        roles = resolve_roles(parser, [*argv, "--save", "/ckpt"])
+        assert roles["critic"].save == "/ckpt"
 
 
 class TestCriticDefaults:
@@ -463,18 +576,28 @@ class TestPresets:
 
 
 class TestUnknownTokens:
-    """Tokens the training parser does not own are passed on; a likely typo is a warning."""
+    """Declared pass-through tokens are notes; a likely typo is an error, any other a warning."""
 
-    def test_misspelt_flag_warns_with_a_did_you_mean(
+    def test_misspelt_flag_is_an_error_with_a_did_you_mean(
         self, parser: argparse.ArgumentParser, tmp_path: Path
     ) -> None:
-        """--lr-decay-styl would be handed to SGLang and ignored by training: say so."""
-        with pytest.warns(
-            LayerconfWarning,
-            match=r"argv\[26\]: warning: '--lr-decay-styl' is not an argument of this parser \(did you mean '--lr-decay-style'\?\)",
-        ):
-            roles = resolve(parser, tmp_path, None, "--lr-decay-styl", "cosine")
-        assert roles["actor"].lr_decay_style == "linear"
+        """--tensor-model-paralel-size 2 would be dropped: training runs with TP 1."""
+        with pytest.raises(ConfigError) as caught:
+            resolve(parser, tmp_path, None, "--tensor-model-paralel-size", "2")
+        (problem,) = caught.value.problems
+        assert str(problem).startswith(
+            "argv[26]: error: '--tensor-model-paralel-size' is not an argument of this parser "
+            "(did you mean '--tensor-model-parallel-size'?)"
+        )
+
+    def test_an_undeclared_flag_is_a_warning(
+        self, parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        """Not a pass-through the preset declares, and like no flag of the parser: a warning."""
+        with pytest.warns(LayerconfWarning, match=r"argv\[26\]: warning: '--zzz-qqq 1' is not"):
+            roles = resolve(parser, tmp_path, None, "--zzz-qqq", "1")
+        (problem,) = notices(roles["actor"])
+        assert "--sglang-*" in problem.message
 
     def test_foreign_flags_are_notes(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
         """An SGLang flag is an info notice with its values and argv index."""

@@ -24,7 +24,7 @@ from layerconf.cli.errors import (
     print_error,
 )
 from layerconf.cli.scrub import scrubbing
-from layerconf.cli.trainer import check_options
+from layerconf.cli.trainer import check_options, check_trainer_argv, missing_separator
 
 __all__ = ["main"]
 
@@ -79,11 +79,15 @@ def _main(arguments: list[str]) -> int:
         print(f"{PROG} {__version__}")
         return EXIT_OK
     command, rest = _command(own, commands)
+    prog = f"{PROG} {command.name}"
     try:
         options = command.parser().parse_intermixed_args(rest)
     except SystemExit as stop:  # --help
         return int(stop.code or 0)
-    prog = f"{PROG} {command.name}"
+    except UsageError as error:
+        if separated or not command.takes_argv:
+            raise
+        raise missing_separator(command.parser(), rest, error) from None
     if command.takes_argv and not separated:
         raise UsageError(
             "give the trainer's command line after '--', as it would be launched "
@@ -96,6 +100,7 @@ def _main(arguments: list[str]) -> int:
         )
     if command.takes_parser:
         check_options(options, prog)
+        check_trainer_argv(options, command.parser(), trainer, prog)
     return command.run(options, trainer)
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
-from layerconf.cli.render import Paint, problem_line
+from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.scrub import learn_secrets
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
@@ -138,8 +138,20 @@ def counts(outcome: Outcome, *, notes: bool = True) -> str:
     return text
 
 
-def report_failure(outcome: Outcome) -> int:
-    """A resolution that failed: its errors and warnings on stderr, then the counts."""
+def problems_json(problems: Iterable[Problem]) -> list[dict[str, Any]]:
+    """The problems as ``check --json`` prints them: one object of fields each."""
+    import attrs
+
+    return [attrs.asdict(problem) for problem in problems]
+
+
+def report_failure(outcome: Outcome, options: argparse.Namespace | None = None) -> int:
+    """A resolution that failed: its errors and warnings on stderr, then the counts; with
+    ``--json`` every problem on stdout as ``check --json`` prints them, the counts on stderr."""
+    if options is not None and getattr(options, "json", False):
+        dump_json(problems_json(outcome.problems))
+        print(counts(outcome), file=sys.stderr)
+        return EXIT_PROBLEMS
     paint = Paint(sys.stderr)
     for problem in outcome.problems:
         if problem.severity != "info":

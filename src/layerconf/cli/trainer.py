@@ -45,10 +45,10 @@ def check_options(options: argparse.Namespace, prog: str) -> None:
         from layerconf.core.suggest import suggestion
 
         listed = ", ".join(repr(name) for name in roles)
+        folded = [name for name in roles if name.casefold() == role.casefold()]
+        close = f"; did you mean {folded[0]!r}?" if folded else suggestion(role, roles)
         raise UsageError(
-            f"argument --role: invalid choice: {role!r} (choose from {listed})"
-            f"{suggestion(role, roles)}",
-            prog,
+            f"argument --role: invalid choice: {role!r} (choose from {listed}){close}", prog
         )
 
 
@@ -124,16 +124,71 @@ def selected(roles: dict[str, Namespace], role: str | None) -> dict[str, Namespa
 
 
 def trainer_parser(options: argparse.Namespace) -> argparse.ArgumentParser:
-    """The parser --parser names, or the --profile's."""
+    """The parser --parser names, or the --profile's (made once per command line)."""
+    built: argparse.ArgumentParser | None = getattr(options, "built_parser", None)
+    if built is not None:
+        return built
     if options.parser is not None:
-        return _import_parser(options.parser)
-    from layerconf.exceptions import UnknownProfileError
-    from layerconf.profiles.loader import load_profile
+        built = _import_parser(options.parser)
+    else:
+        from layerconf.exceptions import UnknownProfileError
+        from layerconf.profiles.loader import load_profile
+
+        try:
+            built = load_profile(options.profile)
+        except UnknownProfileError as error:
+            raise UsageError(str(error)) from None
+    options.built_parser = built
+    return built
+
+
+def check_trainer_argv(
+    options: argparse.Namespace, own: argparse.ArgumentParser, argv: list[str], prog: str
+) -> None:
+    """Refuse layerconf's own options written after ``--`` (``--role critic``, ``--json``):
+    they would be handed to the trainer, whose parser does not take them."""
+    own_flags = own._option_string_actions
+    trainer_flags = None
+    for index, token in enumerate(argv):
+        flag = token.split("=", 1)[0]
+        if token == "--":
+            return
+        if flag not in own_flags or flag in ("-h", "--help"):
+            continue
+        if trainer_flags is None:
+            trainer_flags = trainer_parser(options)._option_string_actions
+        if flag in trainer_flags:
+            continue
+        takes_value = own_flags[flag].nargs != 0 and "=" not in token
+        written = " ".join(argv[index : index + 2] if takes_value else [token])
+        raise UsageError(
+            f"{flag!r} is an option of {prog}, written after '--' (argv[{index}]): it would be "
+            f"handed to the trainer, whose parser does not take it; write it before '--': "
+            f"{prog} {written} ... -- ...",
+            prog,
+        )
+
+
+def missing_separator(
+    own: argparse.ArgumentParser, rest: list[str], error: UsageError
+) -> UsageError:
+    """`error` (arguments layerconf does not know, and no ``--``) saying that the trainer's
+    command line goes after ``--``, and the command line to write."""
+    from layerconf.core.secrets import redact_argv
 
     try:
-        return load_profile(options.profile)
-    except UnknownProfileError as error:
-        raise UsageError(str(error)) from None
+        _, extras = own.parse_known_intermixed_args(rest)
+    except UsageError:
+        return error
+    if not extras:
+        return error
+    mine = list(rest)
+    for token in extras:  # what is left is layerconf's own, in the order written
+        mine.remove(token)
+    written = " ".join([error.prog, *mine, "--", *redact_argv(extras)[0]])
+    return UsageError(
+        f"{error.message}: the trainer's command line goes after '--': {written}", error.prog
+    )
 
 
 def _import_parser(spec: str) -> argparse.ArgumentParser:

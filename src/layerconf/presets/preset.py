@@ -23,7 +23,7 @@ from layerconf.rules.coercion import TypeCoercion
 from layerconf.rules.ignored_keys import IgnoredKeys
 from layerconf.rules.unknown_keys import UnknownKeys
 
-__all__ = ["PLAIN", "Preset", "PresetError", "RulesFor", "default_rules"]
+__all__ = ["PLAIN", "Preset", "PresetError", "RulesFor", "default_rules", "run_wide_rule"]
 
 # The layers every role has (`layerconf.sources.argv`): the parser's defaults and the argv.
 _COMMAND_LINE_LAYERS = ("default", "cli")
@@ -88,15 +88,19 @@ class Preset:
     - `rules`: builds the rule set for a parser, once per parser; None gives the preset's
       `standard_rules(preset, parser)`: `default_rules` unless the preset says otherwise
       (slime's are `slime_rules` on the preset's role layer).
-    - `passthrough`: command-line prefixes of tokens that another program takes (slime's
-      ``--sglang-``), `passthrough_to` names the program, `passthrough_hint` says so in a
-      note. They are notes, never problems.
+    - `passthrough`: the declared pass-through: command-line prefixes of tokens that another
+      program takes (slime's ``--sglang-``), `passthrough_to` names the program,
+      `passthrough_hint` says so in a note. They are notes, never problems.
     - `unknown_tokens`: any other token the parser does not own is an ``error`` (as
-      ``parse_args`` would have it), or a ``note`` (a warning if it looks like a misspelt
-      option), for trainers that hand the rest of the command line on.
+      ``parse_args`` would have it), or with ``note``, for trainers that hand the rest of the
+      command line on, a warning (``check --strict`` fails on it). A flag very close to one of
+      the parser's is an error with a did-you-mean either way: the trainer would drop it.
     - `extra_keys`: keys a role file may set though the parser has no such dest, with what they
       mean (for the schema and the unknown-keys rule); `ignored_keys`: keys dropped from role
       files, with where to set them instead.
+    - `run_wide_keys`: keys that decide the shape of the whole run (slime's ``use_critic``, the
+      role file's own dest), with where to set them instead: in a role file they are errors
+      (`run_wide_rule`), `run_wide_because` says why.
     """
 
     name: str = attrs.field(validator=typed(str, "a preset name (str)"))
@@ -121,6 +125,8 @@ class Preset:
     # Compared, not hashed (dicts are not hashable; equal presets still hash alike).
     extra_keys: Mapping[str, str] = attrs.field(factory=dict, converter=_mapping, hash=False)
     ignored_keys: Mapping[str, str] = attrs.field(factory=dict, converter=_mapping, hash=False)
+    run_wide_keys: Mapping[str, str] = attrs.field(factory=dict, converter=_mapping, hash=False)
+    run_wide_because: str = "it decides the whole run (every role), not one role"
 
     def rules_for(self, parser: argparse.ArgumentParser) -> RuleSet:
         """This preset's rules for `parser` (not cached: `resolve_roles` keeps them).
@@ -160,11 +166,25 @@ def default_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
     ``Preset(..., rules=lambda parser: default_rules(preset, parser).add(MyRule()))``.
     """
     rules: list[Rule] = []
+    if preset.run_wide_keys:
+        rules.append(run_wide_rule(preset))
     if preset.ignored_keys:
         rules.append(IgnoredKeys(preset.ignored_keys, layer=preset.layer))
     rules.append(UnknownKeys(parser, layer=preset.layer, also_known=preset.extra_keys.keys()))
     rules.append(TypeCoercion(parser, layers=(preset.layer,)))
     return RuleSet(rules)
+
+
+def run_wide_rule(preset: Preset) -> IgnoredKeys:
+    """The rule refusing `preset`'s run-wide keys in its role layer (named ``run-wide-keys``):
+    each is an error at the key, saying where to set it instead."""
+    return IgnoredKeys(
+        preset.run_wide_keys,
+        action="error",
+        layer=preset.layer,
+        because=preset.run_wide_because,
+        name="run-wide-keys",
+    )
 
 
 #: A trainer's own command line and nothing else: one role, no role file, no trainer's rules.

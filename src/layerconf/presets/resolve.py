@@ -173,12 +173,14 @@ def unknown_tokens(
 ) -> list[Problem]:
     """One problem per flag the parser does not own, with the values that follow it.
 
-    A token with one of the preset's pass-through prefixes is a note: another program takes
-    it. Any other is an error, or with ``unknown_tokens="note"`` a note, and a warning with a
-    did-you-mean when it looks like a misspelt option (training would silently ignore it).
+    A token with one of the preset's declared pass-through prefixes is a note: another program
+    takes it. A flag very close to one of the parser's is an error with a did-you-mean, in
+    every mode: as written the trainer drops it and silently runs with the default. Any other
+    is an error, or with ``unknown_tokens="note"`` a warning (passed on, but not declared).
     argparse returns unknown tokens in argv order, so each is found after the previous one.
     """
     problems = []
+    declared = ", ".join(f"{prefix}*" for prefix in preset.passthrough) or "no flag"
     for index, tokens in _groups(argv, unknown):
         flag = tokens[0].split("=", 1)[0]
         shown = " ".join(redact_argv(tokens)[0])  # '--hf-token=...' quoted without its value
@@ -187,15 +189,22 @@ def unknown_tokens(
         if not passed and flag.startswith("--"):
             match = _close_option(parser, flag)
         at = functools.partial(Problem, key=flag, argv_index=index, layer="cli")
-        if passed or (preset.unknown_tokens == "note" and match is None):
+        if passed:
             message = f"{shown!r} is not an argument of this parser; it is passed on"
             problems.append(at(message, hint=preset.passthrough_hint, severity="info"))
-        elif preset.unknown_tokens == "note":
+        elif match is not None and preset.unknown_tokens == "note":
             problems.append(
                 at(
                     f"{flag!r} is not an argument of this parser (did you mean {match!r}?)",
-                    hint=f"as written it is passed on to {preset.passthrough_to} and training "
-                    "ignores it",
+                    hint=f"write {match}: as written, training drops it and runs with the default",
+                )
+            )
+        elif preset.unknown_tokens == "note":
+            problems.append(
+                at(
+                    f"{shown!r} is not an argument of this parser; it is passed on to "
+                    f"{preset.passthrough_to}, which is declared to take only {declared}",
+                    hint="training ignores it: check the spelling in --help, or remove it",
                     severity="warning",
                 )
             )

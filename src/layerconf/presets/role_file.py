@@ -377,13 +377,10 @@ class _RoleReader:
         first = self.first_entry.get(role)
         if first is not None:
             earlier = self._at((self.top, first, "role"))
-            here = self._at((*path, "role"))
             self._error(
                 (*path, "role"),
-                f"role {role!r} has two entries: {self.top} entry {first + 1}"
-                + (f" at line {earlier.line}" if earlier else "")
-                + f" and entry {number}"
-                + (f" at line {here.line}" if here else ""),
+                f"role {role!r} has two entries: this one ({self.top} entry {number}) and entry "
+                f"{first + 1}" + (f" at line {earlier.line}" if earlier else ""),
                 "keep one entry per role: move these overrides into the first one",
             )
             return
@@ -467,13 +464,10 @@ class _RoleReader:
         has_overrides, has_args = "overrides" in entry, "args" in entry
         if has_overrides and has_args:
             first = self._at((*path, "overrides"), key=True)
-            second = self._at((*path, "args"), key=True)
             self._error(
                 (*path, "args"),
-                f"{self.top} entry {number} has both 'overrides'"
-                + (f" at line {first.line}" if first else "")
-                + " and 'args'"
-                + (f" at line {second.line}" if second else ""),
+                f"{self.top} entry {number} has both 'args' and 'overrides'"
+                + (f" at line {first.line}" if first else ""),
                 "'args' is the old name of 'overrides': move its keys into 'overrides' "
                 "and delete 'args'",
                 key=True,

@@ -6,12 +6,14 @@
 - `PpoScope` (``resolved``): critic overrides when no critic runs.
 - `RoleDefaults` (``resolved``): values a trainer always forces on one role.
 - `TopologyGuard` (``roles``): keys every role must share.
+- `DistinctAcrossRoles` (``roles``): keys no two roles may share (a checkpoint directory).
 
 A preset puts them together (`layerconf.presets.slime.slime_rules`); the rules know nothing of
 any trainer: what slime ignores, forces or shares is data in `layerconf.presets.slime`.
 """
 
 from layerconf.rules.coercion import TypeCoercion, expected_kind
+from layerconf.rules.distinct import DistinctAcrossRoles
 from layerconf.rules.ignored_keys import IgnoredKeys
 from layerconf.rules.ppo_scope import PpoScope
 from layerconf.rules.role_defaults import RoleDefaults
@@ -19,6 +21,7 @@ from layerconf.rules.topology import TopologyGuard
 from layerconf.rules.unknown_keys import UnknownKeys
 
 __all__ = [
+    "DistinctAcrossRoles",
     "IgnoredKeys",
     "PpoScope",
     "RoleDefaults",

@@ -45,7 +45,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import check_type, typed
-from layerconf.core.records import Origin, short_location
+from layerconf.core.records import Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
 from layerconf.core.secrets import SECRETS
 from layerconf.core.suggest import did_you_mean_hint
@@ -282,12 +282,9 @@ class TypeCoercion:
         return decisions
 
     def _problem(self, origin: Origin, key: str, failure: _Failure) -> Problem:
-        where = short_location(
-            origin.source, origin.line, origin.column, origin.argv_index, origin.layer
-        )
         # A credential's value is never quoted, not even when it is the wrong type.
         got = SECRETS.placeholder if SECRETS.is_secret(key) else _show(failure.value)
-        message = f"{failure.subject} must be {failure.expected} (got {got} from {where})"
+        message = f"{failure.subject} must be {failure.expected} (got {got})"
         return Problem.at(origin, message, key=key, hint=failure.hint, rule=self.name)
 
 

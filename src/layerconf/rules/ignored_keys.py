@@ -50,6 +50,7 @@ class IgnoredKeys:
         for key in [key for key in layer.values if key in self.keys]:
             origin = layer.key_origin_at((key,))
             where = f"set {self.keys[key]} on the command line"
+            yield Drop(self.layer, key)  # refused or ignored, no other rule need see it again
             if self.action == "error":
                 yield Problem.at(
                     origin,
@@ -58,7 +59,6 @@ class IgnoredKeys:
                     hint=f"remove it and {where}",
                 )
             else:
-                yield Drop(self.layer, key)
                 yield Problem.at(
                     origin,
                     f"{key!r} is ignored: {self.because}",

@@ -2,14 +2,16 @@
 
 slime's contract: "PPO only. Flows without a critic (GRPO, REINFORCE++ ...) are not the
 intended use." A critic is in use when ``--use-critic`` is given or ``--advantage-estimator``
-is ``ppo`` (slime derives one from the other). The actor's overrides still apply, and the
-critic is still resolved and returned.
+is ``ppo`` (slime derives one from the other). Whether a critic runs is the run's, not a
+role's: it is read from the layers below the role layer (the command line), never from a
+role's own overrides. The actor's overrides still apply, and the critic is still resolved and
+returned.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -38,8 +40,8 @@ class PpoScope:
         layer = context.layer(self.layer)
         if layer is None or not layer.values:
             return
-        estimator = context.values.get(self.estimator_dest)
-        if context.values.get(self.use_critic_dest) or estimator in self.critic_estimators:
+        estimator = self._run_value(context, self.estimator_dest)
+        if self._run_value(context, self.use_critic_dest) or estimator in self.critic_estimators:
             return
         use_critic = "--" + self.use_critic_dest.replace("_", "-")
         estimator_flag = "--" + self.estimator_dest.replace("_", "-")
@@ -53,3 +55,11 @@ class PpoScope:
             hint=f"add {use_critic} or {runs_critic}, or remove the {self.role} entry",
             severity="warning",
         )
+
+    def _run_value(self, context: RuleContext, key: str) -> Any:
+        """`key` as the run sets it: the last layer below the role layer that has it."""
+        value = None
+        for layer in context.layers:
+            if layer.name != self.layer and key in layer.values:
+                value = layer.values[key]
+        return value

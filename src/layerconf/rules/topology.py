@@ -3,24 +3,32 @@
 slime's contract, for one: TP, PP, CP, EP, ETP and sequence parallel "must not differ between
 them. Different topologies are unsupported and may break initialisation or training"
 (`layerconf.presets.slime.TOPOLOGY_KEYS`).
+
+Values are compared as values (`same_value`: ``1``, ``1.0`` and ``True`` differ). Given the
+trainer's `parser`, the guard compares what the parser converts each value to, and leaves out
+a value it cannot convert: that is a type mistake, which the type-coercion rule reports, and
+one mistake is one problem.
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterable, Iterator
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
 from layerconf.core.checks import check_iterable
 from layerconf.core.records import Origin
 from layerconf.core.rules import Decision, RuleContext
+from layerconf.core.values import same_value
 from layerconf.exceptions import Problem
+from layerconf.rules.coercion import dest_spec
 
 __all__ = ["TopologyGuard"]
 
 
-def _short(origin: Origin) -> str:
+def short_origin(origin: Origin) -> str:
     """``megatron_ppo.yaml:9:35``, ``cli argv[5]``, ``default``, ``rule:x``."""
     if origin.source is not None:
         return origin.place
@@ -34,18 +42,25 @@ def _keys(keys: Iterable[str]) -> tuple[str, ...]:
     return tuple(keys)
 
 
+_UNCONVERTIBLE = object()
+
+
 @attrs.frozen
 class TopologyGuard:
     """After every role is resolved, `keys` must be equal across roles.
 
     ``error`` (default) refuses a mismatch, ``warn`` only says so, ``off`` checks nothing.
     The problem points at the first role whose value comes from a role file, at that value.
+    `subject` names what the keys are in the message ("the parallel topology"; by default
+    the key itself); with `parser`, values are compared as the parser converts them.
     """
 
     keys: tuple[str, ...] = attrs.field(converter=_keys)
     action: Literal["error", "warn", "off"] = attrs.field(
         default="error", validator=attrs.validators.in_(("error", "warn", "off"))
     )
+    subject: str | None = None
+    parser: argparse.ArgumentParser | None = attrs.field(default=None, eq=False, repr=False)
     name: str = "topology-guard"
     stage: Literal["roles"] = "roles"
 
@@ -53,27 +68,46 @@ class TopologyGuard:
         if self.action == "off" or len(context.roles) < 2:
             return
         for key in self.keys:
-            present = {role: args for role, args in context.roles.items() if hasattr(args, key)}
-            if len({repr(getattr(args, key)) for args in present.values()}) <= 1:
+            values = {
+                role: self._converted(key, getattr(args, key))
+                for role, args in context.roles.items()
+                if hasattr(args, key)
+            }
+            present = [role for role, value in values.items() if value is not _UNCONVERTIBLE]
+            if all(same_value(values[present[0]], values[role], copied=False) for role in present):
                 continue
-            settings = {role: context.explain(key, role) for role in present}
-            # Point at a role file when one is to blame: that is what the user edits.
-            blamed = next(
-                (s for s in settings.values() if s.origin.kind == "file"),
-                list(settings.values())[-1],
-            )
-            parts = [
-                f"{role} {key}={setting.value!r} from {_short(setting.origin)}"
-                if setting is blamed
-                else f"{role} {setting.value!r} from {_short(setting.origin)}"
-                for role, setting in sorted(
-                    settings.items(), key=lambda item: item[1] is not blamed
-                )
-            ]
-            yield Problem.at(
-                blamed.origin,
-                "roles must share the parallel topology: " + "; ".join(parts),
-                key=key,
-                hint=f"set {key} once, on the command line, and remove it from the role file",
-                severity="error" if self.action == "error" else "warning",
-            )
+            yield self._mismatch(context, key, present)
+
+    def _converted(self, key: str, value: Any) -> Any:
+        """`value` as the parser converts it; `_UNCONVERTIBLE` when it cannot."""
+        if self.parser is None:
+            return value
+        actions = [action for action in self.parser._actions if action.dest == key]
+        spec = dest_spec(self.parser, actions) if actions else None
+        if spec is None:
+            return value
+        failures: list[Any] = []
+        converted = spec.coerce(value, failures)
+        return _UNCONVERTIBLE if failures else converted
+
+    def _mismatch(self, context: RuleContext, key: str, roles: list[str]) -> Problem:
+        settings = {role: context.explain(key, role) for role in roles}
+        # Point at a role file when one is to blame: that is what the user edits.
+        blamed = next(
+            (s for s in settings.values() if s.origin.kind == "file"),
+            list(settings.values())[-1],
+        )
+        # The blamed value is where the problem is located: its place is not repeated.
+        parts = [
+            f"{role} {key}={setting.value!r}"
+            if setting is blamed
+            else f"{role} {setting.value!r} from {short_origin(setting.origin)}"
+            for role, setting in sorted(settings.items(), key=lambda item: item[1] is not blamed)
+        ]
+        return Problem.at(
+            blamed.origin,
+            f"roles must share {self.subject or key}: " + "; ".join(parts),
+            key=key,
+            hint=f"set {key} once, on the command line, and remove it from the role file",
+            severity="error" if self.action == "error" else "warning",
+        )

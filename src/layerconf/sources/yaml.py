@@ -331,6 +331,10 @@ def _syntax_problem(
         hint = "check the indentation, and quote a value that contains ': '"
     elif "undefined alias" in problem:
         hint = "define the anchor &name before the alias *name that uses it"
+    elif "did not find expected key" in problem:
+        hint = "check the indentation: indent each key of a mapping as far as its first key"
+    elif "expected '-' indicator" in problem:
+        hint = "check the indentation: each item of a list starts with '- ' where its first does"
     elif "expected ':'" in problem or "simple key" in (error.context or ""):
         hint = "write each mapping entry as 'key: value', and close every quote"
     else:

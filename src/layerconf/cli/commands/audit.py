@@ -390,7 +390,7 @@ COMMANDS = (
         "audit replay",
         usage(
             "audit replay",
-            "[--role ROLE] [--changed] [--json | --yaml]\n"
+            "[--role ROLE] [--changed | --all] [--json | --yaml]\n"
             + " " * len("usage: layerconf audit replay ")
             + "[--parser MODULE:ATTR] [--key-file FILE] RECORD",
             takes_parser=False,

@@ -8,7 +8,7 @@ import sys
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG
 from layerconf.cli.render import Paint, dump_json, problem_line
-from layerconf.cli.resolving import counts, resolve
+from layerconf.cli.resolving import counts, problems_json, resolve
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 
@@ -20,9 +20,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
     outcome = resolve(trainer_parser(options), argv, preset_of(options), sources_of(options))
     if options.json:
-        import attrs
-
-        dump_json([attrs.asdict(problem) for problem in outcome.problems])
+        dump_json(problems_json(outcome.problems))
     else:
         paint = Paint(sys.stdout)
         for problem in outcome.problems:

@@ -28,7 +28,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
     outcome = resolved(options, argv)
     if outcome.roles is None:
-        return report_failure(outcome)
+        return report_failure(outcome, options)
     roles = outcome.roles
     names = list(roles)
     differing = _differing(roles)

@@ -24,7 +24,8 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "keys",
         nargs="+",
         metavar="KEY",
-        help="a dest name such as lr, or a dotted path into a mapping value",
+        help="a dest name such as lr, a dotted path into a mapping value, or a glob such "
+        "as 'lr*' (quoted, so that the shell leaves it alone)",
     )
     role_option(parser)
     parser.add_argument("--json", action="store_true", help="print a JSON list")
@@ -33,44 +34,63 @@ def _options(parser: argparse.ArgumentParser) -> None:
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
     outcome = resolved(options, argv)
     if outcome.roles is None:
-        return report_failure(outcome)
+        return report_failure(outcome, options)
     roles = selected(outcome.roles, options.role)
     settings, unknown = _explain_keys(roles, list(dict.fromkeys(options.keys)))
-    if unknown:
-        for message in unknown:
-            print_error(f"{PROG} explain: error: {message}")
-        return EXIT_PROBLEMS
-
     if options.json:
         dump_json([setting_json(setting) for setting in settings])
-        return EXIT_OK
-    paint = Paint(sys.stdout)
-    blocks = ["\n".join(_explained(setting, paint)) for setting in settings]
-    print("\n\n".join(blocks))
-    return EXIT_OK
+    elif settings:
+        paint = Paint(sys.stdout)
+        blocks = ["\n".join(_explained(setting, paint)) for setting in settings]
+        print("\n\n".join(blocks))
+    for message in unknown:  # after the others: one unknown key does not hide them
+        print_error(f"{PROG} explain: error: {message}")
+    return EXIT_PROBLEMS if unknown else EXIT_OK
 
 
 def _explain_keys(
     roles: Mapping[str, Namespace], keys: Sequence[str]
 ) -> tuple[list[Setting], list[str]]:
-    """Each key explained in each role that has it; a message for each key no role has."""
-    from layerconf.core.explain import explain
-    from layerconf.core.suggest import suggestion
+    """Each key explained in each role that has it; a message for each key no role has.
 
+    A KEY with ``*``, ``?`` or ``[`` is a glob over the top-level keys (``'lr*'``), matched
+    case-insensitively; the keys it matches are explained in sorted order.
+    """
+    import fnmatch
+
+    from layerconf.core.explain import explain
+
+    known = sorted({name for namespace in roles.values() for name in vars(namespace)})
     settings: list[Setting] = []
     unknown: list[str] = []
-    for key in keys:
-        found = False
-        for namespace in roles.values():
-            try:
-                settings.append(explain(namespace, key).redacted())
-            except KeyError:
-                continue
-            found = True
-        if not found:
-            known = {name for namespace in roles.values() for name in vars(namespace)}
-            unknown.append(f"unknown key {key!r}{suggestion(key, known)}")
+    for pattern in keys:
+        if any(char in pattern for char in "*?["):
+            matched = [key for key in known if fnmatch.fnmatch(key.lower(), pattern.lower())]
+            if not matched:
+                unknown.append(f"no key matches {pattern!r}")
+        else:
+            matched = [pattern]
+        for key in matched:
+            found = False
+            for namespace in roles.values():
+                try:
+                    settings.append(explain(namespace, key).redacted())
+                except KeyError:
+                    continue
+                found = True
+            if not found:
+                unknown.append(f"unknown key {key!r}{_did_you_mean(key, known)}")
     return settings, unknown
+
+
+def _did_you_mean(key: str, known: Sequence[str]) -> str:
+    """``; did you mean 'lr'?`` for ``LR``: the same key in other case first, else a close one."""
+    from layerconf.core.suggest import suggestion
+
+    folded = [name for name in known if name.lower() == key.lower()]
+    if folded:
+        return f"; did you mean {folded[0]!r}?"
+    return suggestion(key, known)
 
 
 def _explained(setting: Setting, paint: Paint) -> list[str]:
@@ -113,9 +133,10 @@ COMMANDS = (
         "examples:\n"
         f"  {PROG} explain lr save -- --rollout-batch-size 32 --lr 2e-6 "
         "--megatron-config-path ppo.yaml\n"
-        f"  {PROG} explain kl_coef --role critic --json -- $(cat launch_argv.txt)\n\n"
-        "exit status: 0 explained; 1 an unknown KEY or a configuration that does not "
-        "resolve;\n2 a usage error.",
+        f"  {PROG} explain kl_coef --role critic --json -- $(cat launch_argv.txt)\n"
+        f"  {PROG} explain 'lr*' --role actor -- $(cat launch_argv.txt)\n\n"
+        "exit status: 0 explained; 1 an unknown KEY (the others are still explained) or a\n"
+        "configuration that does not resolve; 2 a usage error.",
         _options,
         _run,
     ),

@@ -22,10 +22,22 @@ if TYPE_CHECKING:
 
 
 def shown_options(parser: argparse.ArgumentParser) -> None:
-    """--changed, and --json or --yaml: the options `show_roles` reads."""
-    parser.add_argument(
-        "--changed", action="store_true", help="only the values that do not come from defaults"
+    """--changed (the default) or --all, and --json or --yaml: the options `show_roles` reads."""
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--changed",
+        dest="all",
+        action="store_false",
+        help="only the keys not at the parser's default: set by the command line, a source, a "
+        "role file or a rule (the default)",
     )
+    which.add_argument(
+        "--all",
+        dest="all",
+        action="store_true",
+        help="every key, defaults included",
+    )
+    parser.set_defaults(all=False)
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print a JSON object")
     form.add_argument(
@@ -41,7 +53,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
     outcome = resolved(options, argv)
     if outcome.roles is None:
-        return report_failure(outcome)
+        return report_failure(outcome, options)
     show_roles(selected(outcome.roles, options.role), options)
     return EXIT_OK
 
@@ -49,7 +61,8 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
 def show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namespace) -> None:
     """Every key of each role, sorted, with its value and origin: a table, JSON or YAML.
 
-    `options` are those of `shown_options`: ``changed``, ``json``, ``yaml``.
+    `options` are those of `shown_options`: ``all`` (else only the keys not at the parser's
+    default), ``json``, ``yaml``.
     """
     from layerconf.core.explain import explain_all
 
@@ -59,7 +72,7 @@ def show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namesp
         explained = explain_all(namespace)
         settings = [explained[key].redacted() for key in sorted(explained)]
         totals[role] = len(settings)
-        if options.changed:
+        if not options.all:
             settings = [s for s in settings if s.origin.kind != "default"]
         shown_settings[role] = settings
 
@@ -73,7 +86,7 @@ def show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namesp
     elif options.yaml:
         sys.stdout.write(_show_yaml(shown_settings))
     else:
-        print(_show_table(shown_settings, totals, changed=options.changed))
+        print(_show_table(shown_settings, totals, changed=not options.all))
 
 
 def _show_table(
@@ -116,11 +129,13 @@ def _show_yaml(shown_settings: Mapping[str, Sequence[Setting]]) -> str:
 COMMANDS = (
     Command(
         "show",
-        usage("show", "[--role ROLE] [--changed] [--json | --yaml] -- ARGV..."),
+        usage("show", "[--role ROLE] [--changed | --all] [--json | --yaml] -- ARGV..."),
         "the resolved configuration of each role, with origins",
-        "The resolved configuration of each role: every key, its value and where it came from.",
+        "The resolved configuration of each role: each key not at the parser's default (--all:\n"
+        "every key), its value and where it came from.",
         "examples:\n"
-        f"  {PROG} show --changed -- $(cat launch_argv.txt)\n"
+        f"  {PROG} show -- $(cat launch_argv.txt)\n"
+        f"  {PROG} show --all --json -- $(cat launch_argv.txt) > every-value.json\n"
         f"  {PROG} show --role critic --yaml -- $(cat launch_argv.txt) > critic.yaml\n\n"
         "exit status: 0 shown; 1 a configuration that does not resolve; 2 a usage "
         "error.",

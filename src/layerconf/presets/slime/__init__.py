@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from layerconf.core.checks import check_type
-from layerconf.core.rules import RuleSet
+from layerconf.core.rules import RuleContext, RuleSet
 from layerconf.presets.preset import Preset
 from layerconf.presets.role_file import RoleFile, RoleFileFormat
 from layerconf.presets.role_file import check_role_file as _check
@@ -24,14 +24,20 @@ from layerconf.presets.slime.constants import (
     CONFIG_DEST,
     CRITIC_DEFAULTS,
     CRITIC_DEFAULTS_UNLESS_OVERRIDDEN,
+    DISTINCT_BECAUSE,
+    DISTINCT_KEYS,
     PASSTHROUGH,
     RESOURCE_KEYS,
     RESOURCES_BECAUSE,
     ROLES,
+    RUN_WIDE_BECAUSE,
+    RUN_WIDE_KEYS,
     TOP_KEY,
+    TOPOLOGY,
     TOPOLOGY_KEYS,
 )
 from layerconf.rules import (
+    DistinctAcrossRoles,
     IgnoredKeys,
     PpoScope,
     RoleDefaults,
@@ -48,6 +54,7 @@ __all__ = [
     "TOPOLOGY_KEYS",
     "check_role_file",
     "critic_defaults",
+    "critic_runs",
     "read_role_file",
     "slime_rules",
 ]
@@ -72,6 +79,18 @@ def critic_defaults(layer: str = "role-config") -> RoleDefaults:
     )
 
 
+def critic_runs(context: RuleContext) -> bool:
+    """Whether the run trains a critic: ``--use-critic`` or ``--advantage-estimator ppo``.
+
+    Both are run-wide keys (a role file may not set them), so every role holds the command
+    line's values; the first role's are read.
+    """
+    args = next(iter(context.roles.values()), None)
+    return bool(getattr(args, "use_critic", False)) or (
+        getattr(args, "advantage_estimator", None) == "ppo"
+    )
+
+
 def slime_rules(
     parser: argparse.ArgumentParser,
     *,
@@ -79,12 +98,13 @@ def slime_rules(
     ignored_keys: Literal["warn", "error", "allow"] = "warn",
     unknown_keys: Literal["error", "warn"] = "error",
     topology: Literal["error", "warn", "off"] = "error",
+    run_wide_keys: Mapping[str, str] = RUN_WIDE_KEYS,
 ) -> RuleSet:
     """The rules of slime's contract for `parser`, in the order they run, on the role layer
     named `layer`.
 
     Start from these to build your own: ``slime_rules(parser).replace("topology-guard",
-    TopologyGuard(TOPOLOGY_KEYS, action="warn"))``, ``.without("ppo-scope")``,
+    TopologyGuard(TOPOLOGY_KEYS, action="warn", parser=parser))``, ``.without("ppo-scope")``,
     ``.add(my_rule)``.
     """
     check_type(
@@ -92,6 +112,13 @@ def slime_rules(
     )
     return RuleSet(
         [
+            IgnoredKeys(
+                run_wide_keys,
+                action="error",
+                layer=layer,
+                because=RUN_WIDE_BECAUSE,
+                name="run-wide-keys",
+            ),
             IgnoredKeys(RESOURCE_KEYS, action=ignored_keys, layer=layer, because=RESOURCES_BECAUSE),
             UnknownKeys(
                 parser, action=unknown_keys, also_known=CRITIC_DEFAULTS.keys(), layer=layer
@@ -99,13 +126,16 @@ def slime_rules(
             TypeCoercion(parser, layers=(layer,)),
             PpoScope(layer=layer),
             critic_defaults(layer),
-            TopologyGuard(TOPOLOGY_KEYS, action=topology),
+            TopologyGuard(TOPOLOGY_KEYS, action=topology, subject=TOPOLOGY, parser=parser),
+            DistinctAcrossRoles(
+                DISTINCT_KEYS, because=DISTINCT_BECAUSE, paths=True, when=critic_runs
+            ),
         ]
     )
 
 
 def _standard_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
-    return slime_rules(parser, layer=preset.layer)
+    return slime_rules(parser, layer=preset.layer, run_wide_keys=preset.run_wide_keys)
 
 
 #: slime's ``--megatron-config-path`` contract: PPO's actor and critic.
@@ -122,6 +152,8 @@ SLIME = Preset(
         CRITIC_DEFAULTS, "Set on the critic by slime (not a command-line argument)."
     ),
     ignored_keys=RESOURCE_KEYS,
+    run_wide_keys=RUN_WIDE_KEYS,
+    run_wide_because=RUN_WIDE_BECAUSE,
     standard_rules=_standard_rules,
 )
 

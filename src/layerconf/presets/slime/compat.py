@@ -6,6 +6,14 @@ the same values slime computes, on a fresh namespace (``base_args`` is never tou
 `SlimeConfigError`, which is both a `ConfigError` (every problem, at file:line:col) and an
 `AssertionError`, so existing ``except AssertionError`` clauses keep working.
 
+Where slime's own function returns, the drop-in returns the same values, also for files
+layerconf's reader refuses but slime reads on (an unknown entry field, two entries of the other
+role: those problems are logged); where slime raises, the drop-in raises the same exception type
+(`SlimeTypeError`, `SlimeAttributeError`, `SlimeFileNotFoundError`), slime's assertion words
+first. Two differences, on purpose: an empty key and a Python name such as ``__doc__`` are
+refused (slime sets them on the namespace), and a file PyYAML cannot read raises
+`SlimeConfigError`, not PyYAML's own error.
+
 slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
 ``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
 warning); a string value is converted to the type of the base value when that is an int or
@@ -32,12 +40,19 @@ from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
 from layerconf.core.stack import LayerStack
 from layerconf.core.values import same_value
 from layerconf.exceptions import ConfigError, Problem
-from layerconf.presets.slime import check_role_file, critic_defaults
+from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
 from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES, TOP_KEY
 from layerconf.rules import IgnoredKeys
 from layerconf.sources.yaml import check_yaml
 
-__all__ = ["SlimeConfigError", "SlimeFileNotFoundError", "logger", "parse_megatron_role_args"]
+__all__ = [
+    "SlimeAttributeError",
+    "SlimeConfigError",
+    "SlimeFileNotFoundError",
+    "SlimeTypeError",
+    "logger",
+    "parse_megatron_role_args",
+]
 
 LAYER = "role-config"
 
@@ -57,6 +72,16 @@ class SlimeConfigError(ConfigError, AssertionError):
 
     def __reduce__(self) -> Any:
         return (type(self), (self.problems, self.slime_says))
+
+
+class SlimeTypeError(SlimeConfigError, TypeError):
+    """A role file on which slime's own function fails with a `TypeError` (``hasattr(args, 5)``,
+    ``setattr(args, '__class__', ...)``): a located `SlimeConfigError` that is one too."""
+
+
+class SlimeAttributeError(SlimeConfigError, AttributeError):
+    """A role file on which slime's own function fails with an `AttributeError` (a list item
+    that is not a mapping, overrides that are a list): a located `SlimeConfigError` too."""
 
 
 class SlimeFileNotFoundError(SlimeConfigError, FileNotFoundError):
@@ -161,12 +186,13 @@ def parse_megatron_role_args(
         )
     path = os.fspath(megatron_config_path)
     role_file = check_role_file(path, ROLES, layer_name=LAYER)
-    if role_file.errors:
-        _raise_as_slime(path, role, role_file.problems)
+    if role_file.errors:  # a missing file too: FileNotFoundError, as slime's open() raises
+        layer = _as_slime_reads(path, role, role_file.problems)
+    else:
+        layer = role_file.layers.get(role) or Layer(
+            LAYER, "file", {}, Origin(LAYER, "file", source=path)
+        )
     base, deleted = _base_layers(base_args)
-    layer = role_file.layers.get(role) or Layer(
-        LAYER, "file", {}, Origin(LAYER, "file", source=path)
-    )
     _refuse_python_names(layer)
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
     # slime sets each override whole: a mapping replaces the command line's, never merges.
@@ -181,39 +207,101 @@ def parse_megatron_role_args(
     return result
 
 
-def _raise_as_slime(path: str, role: str, problems: Iterable[Problem]) -> NoReturn:
-    """Raise what slime raises for this file (its words first), with every problem found."""
+def _raise_as_slime(path: str, problems: Iterable[Problem]) -> NoReturn:
+    """Raise what slime raises for a file it cannot read: `FileNotFoundError` for a missing one."""
     problems = tuple(problems)
     if not os.path.lexists(path):
         missing = SlimeFileNotFoundError(problems, f"[Errno 2] No such file or directory: {path!r}")
         missing.errno, missing.strerror = errno.ENOENT, "No such file or directory"
         missing.filename = path
         raise missing
-    raise SlimeConfigError(problems, _slime_words(path, role))
+    raise SlimeConfigError(problems, None)
 
 
-def _slime_words(path: str, role: str) -> str | None:
-    """The message of the assertion slime's own function fails on this file, if it asserts."""
-    data = check_yaml(path).data
-    raw = data or {}
-    if not isinstance(raw, (dict, list, str)) or TOP_KEY not in raw:
-        return f"megatron config must contain a top-level 'megatron' list, e.g. {_EXAMPLE}"
-    entries = raw[TOP_KEY] if isinstance(raw, dict) else None
-    if not isinstance(entries, list):
-        return f"megatron config 'megatron' field must be a list, e.g. {_EXAMPLE}"
-    if sum(isinstance(entry, dict) and entry.get("role") == role for entry in entries) > 1:
-        return (
-            f"megatron config must contain at most one entry with role={role}, e.g. "
-            f"megatron: [{{name: default, role: {role}, overrides: {{...}}}}]"
+def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Layer:
+    """The layer slime's own function takes from a file layerconf's reader refuses, or raise
+    what slime raises on it (its type, its words first, then every problem found).
+
+    slime reads on where layerconf's reader stops: an unknown entry field, a second entry of
+    the other role, a 'name' that is not a string... Those problems are logged, the values are
+    slime's. A file PyYAML cannot read, or with a tag layerconf refuses, is refused.
+    """
+    positions: Mapping[Any, Any] = {}
+    if any(problem.hint == MEGATRON.hint_when_empty for problem in problems):
+        raw: Any = {}  # slime: yaml.safe_load(f) or {}
+    else:
+        document = check_yaml(path, layer=LAYER)
+        if document.unreadable:
+            _raise_as_slime(path, problems)
+        raw, positions = document.data or {}, document.positions
+
+    def fail(kind: type[SlimeConfigError], words: str | None = None) -> NoReturn:
+        raise kind(problems, words)
+
+    if not isinstance(raw, (dict, list, str)):
+        fail(SlimeTypeError)  # 'megatron' in 5
+    if TOP_KEY not in raw:
+        fail(
+            SlimeConfigError,
+            f"megatron config must contain a top-level 'megatron' list, e.g. {_EXAMPLE}",
         )
-    return None
+    if not isinstance(raw, dict):
+        fail(SlimeTypeError)  # a list or a string indexed by 'megatron'
+    entries = raw[TOP_KEY]
+    if not isinstance(entries, list):
+        fail(SlimeConfigError, f"megatron config 'megatron' field must be a list, e.g. {_EXAMPLE}")
+    if not all(isinstance(entry, dict) for entry in entries):
+        fail(SlimeAttributeError)  # entry.get('role') on an item that is not a mapping
+    mine = [index for index, entry in enumerate(entries) if entry.get("role") == role]
+    if len(mine) > 1:
+        fail(
+            SlimeConfigError,
+            f"megatron config must contain at most one entry with role={role}, e.g. "
+            f"megatron: [{{name: default, role: {role}, overrides: {{...}}}}]",
+        )
+    if not mine:
+        return _slime_layer(path, positions, (), {}, None, {})
+    entry = entries[mine[0]]
+    field = "overrides" if entry.get("overrides") else "args" if entry.get("args") else None
+    overrides = entry[field] if field else {}
+    if not isinstance(overrides, dict):
+        fail(SlimeAttributeError)  # overrides.items()
+    if not all(isinstance(key, str) for key in overrides):
+        fail(SlimeTypeError)  # hasattr(args, 5)
+    if "" in overrides:  # slime sets getattr(args, ''); a layerconf namespace has no such key
+        fail(SlimeConfigError)
+    for problem in problems:
+        logger.warning("%s (slime reads on)", problem)
+    return _slime_layer(path, positions, (TOP_KEY, mine[0]), entry, field, overrides)
+
+
+def _slime_layer(
+    path: str,
+    positions: Mapping[Any, Any],
+    at: tuple[Any, ...],
+    entry: Mapping[Any, Any],
+    field: str | None,
+    overrides: Mapping[str, Any],
+) -> Layer:
+    """The role layer of `overrides`, the `field` of the entry at `at`, with their positions."""
+    label = entry.get("name") if isinstance(entry.get("name"), str) else None
+
+    def origin(where: tuple[Any, ...]) -> Origin:
+        position = positions.get(where) if where else None
+        line, column = (position.line, position.column) if position else (None, None)
+        return Origin(LAYER, "file", source=path, line=line, column=column, label=label)
+
+    origins: dict[tuple[str, ...], Origin] = {
+        (key,): origin((*at, field, key)) for key in overrides
+    }
+    return Layer(LAYER, "file", dict(overrides), origin(at), origins)
 
 
 def _refuse_python_names(layer: Layer) -> None:
     """slime's setattr refuses ``__class__`` and friends; a namespace must never hold them."""
     names = [key for key in layer.values if key.startswith("__") and key.endswith("__")]
-    if names:
-        raise SlimeConfigError(
+    if names:  # slime's setattr raises TypeError on __class__ and __dict__
+        raise SlimeTypeError(
             [
                 Problem.at(
                     layer.key_origin_at((name,)),

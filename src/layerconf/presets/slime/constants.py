@@ -14,10 +14,15 @@ __all__ = [
     "CONFIG_DEST",
     "CRITIC_DEFAULTS",
     "CRITIC_DEFAULTS_UNLESS_OVERRIDDEN",
+    "DISTINCT_BECAUSE",
+    "DISTINCT_KEYS",
     "PASSTHROUGH",
     "RESOURCES_BECAUSE",
     "RESOURCE_KEYS",
     "ROLES",
+    "RUN_WIDE_BECAUSE",
+    "RUN_WIDE_KEYS",
+    "TOPOLOGY",
     "TOPOLOGY_KEYS",
     "TOP_KEY",
 ]
@@ -44,6 +49,17 @@ RESOURCE_KEYS: Mapping[str, str] = {
 #: Why a role file's resource keys are ignored.
 RESOURCES_BECAUSE = "resources come from the command line"
 
+#: Keys that decide the run's shape (whether a critic runs, which role file), each with where
+#: to set it instead: in a role file they are errors, since one role cannot change the run.
+RUN_WIDE_KEYS: Mapping[str, str] = {
+    "advantage_estimator": "--advantage-estimator",
+    "use_critic": "--use-critic",
+    CONFIG_DEST: "--megatron-config-path",
+}
+
+#: Why a role file's run-wide keys are refused.
+RUN_WIDE_BECAUSE = "it decides the whole run (every role), not one role"
+
 #: What slime always runs the critic with, whenever a role file is given.
 CRITIC_DEFAULTS: Mapping[str, Any] = {
     "kl_coef": 0,
@@ -64,3 +80,10 @@ TOPOLOGY_KEYS: tuple[str, ...] = (
     "expert_tensor_parallel_size",
     "sequence_parallel",
 )
+#: What the topology keys are, in the guard's message.
+TOPOLOGY = "the parallel topology"
+
+#: Directories no two roles may share: each role writes its checkpoints to its ``save``.
+DISTINCT_KEYS: tuple[str, ...] = ("save",)
+#: Why, in the message.
+DISTINCT_BECAUSE = "each role writes its checkpoints there, over the other's"
