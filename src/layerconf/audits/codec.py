@@ -40,6 +40,7 @@ from layerconf.exceptions import AuditError
 
 __all__ = [
     "FORMAT",
+    "READABLE",
     "TAG",
     "Decoder",
     "Encoder",
@@ -51,7 +52,10 @@ __all__ = [
 ]
 
 #: The version of the record format: its fields (`record`, `validate`) and these tags.
-FORMAT = 1
+#: 2 added the ``scrubbed`` tag (and a fingerprint that covers its digest); 1 is still read.
+FORMAT = 2
+#: The formats this layerconf reads.
+READABLE = (1, 2)
 
 TAG = "$type"
 _PATH_CLASSES = {
@@ -408,6 +412,8 @@ class Decoder:
         """Raise for `data` (`strict`), or stand an `OpaqueValue` in for it."""
         if self.strict:
             raise AuditError(f"{self.where}: cannot rebuild {shorten(canonical(data))}: {reason}")
+        if data.get(TAG) == "scrubbed":  # shown as the record shows it, without its digest
+            return OpaqueValue("scrubbed", f"<scrubbed {compact(data.get('shown'))}>")
         return OpaqueValue(str(data.get("class", data.get(TAG))), canonical(data))
 
     def _tagged(self, tag: Any, data: Mapping[str, Any]) -> Any:
@@ -475,6 +481,9 @@ _DECODERS: dict[str, Callable[[Decoder, Mapping[str, Any]], Any]] = {
     "complex": lambda decoder, data: complex(data["repr"]),
     "path": _decode_path,
     "object": lambda decoder, data: OpaqueValue(str(data["class"]), str(data["repr"])),
+    "scrubbed": lambda decoder, data: decoder.fail(
+        data, "a secret's text was found in it, and it is recorded scrubbed"
+    ),
 }
 
 

@@ -57,7 +57,7 @@ def write_audit(
     or the new one, never half of one, and a writer killed mid-way leaves the old file intact
     (and at most its temporary file). The directory is created if it does not exist.
     """
-    record = audit(roles, secrets=secrets)
+    record = audit(roles, secrets=secrets, key=key)
     if key is not None:
         record = sign(record, key)
     return write_atomic(pathlib.Path(directory), AUDIT_FILE, record_bytes(record))

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from layerconf.core.records import Origin, Path
+from layerconf.core.secrets import redact_argv
 
 __all__ = ["CLI", "CLI_ORIGIN", "Changes", "Recorder", "record"]
 
@@ -476,7 +477,8 @@ class Recorder:
         return table
 
     def _origin(self, table: list[Origin | None], position: int) -> Origin:
-        token = self.strings[position]
+        # ('--wandb-key=S', '-kS', an abbreviation: a token holding a secret shows without it)
+        token = redact_argv([self.strings[position]], parser=self.clone)[0][0]
         if self.wheres is None:
             origin = Origin(CLI, "argv", None, None, None, position, token)
         else:

@@ -53,7 +53,7 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
     outcome = resolved(options, argv)
     if outcome.roles is None:
         return report_failure(outcome)
-    record = audit(outcome.roles)
+    record = audit(outcome.roles, key=key)  # the key digests scrubbed values too
     if key is not None:
         record = sign(record, key)
     data = record_bytes(record)
