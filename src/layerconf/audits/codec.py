@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
-from layerconf.core.secrets import SecretPolicy, secret_texts
+from layerconf.core.secrets import SecretPolicy, embedded_secrets, secret_texts
 from layerconf.core.values import MAX_INT_BITS
 from layerconf.exceptions import AuditError
 
@@ -163,7 +163,11 @@ class Encoder:
     def value(self, value: Any) -> Any:
         """The encoded value: JSON's own types as they are, any other by `_ENCODERS`."""
         kind = type(value)
-        if kind is str or kind is bool or value is None:
+        if kind is str:
+            if "://" in value or value[:1] in ("{", "["):  # a URL's password, JSON's secrets
+                self.found.extend(embedded_secrets(value, self.policy))
+            return value
+        if kind is bool or value is None:
             return value
         if kind is int and value.bit_length() <= MAX_INT_BITS:
             return value

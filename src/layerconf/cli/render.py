@@ -7,10 +7,10 @@ same way (`value_json`): its JSON form, its repr, and its origin's fields.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from layerconf.cli.scrub import stdout
 from layerconf.core.values import json_key, jsonable
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def dump_json(data: Any) -> None:
     """`data` on stdout as indented JSON (not ASCII-escaped, no NaN)."""
     import json
 
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    stdout().write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def value_json(value: Any, origin: Origin | None) -> dict[str, Any]:

@@ -9,13 +9,12 @@ secrets.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
 from layerconf.cli.render import Paint, problem_line
-from layerconf.cli.scrub import learn_secrets
+from layerconf.cli.scrub import learn_secrets, stderr
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 if TYPE_CHECKING:
@@ -138,19 +137,19 @@ def counts(outcome: Outcome, *, notes: bool = True) -> str:
 
 def report_failure(outcome: Outcome) -> int:
     """A resolution that failed: its errors and warnings on stderr, then the counts."""
-    paint = Paint(sys.stderr)
+    paint = Paint(stderr())
     for problem in outcome.problems:
         if problem.severity != "info":
-            print(problem_line(problem, paint), file=sys.stderr)
-    print(counts(outcome, notes=False), file=sys.stderr)
+            print(problem_line(problem, paint), file=stderr())
+    print(counts(outcome, notes=False), file=stderr())
     return EXIT_PROBLEMS
 
 
 def _report_warnings(outcome: Outcome) -> None:
-    paint = Paint(sys.stderr)
+    paint = Paint(stderr())
     for problem in outcome.problems:
         if problem.severity == "warning":
-            print(problem_line(problem, paint), file=sys.stderr)
+            print(problem_line(problem, paint), file=stderr())
 
 
 def _in_order(problems: Iterable[Problem]) -> list[Problem]:

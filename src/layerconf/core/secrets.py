@@ -25,10 +25,12 @@ __all__ = [
     "REDACTED",
     "SECRETS",
     "SecretPolicy",
+    "embedded_secrets",
     "is_secret",
     "redact",
     "redact_argv",
     "redacted_argv",
+    "scrub_text",
     "secret_texts",
     "url_passwords",
 ]
@@ -139,11 +141,8 @@ class SecretPolicy:
 
     def _redact_inside(self, value: Any) -> Any:
         """`value` with the secrets inside it replaced; `value` itself when it holds none."""
-        if type(value) is str:
-            passwords = url_passwords(value)
-            for password in passwords:
-                value = value.replace(f":{password}@", f":{self.placeholder}@")
-            return value
+        if type(value) is str:  # a URL's password, JSON text holding a secret key
+            return _redact_text(value, self, [])
         if isinstance(value, Mapping):
             mapping = {name: self.redact(name, item) for name, item in value.items()}
             if all(mapping[name] is item for name, item in value.items()):
@@ -242,7 +241,34 @@ def redact_argv(
         if not pending:
             token = _redact_text(token, policy, found)
         redacted.append(token)
+    # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.
+    texts = sorted(
+        {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
+    )
+    if texts:
+        redacted = [scrub_text(token, texts, policy) for token in redacted]
     return redacted, found
+
+
+def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS) -> str:
+    """`text` without `secrets`: each quoted as repr() quotes it, however short, and each at
+    least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text)."""
+    for secret in sorted(secrets, key=len, reverse=True):  # a secret holding another goes whole
+        if not secret:
+            continue
+        text = text.replace(repr(secret), repr(policy.placeholder))
+        if len(secret) >= policy.min_scrub_length and secret != policy.placeholder:
+            text = text.replace(secret, policy.placeholder)
+    return text
+
+
+def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
+    """The secrets the form of `text` shows: a URL's password, the values of secret keys in
+    JSON text (all of a malformed one that names a secret key)."""
+    found: list[str] = []
+    if "://" in text or text.lstrip()[:1] in ("{", "["):
+        _redact_text(text, policy, found)
+    return found
 
 
 def redacted_argv(

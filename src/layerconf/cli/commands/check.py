@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.resolving import counts, resolve
+from layerconf.cli.scrub import stderr, stdout
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 
@@ -24,10 +24,10 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
 
         dump_json([attrs.asdict(problem) for problem in outcome.problems])
     else:
-        paint = Paint(sys.stdout)
+        paint = Paint(stdout())
         for problem in outcome.problems:
-            print(problem_line(problem, paint))
-    print(counts(outcome), file=sys.stderr)
+            print(problem_line(problem, paint), file=stdout())
+    print(counts(outcome), file=stderr())
     if outcome.errors or (options.strict and outcome.warnings):
         return EXIT_PROBLEMS
     return EXIT_OK

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -11,6 +10,7 @@ from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, print_error
 from layerconf.cli.render import Paint, dump_json, setting_json, table
 from layerconf.cli.resolving import report_failure, resolved
+from layerconf.cli.scrub import stdout
 from layerconf.cli.trainer import role_option, selected
 
 if TYPE_CHECKING:
@@ -44,9 +44,9 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     if options.json:
         dump_json([setting_json(setting) for setting in settings])
         return EXIT_OK
-    paint = Paint(sys.stdout)
+    paint = Paint(stdout())
     blocks = ["\n".join(_explained(setting, paint)) for setting in settings]
-    print("\n\n".join(blocks))
+    print("\n\n".join(blocks), file=stdout())
     return EXIT_OK
 
 
