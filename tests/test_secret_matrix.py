@@ -49,6 +49,18 @@ def own_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _enum_name(text: str) -> str:
+    """A type= callable that fails as an enum lookup does: a KeyError, which argparse lets by."""
+    raise KeyError(text)
+
+
+def typed_parser() -> argparse.ArgumentParser:
+    """`own_parser` whose key goes through a type= callable that raises what argparse lets by."""
+    parser = argparse.ArgumentParser(prog="train")
+    parser.add_argument("-k", "--api-key", type=_enum_name)
+    return parser
+
+
 class Placement(NamedTuple):
     """A secret given one way: the trainer's argv, a role file line, and the text to look for."""
 
@@ -212,6 +224,7 @@ OUTPUTS: dict[str, Output] = {
     "show": lambda run, cap: run.command(cap, "show"),
     "show --json": lambda run, cap: run.command(cap, "show", "--json"),
     "show --yaml": lambda run, cap: run.command(cap, "show", "--yaml"),
+    "show --changed": lambda run, cap: run.command(cap, "show", "--changed"),
     "explain": lambda run, cap: run.command(cap, "explain", *run.keys),
     "explain --json": lambda run, cap: run.command(cap, "explain", "--json", *run.keys),
     "diff": lambda run, cap: run.command(cap, "diff"),
@@ -222,6 +235,7 @@ OUTPUTS: dict[str, Output] = {
     "audit diff --json": lambda run, cap: run.record_command(cap, "audit", "diff", "--json"),
     "audit replay": lambda run, cap: run.record_command(cap, "audit", "replay"),
     "audit replay --json": lambda run, cap: run.record_command(cap, "audit", "replay", "--json"),
+    "audit replay --yaml": lambda run, cap: run.record_command(cap, "audit", "replay", "--yaml"),
     "audit verify": lambda run, cap: run.record_command(cap, "audit", "verify"),
     "str(explain)": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, str)),
     "repr(explain)": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, repr)),
@@ -439,6 +453,20 @@ class TestClassification:
         with pytest.raises(argparse.ArgumentError) as raised:
             resolve_roles(quiet, ["--api-key", "s3cr3t"], preset=PLAIN)
         assert "s3cr3t" not in str(raised.value)
+
+
+class TestCommandLineCrash:
+    """A trainer's type= callable that crashes on a secret's value: the CLI says so without it."""
+
+    def test_attached_alias(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        monkeypatch.chdir(ROOT)
+        options = ["--parser", "tests.test_secret_matrix:typed_parser"]
+        assert main(["check", *options, "--", f"-ksk-{S}"]) == 1
+        captured = capsys.readouterr()
+        assert "argument -k/--api-key: invalid value" in captured.out
+        assert S not in captured.out + captured.err
 
 
 class TestThreads:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
 from layerconf.cli.render import Paint, problem_line
-from layerconf.cli.scrub import learn_secrets, stderr
+from layerconf.cli.scrub import learn_argv_secrets, learn_secrets, stderr
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ def resolve(
     from layerconf.exceptions import ConfigError, LayerconfError
     from layerconf.presets import resolve_roles
 
+    learn_argv_secrets(argv, parser)  # '-kS', '--wandb-k S': as the parser reads them
     try:
         # Warnings are kept in the notices and reported from there: none is issued.
         roles = resolve_roles(guarded(parser), argv, preset=preset, sources=sources, warn=False)

@@ -104,6 +104,16 @@ def stderr() -> TextIO:
     return sys.stderr if running is None else running.stderr
 
 
+def learn_argv_secrets(argv: Sequence[str], parser: argparse.ArgumentParser) -> None:
+    """Teach the running command's scrubber the secret values of the trainer's `argv`, each
+    token classified by the action `parser` matches (abbreviations, aliases, clusters)."""
+    running = _RUNNING.get()
+    if running is not None:
+        from layerconf.core.secrets import redact_argv
+
+        running.scrubber.add(redact_argv(argv, running.scrubber.policy, parser=parser)[1])
+
+
 def learn_secrets(roles: Mapping[str, argparse.Namespace]) -> None:
     """Teach the running command's scrubber, if there is one, the secrets the roles hold."""
     running = _RUNNING.get()

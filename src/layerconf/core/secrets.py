@@ -367,8 +367,25 @@ def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: Secr
     """Whether the unknown flag `name` is a did-you-mean of a secret flag (``--wandb-kye``)."""
     from layerconf.core.suggest import did_you_mean
 
-    secret = [option for option, action in actions.items() if _takes(action, policy)]
+    secret = _secret_options(actions, policy)
     return bool(secret) and did_you_mean(name, secret, cutoff=0.8) is not None
+
+
+# The secret flags of a parser's table of options (shared by its copies), while it has as many
+# options as when they were listed: a parser of 1,000 options is not walked for each token.
+_SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]]] = {}
+
+
+def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:
+    cached = _SECRET_OPTIONS.get(id(actions))
+    if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
+        return cached[3]
+    secret = [option for option, action in actions.items() if _takes(action, policy)]
+    if len(_SECRET_OPTIONS) >= 64:
+        _SECRET_OPTIONS.clear()
+    # (the table itself is kept, so that its id is not reused by another one)
+    _SECRET_OPTIONS[id(actions)] = (actions, len(actions), policy, secret)
+    return secret
 
 
 def _is_option(token: str) -> bool:
