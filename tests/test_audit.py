@@ -1096,6 +1096,29 @@ class TestScrubbedValues:
         assert env["p"]["$type"] == "scrubbed"
         assert secret not in json.dumps(record)
 
+    def test_diff_compares_by_digest(self) -> None:
+        """Same key, same values: no change; unsigned: a change, shown as the record shows it."""
+        secret = "hf_0123456789"
+
+        def run(key: bytes | None) -> dict[str, Any]:
+            return audit({"r": stack(hf_token=secret, name=f"run-{secret}")}, key=key)
+
+        assert diff_audits(run(self.KEY), run(self.KEY)) == []
+        [change] = diff_audits(run(None), run(None))
+        assert change.key == "name"
+        assert (
+            str(change)
+            == 'r name: <scrubbed "run-<redacted>"> from cli -> <scrubbed "run-<redacted>"> from cli'
+        )
+
+    def test_flatten_shows_what_the_record_shows(self) -> None:
+        """A tracker gets the scrubbed text, never the digest."""
+        secret = "hf_0123456789"
+        record = audit({"r": stack(hf_token=secret, name=f"run-{secret}", tags=["a", secret])})
+        flat = flatten(record)
+        assert flat["r/name"] == "<scrubbed run-<redacted>>"
+        assert flat["r/tags"] == '["a", "<scrubbed <redacted>>"]'
+
     @pytest.mark.parametrize(
         "marker",
         [
