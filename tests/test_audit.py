@@ -1096,6 +1096,16 @@ class TestScrubbedValues:
         assert env["p"]["$type"] == "scrubbed"
         assert secret not in json.dumps(record)
 
+    def test_signed_after_the_fact_replays_what_is_given(self) -> None:
+        """sign(audit(roles), key): its digests are not keyed; a value given back is taken."""
+        from layerconf.audits import sign
+
+        secret = "hf_0123456789"
+        data = sign(audit({"r": stack(hf_token=secret, name=f"run-{secret}")}), self.KEY)
+        record = AuditRecord.from_dict(data, key=self.KEY)
+        given = {"hf_token": secret, "name": f"run-{secret}"}
+        assert record.namespace("r", secrets=given).name == f"run-{secret}"
+
     def test_diff_compares_by_digest(self) -> None:
         """Same key, same values: no change; unsigned: a change, shown as the record shows it."""
         secret = "hf_0123456789"

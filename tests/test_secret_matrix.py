@@ -425,6 +425,16 @@ class TestClassification:
             shown,
         ]
 
+    def test_a_text_showing_many_secrets_goes_whole(self) -> None:
+        """Past 64 different URL passwords or JSON secrets, the whole text is hidden (searching
+        every other text for each would take quadratic time)."""
+        few = " ".join(f"https://u:pw{index:04d}@host" for index in range(64))
+        many = " ".join(f"https://u:pw{index:04d}@host" for index in range(65))
+        assert redacted_argv(["--name", few], own_parser())[1].count(REDACTED) == 64
+        assert redacted_argv(["--name", many], own_parser()) == ["--name", REDACTED]
+        keys = json.dumps([{"api_key": f"k{index:04d}"} for index in range(65)])
+        assert redacted_argv(["--name", keys], own_parser()) == ["--name", REDACTED]
+
     def test_default_argv_and_a_string(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """argv defaults to sys.argv[1:]; one string is refused (it would be split wrongly)."""
         monkeypatch.setattr("sys.argv", ["train.py", "--wandb-key", "x"])

@@ -506,7 +506,8 @@ def _given_matches(recorded: Any, given: Any, key: bytes) -> bool:
 
     def same(recorded: Any, encoded: Any) -> bool:
         if type(recorded) is dict and recorded.get(TAG) == SCRUBBED:
-            return matches(recorded, encoded, key)
+            # A digest salted once (written without the key, signed later) checks nothing.
+            return recorded.get("keyed") is not True or matches(recorded, encoded, key)
         if type(recorded) is list and type(encoded) is list and len(recorded) == len(encoded):
             return all(same(a, b) for a, b in zip(recorded, encoded, strict=True))
         if type(recorded) is dict and type(encoded) is dict and recorded.keys() == encoded.keys():

@@ -399,8 +399,9 @@ def _is_option(token: str) -> bool:
     return False
 
 
-# ``scheme://user:password@host``: the password is a credential.
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:([^\s/@]+)@")
+# ``scheme://user:password@host``: the password is a credential. Every part is bounded, so
+# that a long text (a megabyte of letters before a ``://``) is searched in linear time.
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s/@:]{0,256}:([^\s/@]{1,512})@")
 # A secret-named key in JSON text, however it is written (``"HF_TOKEN":``).
 _JSON_KEY = re.compile(r'"((?:[^"\\]|\\.){1,200})"\s*:')
 
@@ -412,30 +413,49 @@ def url_passwords(text: str) -> list[str]:
 
 def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
     """`text` (an argv token, a value) without the secrets its form shows: URL passwords,
-    values of secret keys in JSON text (a malformed one naming a secret key goes whole)."""
-    for password in url_passwords(text):
-        found.append(password)
-        text = text.replace(f":{password}@", f":{policy.placeholder}@")
-    stripped = text.lstrip()
-    if stripped[:1] not in ("{", "[") or len(text) > _JSON_LIMIT:
+    values of secret keys in JSON text (a malformed one naming a secret key goes whole).
+
+    A text that shows more than `_MAX_FOUND` different secrets goes whole: searching every
+    other text for each of thousands would take time quadratic in the input.
+    """
+    whole = text
+    if "://" in text:
+        passwords: list[str] = []
+
+        def hide(match: re.Match[str]) -> str:
+            passwords.append(match.group(1))
+            return match.group(0)[: match.start(1) - match.start(0)] + policy.placeholder + "@"
+
+        text = _URL_PASSWORD.sub(hide, text)  # one pass, however many there are
+        if len(set(passwords)) > _MAX_FOUND:
+            found.append(whole)
+            return policy.placeholder
+        found.extend(dict.fromkeys(passwords))
+    if text.lstrip()[:1] not in ("{", "[") or len(text) > _JSON_LIMIT:
         return text
     import json
 
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        names = (_unescape(name) for name in _JSON_KEY.findall(text))
+        names = (_unescape(match.group(1)) for match in _JSON_KEY.finditer(text))
         if any(policy.is_secret(name) for name in names):
-            found.append(text)
+            found.append(whole)
             return policy.placeholder
         return text
     shown = policy.redact("", data)
     if shown is data:
         return text
-    found.extend(_secret_values(data, policy))
+    values = _secret_values(data, policy)
+    if len(set(values)) > _MAX_FOUND:
+        found.append(whole)
+        return policy.placeholder
+    found.extend(dict.fromkeys(values))
     return json.dumps(shown, ensure_ascii=False)
 
 
+#: The most different secrets one text may show before it is hidden whole.
+_MAX_FOUND = 64
 # Longer JSON text is not parsed to look for secrets (a role file's limits are far lower).
 _JSON_LIMIT = 1 << 20
 
