@@ -7,8 +7,10 @@ files and their sha256, the notices and what the rules did, and a fingerprint of
 gives a `Namespace` that `explain` understands. The values are encoded by
 `layerconf.audits.codec`; the format is versioned and documented in docs/audit.md.
 
-Secrets (see `layerconf.core.secrets`) never reach a record: their values are replaced where
-they are values, and searched for and replaced in every other text of the record.
+Secrets (see `layerconf.core.secrets`) never reach a record: a secret key's value is redacted
+by its key; a value another secret's text was found in becomes a scrubbed marker with a keyed
+digest (`layerconf.audits.scrubbed`), which replay refuses and the fingerprint covers; in
+every other text of the record the secret's text is replaced.
 """
 
 from __future__ import annotations
