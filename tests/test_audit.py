@@ -112,8 +112,14 @@ def texts(tmp_path: pathlib.Path, roles: dict[str, Namespace]) -> Iterator[str]:
     yield json.dumps(flatten(loaded, max_length=10))
     yield "\n".join(str(change) for change in diff_audits(record, audit({"x": stack()})))
     for role in loaded.roles:
-        yield repr(vars(loaded.namespace(role)))
-        yield repr(provenance_of(loaded.namespace(role)))
+        yield repr(loaded.values(role, strict=False))
+        try:
+            replayed = loaded.namespace(role)
+        except AuditError as error:  # a value scrubbed of a secret's text is not replayed
+            yield str(error)
+            continue
+        yield repr(vars(replayed))
+        yield repr(provenance_of(replayed))
         yield str(loaded.setting(role, "wandb_key"))
 
 
@@ -127,7 +133,7 @@ class TestRecord:
         roles = ppo(parser)
         record = audit(roles)
         assert list(record) == ["format", "layerconf", "fingerprint", "argv", "files", "roles"]
-        assert record["format"] == FORMAT == 1
+        assert record["format"] == FORMAT == 2
         assert record["layerconf"] == layerconf.__version__
         assert record["argv"] == ARGV
         digest = hashlib.sha256((FIXTURES / "slime_ppo_megatron.yaml").read_bytes()).hexdigest()
@@ -631,7 +637,7 @@ class TestFingerprint:
         """sha256 of a fixed prefix and the sorted, compact, ASCII JSON of role -> key -> value."""
         record = audit({"r": stack(lr=1e-05, name="é", on=True)})
         text = '{"r":{"lr":1e-05,"name":"\\u00e9","on":true}}'
-        expected = hashlib.sha256(b"layerconf-fingerprint-1\n" + text.encode()).hexdigest()
+        expected = hashlib.sha256(b"layerconf-fingerprint-2\n" + text.encode()).hexdigest()
         assert record["fingerprint"] == expected
 
     def test_loading_checks_it(self, tmp_path: pathlib.Path) -> None:
@@ -749,7 +755,8 @@ class TestSecrets:
             assert SECRET not in text
         record = audit(roles)
         assert record["roles"]["critic"]["settings"]["wandb_key"]["value"] == REDACTED
-        assert record["roles"]["critic"]["settings"]["wandb_exp_name"]["value"] == "run-<redacted>"
+        marked = record["roles"]["critic"]["settings"]["wandb_exp_name"]["value"]
+        assert (marked["$type"], marked["shown"]) == ("scrubbed", "run-<redacted>")
         assert REDACTED in " ".join(record["argv"])
 
     def test_secrets_nested_in_values_and_unknown_flags(
@@ -995,7 +1002,180 @@ class TestWriteNeverDestroys:
             "device, not a file"
         )
         assert main(["audit", "-o", "-", "--", *argv]) == 0
-        assert json.loads(capsys.readouterr().out)["format"] == 1
+        assert json.loads(capsys.readouterr().out)["format"] == 2
+
+
+class TestScrubbedValues:
+    """A secret's text inside another value: shown scrubbed, never replayed, fingerprinted."""
+
+    KEY = b"s" * 32
+
+    def decay(self, parser: argparse.ArgumentParser, word: str) -> dict[str, Namespace]:
+        return ppo(parser, "--wandb-key", word, "--lr-decay-style", word)
+
+    def test_a_value_equal_to_a_secret_is_marked_not_rewritten(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """--wandb-key cosine --lr-decay-style cosine: the style is a marker, shown redacted."""
+        record = audit(self.decay(parser, "cosine"))
+        settings = record["roles"]["actor"]["settings"]
+        assert settings["wandb_key"]["value"] == REDACTED
+        marked = settings["lr_decay_style"]["value"]
+        assert set(marked) == {"$type", "shown", "digest", "keyed"}
+        assert (marked["$type"], marked["shown"], marked["keyed"]) == ("scrubbed", REDACTED, False)
+        assert "cosine" not in json.dumps(record)
+
+    def test_replay_refuses_it_naming_the_key(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """namespace() and values() say which key; values(strict=False) shows it scrubbed."""
+        record = AuditRecord.from_dict(audit(self.decay(parser, "cosine")))
+        with pytest.raises(AuditError, match="'lr_decay_style' held a secret's text"):
+            record.namespace("actor")
+        with pytest.raises(AuditError, match="'lr_decay_style'"):
+            record.values("actor")
+        shown = record.values("actor", strict=False)["lr_decay_style"]
+        assert isinstance(shown, OpaqueValue)
+        assert repr(shown) == '<scrubbed "<redacted>">'
+
+    def test_the_command_refuses_it_too(
+        self,
+        parser: argparse.ArgumentParser,
+        in_fixtures: None,
+        tmp_path: pathlib.Path,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """layerconf audit replay: exit 1 and one line naming the key, never the value."""
+        from layerconf.cli import main
+
+        path = write_audit(self.decay(parser, "cosine"), tmp_path)
+        assert main(["audit", "replay", str(path)]) == 1
+        captured = capsys.readouterr()
+        assert "'lr_decay_style' held a secret's text" in captured.err
+        assert "cosine" not in captured.out + captured.err
+
+    def test_configurations_that_differ_never_share_a_fingerprint(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """cosine/cosine and linear/linear differ in lr_decay_style: so do their fingerprints."""
+        for key in (None, self.KEY):
+            one = audit(self.decay(parser, "cosine"), key=key)["fingerprint"]
+            two = audit(self.decay(parser, "linear"), key=key)["fingerprint"]
+            assert one != two
+
+    def test_signed_records_compare_unsigned_ones_do_not(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """Keyed digests repeat under one key; a digest without a key is salted once."""
+        roles = self.decay(parser, "cosine")
+        assert audit(roles, key=self.KEY) == audit(roles, key=self.KEY)
+        assert audit(roles, key=self.KEY) != audit(roles, key=b"t" * 32)
+        assert audit(roles)["fingerprint"] != audit(roles)["fingerprint"]
+
+    def test_a_value_given_back_is_checked_with_the_key(
+        self, parser: argparse.ArgumentParser, in_fixtures: None, tmp_path: pathlib.Path
+    ) -> None:
+        """Read with its key, the real value replays; another value is refused."""
+        roles = self.decay(parser, "cosine")
+        path = write_audit(roles, tmp_path, key=self.KEY)
+        record = load_audit(path, key=self.KEY)
+        real = {"wandb_key": "cosine", "lr_decay_style": "cosine"}
+        assert record.namespace("actor", secrets=real) == roles["actor"]
+        with pytest.raises(AuditError, match="'lr_decay_style' is not the one recorded"):
+            record.namespace("actor", secrets={**real, "lr_decay_style": "linear"})
+
+    def test_only_the_part_holding_the_secret_is_marked(self) -> None:
+        """In a list or mapping, the other items stay values; a tagged value is marked whole."""
+        secret = "hf_0123456789"
+        values = {"HF_TOKEN": secret, "tags": ["a", f"run-{secret}"], "p": (f"x{secret}",)}
+        record = audit({"r": stack(hf_token=secret, env=values)})
+        env = record["roles"]["r"]["settings"]["env"]["value"]
+        assert env["HF_TOKEN"] == REDACTED
+        assert env["tags"][0] == "a"
+        assert env["tags"][1]["$type"] == "scrubbed"
+        assert env["p"]["$type"] == "scrubbed"
+        assert secret not in json.dumps(record)
+
+    def test_signed_after_the_fact_replays_what_is_given(self) -> None:
+        """sign(audit(roles), key): its digests are not keyed; a value given back is taken."""
+        from layerconf.audits import sign
+
+        secret = "hf_0123456789"
+        data = sign(audit({"r": stack(hf_token=secret, name=f"run-{secret}")}), self.KEY)
+        record = AuditRecord.from_dict(data, key=self.KEY)
+        given = {"hf_token": secret, "name": f"run-{secret}"}
+        assert record.namespace("r", secrets=given).name == f"run-{secret}"
+
+    def test_diff_compares_by_digest(self) -> None:
+        """Same key, same values: no change; unsigned: a change, shown as the record shows it."""
+        secret = "hf_0123456789"
+
+        def run(key: bytes | None) -> dict[str, Any]:
+            return audit({"r": stack(hf_token=secret, name=f"run-{secret}")}, key=key)
+
+        assert diff_audits(run(self.KEY), run(self.KEY)) == []
+        [change] = diff_audits(run(None), run(None))
+        assert change.key == "name"
+        assert (
+            str(change)
+            == 'r name: <scrubbed "run-<redacted>"> from cli -> <scrubbed "run-<redacted>"> from cli'
+        )
+
+    def test_flatten_shows_what_the_record_shows(self) -> None:
+        """A tracker gets the scrubbed text, never the digest."""
+        secret = "hf_0123456789"
+        record = audit({"r": stack(hf_token=secret, name=f"run-{secret}", tags=["a", secret])})
+        flat = flatten(record)
+        assert flat["r/name"] == "<scrubbed run-<redacted>>"
+        assert flat["r/tags"] == '["a", "<scrubbed <redacted>>"]'
+
+    @pytest.mark.parametrize(
+        "marker",
+        [
+            {"$type": "scrubbed", "shown": "x"},
+            {"$type": "scrubbed", "shown": "x", "digest": "ab", "keyed": False},
+            {"$type": "scrubbed", "shown": "x", "digest": "a" * 64, "keyed": 1},
+            {"$type": "scrubbed", "shown": "x", "digest": "a" * 64, "keyed": False, "y": 1},
+        ],
+    )
+    def test_a_malformed_marker_is_refused(self, marker: dict[str, Any]) -> None:
+        """validate() checks the marker's fields, in values and in history."""
+        data = audit({"r": stack(x=1)})
+        data["roles"]["r"]["settings"]["x"]["value"] = [marker]
+        with pytest.raises(AuditError, match="scrubbed marker"):
+            AuditRecord.from_dict(data, verify=False)
+
+
+class TestFormatOne:
+    """Records of format 1 (layerconf 0.1) still load, verify and replay."""
+
+    def test_loads_and_verifies(self, tmp_path: pathlib.Path) -> None:
+        """Its fingerprint is the format-1 one: sha256 of its prefix and the values."""
+        values = '{"r":{"lr":1e-05,"name":"run"}}'
+        fingerprint = hashlib.sha256(b"layerconf-fingerprint-1\n" + values.encode()).hexdigest()
+        data = {
+            "format": 1,
+            "layerconf": "0.1.0",
+            "fingerprint": fingerprint,
+            "argv": ["--lr", "1e-05"],
+            "files": {},
+            "roles": {
+                "r": {
+                    "settings": {
+                        "lr": {"value": 1e-05, "layer": "cli", "kind": "argv"},
+                        "name": {"value": "run", "layer": "default", "kind": "default"},
+                    }
+                }
+            },
+        }
+        path = tmp_path / "old.json"
+        path.write_text(json.dumps(data))
+        record = load_audit(path)
+        assert (record.format, record.fingerprint) == (1, fingerprint)
+        assert record.namespace("r").lr == 1e-05
+        data["roles"]["r"]["settings"]["lr"]["value"] = 2e-05
+        with pytest.raises(AuditError, match="does not match"):
+            AuditRecord.from_dict(data)
 
 
 class TestSignedRecords:
@@ -1109,8 +1289,8 @@ class TestLoadAudit:
             ('{"format": 1, "roles": {', "not valid JSON .*truncated.*write it again"),
             ("[1, 2]", "it is an array, not an object; write it again"),
             ('{"a": 1}', "it has no 'format' field; is it a layerconf audit record"),
-            ('{"format": 2}', "format 2 was written by a newer layerconf.*: upgrade it"),
-            ('{"format": "1"}', r"its format is '1'; this layerconf \(.*\) reads format 1"),
+            ('{"format": 3}', "format 3 was written by a newer layerconf.*: upgrade it"),
+            ('{"format": "1"}', r"its format is '1'; this layerconf \(.*\) reads formats 1 to 2"),
             ('{"format": true}', "its format is True"),
             (
                 '{"format": 1, "layerconf": "0", "fingerprint": "", "argv": 3, "files": {}}',
@@ -1142,7 +1322,7 @@ class TestLoadAudit:
         """The record's fields, read back."""
         roles = ppo(parser)
         record = AuditRecord.from_dict(audit(roles))
-        assert (record.format, record.roles) == (1, ("actor", "critic"))
+        assert (record.format, record.roles) == (2, ("actor", "critic"))
         assert record.argv == tuple(ARGV)
         assert list(record.files) == ["slime_ppo_megatron.yaml"]
         assert record.to_dict() == audit(roles)
@@ -1273,7 +1453,7 @@ class TestText:
     def test_layout(self) -> None:
         """Nesting down to the settings, then one compact line per entry."""
         text = _dumps(audit({"r": stack(lr=1e-5)}))
-        assert text.splitlines()[:3] == ["{", ' "format": 1,', ' "layerconf": "0.1.0",']
+        assert text.splitlines()[:3] == ["{", ' "format": 2,', ' "layerconf": "0.1.0",']
         assert '    "lr": {"value": 1e-05, "layer": "cli", "kind": "argv"}' in text.splitlines()
 
 

@@ -146,6 +146,7 @@ PUBLIC_0_1 = [
     "provenance_of",
     "read_role_file",
     "redact",
+    "redacted_argv",
     "resolve_roles",
     "resolve_stacks",
     "rule",

@@ -81,6 +81,7 @@ _LAZY = {
         "layerconf.audits",
     ),
     **dict.fromkeys(["TypeCoercion", "expected_kind"], "layerconf.rules.coercion"),
+    "redacted_argv": "layerconf.core.secrets",
     **dict.fromkeys(["available_profiles", "load_profile"], "layerconf.profiles.loader"),
     **dict.fromkeys(["PLAIN", "Preset", "RoleFile", "resolve_roles"], "layerconf.presets"),
     **dict.fromkeys(
@@ -174,6 +175,7 @@ __all__ = [
     "provenance_of",
     "read_role_file",
     "redact",
+    "redacted_argv",
     "resolve_roles",
     "resolve_stacks",
     "rule",

@@ -35,12 +35,13 @@ import attrs
 
 from layerconf.core.checks import check_type
 from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
-from layerconf.core.secrets import SecretPolicy, secret_texts
+from layerconf.core.secrets import SecretPolicy, embedded_secrets, secret_texts
 from layerconf.core.values import MAX_INT_BITS, shorten
 from layerconf.exceptions import AuditError
 
 __all__ = [
     "FORMAT",
+    "READABLE",
     "TAG",
     "Decoder",
     "Encoder",
@@ -52,7 +53,10 @@ __all__ = [
 ]
 
 #: The version of the record format: its fields (`record`, `validate`) and these tags.
-FORMAT = 1
+#: 2 added the ``scrubbed`` tag (and a fingerprint that covers its digest); 1 is still read.
+FORMAT = 2
+#: The formats this layerconf reads.
+READABLE = (1, 2)
 
 TAG = "$type"
 _PATH_CLASSES = {
@@ -160,7 +164,11 @@ class Encoder:
     def value(self, value: Any) -> Any:
         """The encoded value: JSON's own types as they are, any other by `_ENCODERS`."""
         kind = type(value)
-        if kind is str or kind is bool or value is None:
+        if kind is str:
+            if "://" in value or value[:1] in ("{", "["):  # a URL's password, JSON's secrets
+                self.found.extend(embedded_secrets(value, self.policy))
+            return value
+        if kind is bool or value is None:
             return value
         if kind is int and value.bit_length() <= MAX_INT_BITS:
             return value
@@ -404,6 +412,8 @@ class Decoder:
         """Raise for `data` (`strict`), or stand an `OpaqueValue` in for it."""
         if self.strict:
             raise AuditError(f"{self.where}: cannot rebuild {shorten(canonical(data))}: {reason}")
+        if data.get(TAG) == "scrubbed":  # shown as the record shows it, without its digest
+            return OpaqueValue("scrubbed", f"<scrubbed {compact(data.get('shown'))}>")
         return OpaqueValue(str(data.get("class", data.get(TAG))), canonical(data))
 
     def _tagged(self, tag: Any, data: Mapping[str, Any]) -> Any:
@@ -471,6 +481,9 @@ _DECODERS: dict[str, Callable[[Decoder, Mapping[str, Any]], Any]] = {
     "complex": lambda decoder, data: complex(data["repr"]),
     "path": _decode_path,
     "object": lambda decoder, data: OpaqueValue(str(data["class"]), str(data["repr"])),
+    "scrubbed": lambda decoder, data: decoder.fail(
+        data, "a secret's text was found in it, and it is recorded scrubbed"
+    ),
 }
 
 

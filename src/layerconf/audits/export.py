@@ -79,7 +79,7 @@ def _text(value: Any) -> str:
         return compact(value)
 
 
-_SCALAR_TAGS = ("enum", "path", "object", "float", "int", "str")
+_SCALAR_TAGS = ("enum", "path", "object", "float", "int", "str", "scrubbed")
 
 
 def _plain(value: Any) -> Any:
@@ -108,4 +108,7 @@ def _plain(value: Any) -> Any:
         return {compact(_plain(key)): _plain(item) for key, item in value["items"]}
     if tag == "complex":
         return value["repr"]
+    if tag == "scrubbed":  # what the record shows, never its digest: not a value to compare
+        shown = _plain(value["shown"])
+        return f"<scrubbed {shown if isinstance(shown, str) else compact(shown)}>"
     return value

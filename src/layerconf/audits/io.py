@@ -59,7 +59,7 @@ def write_audit(
     (and at most its temporary file). The directory is created if it does not exist.
     """
     check_type("write_audit", "directory", directory, PATH, "a path (str or pathlib.Path)")
-    record = audit(roles, secrets=secrets)
+    record = audit(roles, secrets=secrets, key=key)
     if key is not None:
         record = sign(record, key)
     return write_atomic(pathlib.Path(directory), AUDIT_FILE, record_bytes(record))

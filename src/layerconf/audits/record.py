@@ -7,8 +7,10 @@ files and their sha256, the notices and what the rules did, and a fingerprint of
 gives a `Namespace` that `explain` understands. The values are encoded by
 `layerconf.audits.codec`; the format is versioned and documented in docs/audit.md.
 
-Secrets (see `layerconf.core.secrets`) never reach a record: their values are replaced where
-they are values, and searched for and replaced in every other text of the record.
+Secrets (see `layerconf.core.secrets`) never reach a record: a secret key's value is redacted
+by its key; a value another secret's text was found in becomes a scrubbed marker with a keyed
+digest (`layerconf.audits.scrubbed`), which replay refuses and the fingerprint covers; in
+every other text of the record the secret's text is replaced.
 """
 
 from __future__ import annotations
@@ -18,21 +20,24 @@ import enum
 import functools
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from layerconf.audits.codec import (
     FORMAT,
+    TAG,
     Decoder,
     Encoder,
     ValueTypes,
     canonical,
+    compact,
     decode_origin,
     value_types,
 )
-from layerconf.audits.signing import Key, check_signature
+from layerconf.audits.scrubbed import SCRUBBED, matches, scrub_record
+from layerconf.audits.signing import Key, check_signature, key_bytes
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
 from layerconf.core.explain import explain, explain_all
@@ -49,25 +54,32 @@ from layerconf.core.records import (
 )
 from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv
 from layerconf.core.suggest import suggestion
+from layerconf.core.values import shorten
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
 from layerconf.sources.base import ARGV, FILES
 
 __all__ = ["AuditRecord", "audit", "lookup_entry", "record_data"]
 
-_FINGERPRINT_PREFIX = b"layerconf-fingerprint-1\n"
+_FINGERPRINT_PREFIX = b"layerconf-fingerprint-2\n"
 
 
 # --- Building a record --------------------------------------------------------------------
 
 
 def audit(
-    roles: Mapping[str, argparse.Namespace], *, secrets: SecretPolicy = SECRETS
+    roles: Mapping[str, argparse.Namespace],
+    *,
+    secrets: SecretPolicy = SECRETS,
+    key: Key | None = None,
 ) -> dict[str, Any]:
-    """A JSON-serialisable record of one resolution (format 1, see docs/audit.md).
+    """A JSON-serialisable record of one resolution (format 2, see docs/audit.md).
 
     `roles` maps a role name to its namespace (what `resolve_roles` returns; a namespace
     without provenance is recorded without origins). The values of the keys `secrets` names
-    are replaced by ``"<redacted>"`` everywhere, the command line included.
+    are replaced by ``"<redacted>"``, in values and on the command line. A value another
+    secret's text was found in is recorded as a ``scrubbed`` marker (`layerconf.audits.
+    scrubbed`) that replay refuses; give the `key` the record will be signed with, so that
+    its digests are keyed by it (records signed with one key then compare).
     """
     from layerconf import __version__
 
@@ -113,12 +125,17 @@ def audit(
         "roles": sections,
     }
     scrub = sorted(
-        {text for text in encoder.found if len(text) >= secrets.min_scrub_length},
+        {
+            text
+            for text in encoder.found
+            if len(text) >= secrets.min_scrub_length and secrets.placeholder not in text
+        },
         key=len,
         reverse=True,  # the longest first, so a secret that contains another goes whole
     )
     if scrub:
-        record = _scrub(record, scrub, secrets.placeholder)
+        signing = None if key is None else key_bytes(key)
+        record = scrub_record(record, scrub, secrets.placeholder, signing)
     record["fingerprint"] = _fingerprint(record["roles"])
     return record
 
@@ -229,28 +246,18 @@ def _problem(problem: Problem) -> dict[str, Any]:
     return _optional(**attrs.asdict(problem))
 
 
-def _scrub(value: Any, secrets: Sequence[str], placeholder: str) -> Any:
-    """`value` with every occurrence of a secret in any string replaced (keys are names)."""
-    kind = type(value)
-    if kind is str:
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, placeholder)
-        return value
-    if kind is dict:
-        return {key: _scrub(item, secrets, placeholder) for key, item in value.items()}
-    if kind is list:
-        return [_scrub(item, secrets, placeholder) for item in value]
-    return value
+def _fingerprint(roles: Mapping[str, Mapping[str, Any]], version: int = FORMAT) -> str:
+    """sha256 of the canonical text of every role's values (see docs/audit.md).
 
-
-def _fingerprint(roles: Mapping[str, Mapping[str, Any]]) -> str:
-    """sha256 of the canonical text of every role's values (see docs/audit.md)."""
+    Format 2 covers the digest of every value a secret's text was scrubbed from; format 1
+    records had no such values, and only their prefix differs.
+    """
     values = {
         role: {key: entry["value"] for key, entry in section["settings"].items()}
         for role, section in roles.items()
     }
-    return hashlib.sha256(_FINGERPRINT_PREFIX + canonical(values).encode("ascii")).hexdigest()
+    prefix = _FINGERPRINT_PREFIX if version == FORMAT else b"layerconf-fingerprint-1\n"
+    return hashlib.sha256(prefix + canonical(values).encode("ascii")).hexdigest()
 
 
 @attrs.frozen(eq=False)
@@ -266,6 +273,9 @@ class AuditRecord:
     #: The enum classes the record's values are rebuilt as (`ValueTypes`): the standard ones
     #: and those the reader registered; a record never names one into being.
     types: ValueTypes = attrs.field(default=None, converter=value_types)
+    #: The key the record's signature was checked with: it also checks values given back for
+    #: scrubbed ones at replay.
+    key: bytes | None = attrs.field(default=None, repr=False)
 
     @classmethod
     def from_dict(
@@ -292,7 +302,7 @@ class AuditRecord:
                 path,
             )
         if verify:
-            computed = _fingerprint(data["roles"])
+            computed = _fingerprint(data["roles"], data["format"])
             if computed != data["fingerprint"]:
                 raise AuditError(
                     f"the fingerprint {data['fingerprint']!r} does not match the recorded values "
@@ -300,9 +310,10 @@ class AuditRecord:
                     "or read it with verify=False",
                     path,
                 )
-        if key is not None:
-            check_signature(data, key, path)
-        return cls(data, path, types)  # the field's converter adds the standard types
+        if key is None:
+            return cls(data, path, types)  # the field's converter adds the standard types
+        check_signature(data, key, path)
+        return cls(data, path, types, key_bytes(key))
 
     @property
     def signed(self) -> bool:
@@ -311,7 +322,7 @@ class AuditRecord:
 
     @property
     def format(self) -> int:
-        """The record's format version (1)."""
+        """The record's format version (2; 1 for records of layerconf 0.1)."""
         return int(self.data["format"])
 
     @property
@@ -351,12 +362,44 @@ class AuditRecord:
         return section
 
     def values(self, role: str, *, strict: bool = True) -> dict[str, Any]:
-        """The values of `role`, decoded (enums, tuples, sets, paths rebuilt)."""
+        """The values of `role`, decoded (enums, tuples, sets, paths rebuilt).
+
+        `strict` raises `AuditError` for a value that cannot be rebuilt, a scrubbed one
+        (a secret's text was found in it) included; else such a value stands as an
+        `OpaqueValue` that shows what the record shows.
+        """
+        return self._values(role, {}, strict=strict)
+
+    def _values(self, role: str, given: Mapping[str, Any], *, strict: bool) -> dict[str, Any]:
+        section = self._section(role)
+        if strict:
+            self._refuse_scrubbed(role, section, given)
         decoder = Decoder(strict, self._where(role), self.types)
         return {
-            key: decoder.value(entry["value"])
-            for key, entry in self._section(role)["settings"].items()
+            key: given[key] if key in given else decoder.value(entry["value"])
+            for key, entry in section["settings"].items()
         }
+
+    def _refuse_scrubbed(
+        self, role: str, section: Mapping[str, Any], given: Mapping[str, Any]
+    ) -> None:
+        """Raise for a scrubbed value not given back, or given back but not the one recorded."""
+        for key, entry in section["settings"].items():
+            marker = _marker(entry["value"])
+            if marker is None:
+                continue
+            if key not in given:
+                shown = shorten(compact(marker.get("shown")), 120)
+                raise AuditError(
+                    f"{self._where(role)}: {key!r} held a secret's text, and the record shows "
+                    f"it scrubbed ({shown}): replay will not hand it back as if it were real; "
+                    f"pass its real value: namespace({role!r}, secrets={{{key!r}: ...}})"
+                )
+            if self.key is not None and not _given_matches(entry["value"], given[key], self.key):
+                raise AuditError(
+                    f"{self._where(role)}: the value given for {key!r} is not the one recorded "
+                    "(its digest under the record's key differs)"
+                )
 
     def namespace(self, role: str, *, secrets: Mapping[str, Any] | None = None) -> Namespace:
         """Replay `role`: a `Namespace` equal to the one audited, which `explain` understands.
@@ -368,13 +411,14 @@ class AuditRecord:
         record's reader does not trust: see `types` and `ValueTypes`).
         """
         section = self._section(role)
-        values = self.values(role)
-        for key, value in (secrets or {}).items():
-            if key not in values:
+        given = dict(secrets or {})
+        for key in given:
+            if key not in section["settings"]:
+                known = section["settings"]
                 raise UnknownKeyError(
-                    f"{key!r} is not a key of role {role!r}{suggestion(key, values)}"
+                    f"{key!r} is not a key of role {role!r}{suggestion(key, known)}"
                 )
-            values[key] = value
+        values = self._values(role, given, strict=True)
         origins: dict[Path, Origin] = {}
         for key, entry in section["settings"].items():
             origin = decode_origin(entry)
@@ -443,6 +487,38 @@ _PROBLEM_FIELDS = frozenset(attrs.fields_dict(Problem))
 
 def _notice(data: Mapping[str, Any]) -> Problem:
     return Problem(**{name: value for name, value in data.items() if name in _PROBLEM_FIELDS})
+
+
+def _marker(value: Any) -> Mapping[str, Any] | None:
+    """The first scrubbed marker in an encoded value, or None."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is dict:
+            if item.get(TAG) == SCRUBBED:
+                return item
+            pending.extend(item.values())
+        elif type(item) is list:
+            pending.extend(item)
+    return None
+
+
+def _given_matches(recorded: Any, given: Any, key: bytes) -> bool:
+    """Whether `given` is the value recorded: equal where the record shows it, and each
+    scrubbed part's digest that of the given part."""
+    from layerconf.core.secrets import SECRETS
+
+    def same(recorded: Any, encoded: Any) -> bool:
+        if type(recorded) is dict and recorded.get(TAG) == SCRUBBED:
+            # A digest salted once (written without the key, signed later) checks nothing.
+            return recorded.get("keyed") is not True or matches(recorded, encoded, key)
+        if type(recorded) is list and type(encoded) is list and len(recorded) == len(encoded):
+            return all(same(a, b) for a, b in zip(recorded, encoded, strict=True))
+        if type(recorded) is dict and type(encoded) is dict and recorded.keys() == encoded.keys():
+            return all(same(recorded[name], encoded[name]) for name in recorded)
+        return canonical(recorded) == canonical(encoded)
+
+    return same(recorded, Encoder(SECRETS).value(given))
 
 
 def lookup_entry(section: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:

@@ -8,9 +8,10 @@ record from anywhere is refused with a reason before anything reads its values.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, get_args
 
-from layerconf.audits.codec import FORMAT
+from layerconf.audits.codec import FORMAT, READABLE
 from layerconf.core.records import Reason
 from layerconf.exceptions import Severity
 
@@ -106,14 +107,15 @@ def _check_format(data: dict[str, Any]) -> _Problems:
     if "format" not in data:
         return ["it has no 'format' field"], "is it a layerconf audit record?"
     version = data["format"]
-    if version != FORMAT or isinstance(version, bool):
+    if version not in READABLE or type(version) is not int:
         from layerconf import __version__
 
         if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT:
             newer = f"format {version} was written by a newer layerconf ({data.get('layerconf')})"
-            return [newer], f"this layerconf ({__version__}) reads format {FORMAT}: upgrade it"
+            reads = f"this layerconf ({__version__}) reads formats 1 to {FORMAT}"
+            return [newer], f"{reads}: upgrade it"
         other = f"its format is {version!r}"
-        return [other], f"this layerconf ({__version__}) reads format {FORMAT}"
+        return [other], f"this layerconf ({__version__}) reads formats 1 to {FORMAT}"
     return [], AGAIN
 
 
@@ -200,7 +202,7 @@ def _argv(value: Any) -> bool:
 def _entry_problems(where: str, entry: Any) -> list[str]:
     if not isinstance(entry, dict) or "value" not in entry:
         return [f"{where} has no 'value'"]
-    problems = _origin_problems(where, entry)
+    problems = _origin_problems(where, entry) + _marker_problems(where, entry["value"])
     history = entry.get("history", [])
     if not isinstance(history, list):
         return [*problems, f"{where}.history is not an array"]
@@ -210,11 +212,43 @@ def _entry_problems(where: str, entry: Any) -> list[str]:
             problems.append(f"{here} has no 'value'")
             continue
         problems.extend(_origin_problems(here, item))
+        problems.extend(_marker_problems(here, item["value"]))
         if item.get("reason") not in _REASONS:  # every shadowed value says why it lost
             problems.append(f"{here}.reason is not one of {', '.join(_REASONS)}")
         if item.get("by") is not None and type(item["by"]) is not str:
             problems.append(f"{here}.by is not a string or null")
     return problems
+
+
+#: A scrubbed value's marker (`layerconf.audits.scrubbed`): exactly these fields.
+_MARKER_FIELDS = frozenset({"$type", "shown", "digest", "keyed"})
+
+
+def _marker_problems(where: str, value: Any) -> list[str]:
+    """What is wrong with each scrubbed marker in `value`: its fields, its digest, its key."""
+    problems: list[str] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is list:
+            pending.extend(item)
+        elif type(item) is dict:
+            if item.get("$type") != "scrubbed":
+                pending.extend(item.values())
+            elif (
+                set(item) != _MARKER_FIELDS
+                or type(item["digest"]) is not str
+                or not _HEX64.fullmatch(item["digest"])
+                or type(item["keyed"]) is not bool
+            ):
+                problems.append(
+                    f"{where}.value holds a scrubbed marker that is not "
+                    '{"$type": "scrubbed", "shown", "digest": 64 hex digits, "keyed": a boolean}'
+                )
+    return problems
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def _origin_problems(where: str, entry: dict[str, Any]) -> list[str]:

@@ -23,7 +23,7 @@ from layerconf.cli.errors import (
     UsageError,
     print_error,
 )
-from layerconf.cli.scrub import scrubbing
+from layerconf.cli.scrub import scrubbing, stderr, stdout
 from layerconf.cli.trainer import check_options, check_trainer_argv, missing_separator
 
 __all__ = ["main"]
@@ -76,7 +76,7 @@ def _main(arguments: list[str]) -> int:
     if own[0] == "--version":
         from layerconf import __version__
 
-        print(f"{PROG} {__version__}")
+        print(f"{PROG} {__version__}", file=stdout())
         return EXIT_OK
     command, rest = _command(own, commands)
     prog = f"{PROG} {command.name}"
@@ -108,9 +108,9 @@ def _top_help(commands: Mapping[str, Command], *, asked: bool) -> int:
     """The top-level help when `asked` (-h, --help); else its usage and a usage error."""
     top = _top_parser(commands)
     if not asked:
-        sys.stderr.write(top.format_usage())
+        stderr().write(top.format_usage())
         raise UsageError("choose a command: " + ", ".join(_first_words(commands)), help_hint=True)
-    top.print_help()
+    top.print_help(stdout())
     return EXIT_OK
 
 

@@ -7,7 +7,7 @@ wanting to stop the process, which the resolution turns into a problem of the co
 
 from __future__ import annotations
 
-import sys
+from layerconf.cli.scrub import stderr
 
 PROG = "layerconf"
 
@@ -51,4 +51,4 @@ def describe(error: BaseException) -> str:
 
 
 def print_error(text: str) -> None:
-    print(text, file=sys.stderr)
+    print(text, file=stderr())

@@ -9,10 +9,10 @@ an int too long to print or a broken ``__repr__``.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from layerconf.cli.scrub import stdout
 from layerconf.core.values import MAX_INT_BITS, json_key, jsonable, value_text
 
 __all__ = [
@@ -120,7 +120,7 @@ def dump_json(data: Any) -> None:
     """`data` on stdout as indented JSON (not ASCII-escaped, no NaN)."""
     import json
 
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    stdout().write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def value_json(value: Any, origin: Origin | None) -> dict[str, Any]:

@@ -9,13 +9,12 @@ secrets.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
 from layerconf.cli.render import Paint, dump_json, problem_line
-from layerconf.cli.scrub import learn_secrets
+from layerconf.cli.scrub import learn_argv_secrets, learn_secrets, stderr
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 if TYPE_CHECKING:
@@ -67,6 +66,7 @@ def resolve(
     from layerconf.exceptions import ConfigError, LayerconfError
     from layerconf.presets import resolve_roles
 
+    learn_argv_secrets(argv, parser)  # '-kS', '--wandb-k S': as the parser reads them
     try:
         # Warnings are kept in the notices and reported from there: none is issued.
         roles = resolve_roles(guarded(parser), argv, preset=preset, sources=sources, warn=False)
@@ -150,21 +150,21 @@ def report_failure(outcome: Outcome, options: argparse.Namespace | None = None) 
     ``--json`` every problem on stdout as ``check --json`` prints them, the counts on stderr."""
     if options is not None and getattr(options, "json", False):
         dump_json(problems_json(outcome.problems))
-        print(counts(outcome), file=sys.stderr)
+        print(counts(outcome), file=stderr())
         return EXIT_PROBLEMS
-    paint = Paint(sys.stderr)
+    paint = Paint(stderr())
     for problem in outcome.problems:
         if problem.severity != "info":
-            print(problem_line(problem, paint), file=sys.stderr)
-    print(counts(outcome, notes=False), file=sys.stderr)
+            print(problem_line(problem, paint), file=stderr())
+    print(counts(outcome, notes=False), file=stderr())
     return EXIT_PROBLEMS
 
 
 def _report_warnings(outcome: Outcome) -> None:
-    paint = Paint(sys.stderr)
+    paint = Paint(stderr())
     for problem in outcome.problems:
         if problem.severity == "warning":
-            print(problem_line(problem, paint), file=sys.stderr)
+            print(problem_line(problem, paint), file=stderr())
 
 
 def _in_order(problems: Iterable[Problem]) -> list[Problem]:

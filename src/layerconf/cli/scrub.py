@@ -3,6 +3,9 @@
 The values of secret keys are redacted where they are printed as values (`Setting.redacted`);
 the scrubber catches the same text anywhere else. It learns the secrets of the command line when
 the command starts (`scrubbing`) and those of the roles once they resolve (`learn_secrets`).
+The commands write through `stdout()` and `stderr()`, the running command's own scrubbed
+streams (a context variable): ``sys.stdout`` is never replaced, so commands run in many
+threads at once each scrub their own secrets.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import contextlib
 import contextvars
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:
     import argparse
@@ -38,9 +41,14 @@ class Scrubber:
         known = set(self.secrets)
         for value in values:
             if len(value) >= self.policy.min_scrub_length:
-                # As written, and as JSON and repr() escape it.
-                escaped = json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]
-                known.update((value, *escaped, repr(value)[1:-1]))
+                # As written, as repr() escapes it (alone, or inside a text whose quotes make
+                # repr() escape its single quotes), and each of those as JSON escapes it (a
+                # --json output's "repr" field).
+                reprs = {value, repr(value)[1:-1], repr(value + "'\"")[1:-4]}
+                for form in reprs:
+                    known.update(
+                        (form, json.dumps(form)[1:-1], json.dumps(form, ensure_ascii=False)[1:-1])
+                    )
         self.secrets = sorted(known, key=len, reverse=True)  # a secret holding another goes whole
 
     def add_argv(self, argv: Sequence[str]) -> None:
@@ -55,30 +63,62 @@ class Scrubber:
         return text
 
 
-# The scrubber of the running command, which learns the roles' secrets once they resolve.
-_RUNNING: contextvars.ContextVar[Scrubber | None] = contextvars.ContextVar(
-    "layerconf_cli_scrubber", default=None
+class _Running:
+    """The running command's scrubber and the streams it writes through."""
+
+    def __init__(self, scrubber: Scrubber) -> None:
+        self.scrubber = scrubber
+        # The streams as they are when the command starts, wrapped: never swapped in sys.
+        self.stdout = cast(TextIO, _ScrubbedStream(sys.stdout, scrubber))
+        self.stderr = cast(TextIO, _ScrubbedStream(sys.stderr, scrubber))
+
+
+# The running command, per thread (and task): main() may run in many threads at once.
+_RUNNING: contextvars.ContextVar[_Running | None] = contextvars.ContextVar(
+    "layerconf_cli_command", default=None
 )
 
 
 @contextlib.contextmanager
 def scrubbing(argv: Sequence[str]) -> Iterator[None]:
-    """Run a command on `argv`: its secrets, and those it learns, scrubbed from its output."""
+    """Run a command on `argv`: what it writes through `stdout()` and `stderr()` has its
+    secrets, and those it learns, scrubbed. Nothing process-wide is changed."""
     scrubber = Scrubber()
     scrubber.add_argv(argv)
-    running = _RUNNING.set(scrubber)
+    running = _RUNNING.set(_Running(scrubber))
     try:
-        with _scrubbed_output(scrubber):
-            yield
+        yield
     finally:
         _RUNNING.reset(running)
 
 
+def stdout() -> TextIO:
+    """Where the running command writes its output: ``sys.stdout``, scrubbed of secrets."""
+    running = _RUNNING.get()
+    return sys.stdout if running is None else running.stdout
+
+
+def stderr() -> TextIO:
+    """Where the running command writes its messages: ``sys.stderr``, scrubbed of secrets."""
+    running = _RUNNING.get()
+    return sys.stderr if running is None else running.stderr
+
+
+def learn_argv_secrets(argv: Sequence[str], parser: argparse.ArgumentParser) -> None:
+    """Teach the running command's scrubber the secret values of the trainer's `argv`, each
+    token classified by the action `parser` matches (abbreviations, aliases, clusters)."""
+    running = _RUNNING.get()
+    if running is not None:
+        from layerconf.core.secrets import redact_argv
+
+        running.scrubber.add(redact_argv(argv, running.scrubber.policy, parser=parser)[1])
+
+
 def learn_secrets(roles: Mapping[str, argparse.Namespace]) -> None:
     """Teach the running command's scrubber, if there is one, the secrets the roles hold."""
-    scrubber = _RUNNING.get()
-    if scrubber is not None:
-        scrubber.add(_secret_texts(roles))
+    running = _RUNNING.get()
+    if running is not None:
+        running.scrubber.add(_secret_texts(roles))
 
 
 class _ScrubbedStream:
@@ -91,26 +131,17 @@ class _ScrubbedStream:
     def write(self, text: str) -> int:
         return self._stream.write(self._scrubber(text))
 
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, flush...
         return getattr(self._stream, name)
 
 
-@contextlib.contextmanager
-def _scrubbed_output(scrubber: Scrubber) -> Iterator[None]:
-    from typing import cast
-
-    out, err = sys.stdout, sys.stderr
-    sys.stdout = cast(TextIO, _ScrubbedStream(out, scrubber))
-    sys.stderr = cast(TextIO, _ScrubbedStream(err, scrubber))
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = out, err
-
-
 def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
     """The text of every secret the roles hold: secret keys' values, also inside mappings."""
-    from layerconf.core.secrets import SECRETS, secret_texts
+    from layerconf.core.secrets import SECRETS, embedded_secrets, secret_texts
 
     found: list[str] = []
 
@@ -118,6 +149,8 @@ def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
         if SECRETS.is_secret(key):
             if value is not None:
                 found.extend(secret_texts(value))
+        elif type(value) is str:
+            found.extend(embedded_secrets(value))
         elif isinstance(value, Mapping):
             for name, item in value.items():
                 visit(name, item)

@@ -16,7 +16,13 @@ from typing import Any
 
 import attrs
 
-from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv, secret_texts
+from layerconf.core.secrets import (
+    SECRETS,
+    SecretPolicy,
+    embedded_secrets,
+    redact_argv,
+    secret_texts,
+)
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, value_text
 
 __all__ = [
@@ -402,6 +408,10 @@ def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active:
     if isinstance(key, str) and policy.is_secret(key):
         if value is not None:
             found.extend(secret_texts(value) or [""])  # "" marks a secret with no text
+        return
+    if isinstance(value, str):
+        # A secret the text's form shows: a URL's password, a secret key's value in JSON.
+        found.extend(embedded_secrets(value, policy))
         return
     if id(value) in active:
         return

@@ -10,21 +10,29 @@ variable inside a mapping value (``HF_TOKEN``) or the last part of a dotted path
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from layerconf.core.values import MAX_INT_BITS
 
+if TYPE_CHECKING:
+    import argparse
+
 __all__ = [
     "REDACTED",
     "SECRETS",
     "SecretPolicy",
+    "embedded_secrets",
     "is_secret",
     "redact",
     "redact_argv",
+    "redacted_argv",
+    "scrub_text",
     "secret_texts",
+    "url_passwords",
 ]
 
 #: What a secret's value is replaced with.
@@ -61,6 +69,20 @@ _DEFAULT_NAMES = (
     "access_token",
     "auth_token",
     "private_key",
+    "token",
+    "bearer_token",
+    "github_token",
+    "gh_token",
+    "gitlab_token",
+    "databricks_token",
+    "slack_token",
+    "npm_token",
+    "pypi_token",
+    "huggingface_token",
+    "hugging_face_hub_token",
+    "aws_session_token",
+    "aws_secret_access_key",
+    "azure_storage_key",
 )
 _DEFAULT_SUFFIXES = (
     "_api_key",
@@ -73,6 +95,13 @@ _DEFAULT_SUFFIXES = (
     "_auth_token",
     "_private_key",
     "_access_key",
+    "_hub_token",
+    "_api_token",
+    "_session_token",
+    "_bearer_token",
+    "_refresh_token",
+    "_oauth_token",
+    "_storage_key",
 )
 
 
@@ -112,6 +141,8 @@ class SecretPolicy:
 
     def _redact_inside(self, value: Any) -> Any:
         """`value` with the secrets inside it replaced; `value` itself when it holds none."""
+        if type(value) is str:  # a URL's password, JSON text holding a secret key
+            return _redact_text(value, self, [])
         if isinstance(value, Mapping):
             mapping = {name: self.redact(name, item) for name, item in value.items()}
             if all(mapping[name] is item for name, item in value.items()):
@@ -179,33 +210,182 @@ def secret_texts(value: Any) -> list[str]:
     return found
 
 
-def redact_argv(argv: Sequence[str], policy: SecretPolicy = SECRETS) -> tuple[list[str], list[str]]:
+def redact_argv(
+    argv: Sequence[str],
+    policy: SecretPolicy = SECRETS,
+    *,
+    parser: argparse.ArgumentParser | None = None,
+) -> tuple[list[str], list[str]]:
     """`argv` with the value of every secret flag replaced, and the values it replaced.
 
-    Both spellings are handled: ``--wandb-key xyz`` and ``--wandb-key=xyz``. The token after a
-    secret flag is taken as its value unless it is itself an option (argparse would not have
-    taken it as the value either).
+    With `parser`, a token is classified by the action the parser matches (or would match):
+    an abbreviation (``--wandb-k S``), an alias (``-k S``), a short cluster (``-vkS``),
+    ``--flag=S``. Without one, and for flags the parser does not own, by the flag's name,
+    or the secret flag it is a did-you-mean of. A JSON object or array holding a secret-named
+    key has those values replaced (a malformed one that names a secret key is replaced whole);
+    a URL's password is replaced. A flag's values are the tokens after it that are not
+    options, as many as its action takes.
     """
     redacted: list[str] = []
     found: list[str] = []
-    pending = False
+    pending = 0
     for token in argv:
         if pending and not _is_option(token):
             found.append(token)
             redacted.append(policy.placeholder)
-            pending = False
+            pending -= 1
             continue
-        pending = False
-        if token.startswith("-") and len(token) > 1:
-            name, equals, value = token.partition("=")
-            if policy.is_secret(name):
-                if equals:
-                    found.append(value)
-                    token = f"{name}={policy.placeholder}"
-                else:
-                    pending = True
+        pending = 0
+        if len(token) > 1 and token[0] in _prefixes(parser):
+            token, pending = _option_token(token, policy, parser, found)
+        if not pending:
+            token = _redact_text(token, policy, found)
         redacted.append(token)
+    # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.
+    texts = sorted(
+        {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
+    )
+    if texts:
+        redacted = [scrub_text(token, texts, policy) for token in redacted]
     return redacted, found
+
+
+def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS) -> str:
+    """`text` without `secrets`: each quoted as repr() quotes it, however short, and each at
+    least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text)."""
+    for secret in sorted(secrets, key=len, reverse=True):  # a secret holding another goes whole
+        if not secret:
+            continue
+        text = text.replace(repr(secret), repr(policy.placeholder))
+        if len(secret) >= policy.min_scrub_length and secret != policy.placeholder:
+            text = text.replace(secret, policy.placeholder)
+    return text
+
+
+def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
+    """The secrets the form of `text` shows: a URL's password, the values of secret keys in
+    JSON text (all of a malformed one that names a secret key)."""
+    found: list[str] = []
+    if "://" in text or text.lstrip()[:1] in ("{", "["):
+        _redact_text(text, policy, found)
+    return found
+
+
+def redacted_argv(
+    argv: Sequence[str] | None = None,
+    parser: argparse.ArgumentParser | None = None,
+    *,
+    secrets: SecretPolicy = SECRETS,
+) -> list[str]:
+    """`argv` (default ``sys.argv[1:]``) as it may be logged: every secret value replaced.
+
+    Give the `parser` that reads `argv`: each token is then classified by the action the
+    parser matches, abbreviations, aliases and short clusters included (see `redact_argv`).
+    For a tracker that records the command line itself (W&B does), log this instead; see
+    docs/embedding.md.
+    """
+    import sys
+
+    tokens = sys.argv[1:] if argv is None else argv
+    if isinstance(tokens, (str, bytes)):
+        raise TypeError("argv is a list of tokens such as ['--lr', '1'], not one string")
+    return redact_argv(list(tokens), secrets, parser=parser)[0]
+
+
+def _prefixes(parser: argparse.ArgumentParser | None) -> str:
+    return "-" if parser is None else parser.prefix_chars
+
+
+def _option_token(
+    token: str,
+    policy: SecretPolicy,
+    parser: argparse.ArgumentParser | None,
+    found: list[str],
+) -> tuple[str, int]:
+    """The option `token` as shown, and how many of the tokens after it are secret values."""
+    action, _option, explicit = _classify(token, policy, parser)
+    if not action:
+        return token, 0
+    if explicit is None:
+        return token, action
+    found.append(explicit)
+    return token[: len(token) - len(explicit)] + policy.placeholder, 0
+
+
+def _classify(
+    token: str, policy: SecretPolicy, parser: argparse.ArgumentParser | None
+) -> tuple[int, str, str | None]:
+    """(how many values the secret flag `token` names takes, 0 when it is no secret's; the
+    option; its value within the token, or None)."""
+    name, equals, value = token.partition("=")
+    explicit = value if equals else None
+    if parser is None:
+        return (1 if policy.is_secret(name) else 0), name, explicit
+    actions = parser._option_string_actions
+    chars = parser.prefix_chars
+    if token in actions:
+        return _takes(actions[token], policy), token, None
+    if name in actions:
+        return _takes(actions[name], policy), name, explicit
+    long = len(token) > 1 and token[1] in chars
+    if long:
+        matches = {actions[o] for o in actions if o.startswith(name)} if parser.allow_abbrev else ()
+    else:
+        matches = set()
+        while True:  # a short cluster: '-vkS' is -v, then -k with the value 'S'
+            short = token[:2]
+            action = actions.get(short)
+            if action is None:
+                matches = {actions[o] for o in actions if o.startswith(name)}
+                break
+            rest = token[2:]
+            if action.nargs != 0 or not rest:
+                takes = _takes(action, policy)
+                return (takes, short, rest or None) if takes else (0, short, None)
+            token = token[0] + rest
+    secret = [action for action in matches if _takes(action, policy)]
+    if secret:  # one match, or an ambiguous abbreviation that could be a secret flag
+        return max(_takes(action, policy) for action in secret), name, explicit
+    if matches or policy.is_secret(name):
+        return (1 if policy.is_secret(name) else 0), name, explicit
+    return (1 if _near_secret(name, actions, policy) else 0), name, explicit
+
+
+def _takes(action: argparse.Action, policy: SecretPolicy) -> int:
+    """How many tokens after a flag of `action` are secret values (0: it is no secret)."""
+    if not (policy.is_secret(action.dest) or any(map(policy.is_secret, action.option_strings))):
+        return 0
+    nargs = action.nargs
+    if nargs == 0:
+        return 0
+    if isinstance(nargs, int):
+        return nargs
+    return 1 if nargs in (None, "?") else 1 << 30  # '*', '+', remainder: all that follow
+
+
+def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> bool:
+    """Whether the unknown flag `name` is a did-you-mean of a secret flag (``--wandb-kye``)."""
+    from layerconf.core.suggest import did_you_mean
+
+    secret = _secret_options(actions, policy)
+    return bool(secret) and did_you_mean(name, secret, cutoff=0.8) is not None
+
+
+# The secret flags of a parser's table of options (shared by its copies), while it has as many
+# options as when they were listed: a parser of 1,000 options is not walked for each token.
+_SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]]] = {}
+
+
+def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:
+    cached = _SECRET_OPTIONS.get(id(actions))
+    if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
+        return cached[3]
+    secret = [option for option, action in actions.items() if _takes(action, policy)]
+    if len(_SECRET_OPTIONS) >= 64:
+        _SECRET_OPTIONS.clear()
+    # (the table itself is kept, so that its id is not reused by another one)
+    _SECRET_OPTIONS[id(actions)] = (actions, len(actions), policy, secret)
+    return secret
 
 
 def _is_option(token: str) -> bool:
@@ -217,3 +397,89 @@ def _is_option(token: str) -> bool:
     except ValueError:
         return True
     return False
+
+
+# ``scheme://user:password@host``: the password is a credential. Every part is bounded, so
+# that a long text (a megabyte of letters before a ``://``) is searched in linear time.
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s/@:]{0,256}:([^\s/@]{1,512})@")
+# A secret-named key in JSON text, however it is written (``"HF_TOKEN":``).
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.){1,200})"\s*:')
+
+
+def url_passwords(text: str) -> list[str]:
+    """The passwords the URLs in `text` carry (``https://user:pw@host`` -> ``["pw"]``)."""
+    return _URL_PASSWORD.findall(text) if "://" in text else []
+
+
+def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
+    """`text` (an argv token, a value) without the secrets its form shows: URL passwords,
+    values of secret keys in JSON text (a malformed one naming a secret key goes whole).
+
+    A text that shows more than `_MAX_FOUND` different secrets goes whole: searching every
+    other text for each of thousands would take time quadratic in the input.
+    """
+    whole = text
+    if "://" in text:
+        passwords: list[str] = []
+
+        def hide(match: re.Match[str]) -> str:
+            passwords.append(match.group(1))
+            return match.group(0)[: match.start(1) - match.start(0)] + policy.placeholder + "@"
+
+        text = _URL_PASSWORD.sub(hide, text)  # one pass, however many there are
+        if len(set(passwords)) > _MAX_FOUND:
+            found.append(whole)
+            return policy.placeholder
+        found.extend(dict.fromkeys(passwords))
+    if text.lstrip()[:1] not in ("{", "[") or len(text) > _JSON_LIMIT:
+        return text
+    import json
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        names = (_unescape(match.group(1)) for match in _JSON_KEY.finditer(text))
+        if any(policy.is_secret(name) for name in names):
+            found.append(whole)
+            return policy.placeholder
+        return text
+    shown = policy.redact("", data)
+    if shown is data:
+        return text
+    values = _secret_values(data, policy)
+    if len(set(values)) > _MAX_FOUND:
+        found.append(whole)
+        return policy.placeholder
+    found.extend(dict.fromkeys(values))
+    return json.dumps(shown, ensure_ascii=False)
+
+
+#: The most different secrets one text may show before it is hidden whole.
+_MAX_FOUND = 64
+# Longer JSON text is not parsed to look for secrets (a role file's limits are far lower).
+_JSON_LIMIT = 1 << 20
+
+
+def _unescape(name: str) -> str:
+    import json
+
+    try:
+        decoded = json.loads(f'"{name}"')
+    except ValueError:
+        return name
+    return decoded if isinstance(decoded, str) else name
+
+
+def _secret_values(value: Any, policy: SecretPolicy) -> list[str]:
+    """The text of the values of every secret key inside `value`."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if policy.is_secret(key):
+                found.extend(secret_texts(item))
+            else:
+                found.extend(_secret_values(item, policy))
+    elif type(value) is list or type(value) is tuple:
+        for item in value:
+            found.extend(_secret_values(item, policy))
+    return found

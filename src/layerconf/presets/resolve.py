@@ -183,7 +183,7 @@ def unknown_tokens(
     declared = ", ".join(f"{prefix}*" for prefix in preset.passthrough) or "no flag"
     for index, tokens in _groups(argv, unknown):
         flag = tokens[0].split("=", 1)[0]
-        shown = " ".join(redact_argv(tokens)[0])  # '--hf-token=...' quoted without its value
+        shown = " ".join(redact_argv(tokens, parser=parser)[0])  # quoted without a secret
         passed = flag.startswith(preset.passthrough) if preset.passthrough else False
         match = None
         if not passed and flag.startswith("--"):

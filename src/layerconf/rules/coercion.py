@@ -283,7 +283,12 @@ class TypeCoercion:
 
     def _problem(self, origin: Origin, key: str, failure: _Failure) -> Problem:
         # A credential's value is never quoted, not even when it is the wrong type.
-        got = SECRETS.placeholder if SECRETS.is_secret(key) else _show(failure.value)
+        # Nor a secret inside it (``{"HF_TOKEN": ...`` in malformed JSON, a URL's password).
+        got = (
+            SECRETS.placeholder
+            if SECRETS.is_secret(key)
+            else _show(SECRETS.redact(key, failure.value))
+        )
         message = f"{failure.subject} must be {failure.expected} (got {got})"
         return Problem.at(origin, message, key=key, hint=failure.hint, rule=self.name)
 

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from layerconf.core.records import Origin, Path
+from layerconf.core.secrets import redact_argv, scrub_text
 
 __all__ = ["CLI", "CLI_ORIGIN", "Changes", "Recorder", "record"]
 
@@ -68,6 +69,9 @@ def record(
         else:
             clone.parse_args(strings, working)
             extras = []
+    except argparse.ArgumentError as error:  # exit_on_error=False: raised, never printed
+        error.message = recorder.scrubbed(error.message)
+        raise
     finally:
         del _RECORDERS[id(working)]
         object.__setattr__(working, "__class__", argparse.Namespace)
@@ -142,6 +146,7 @@ class Recorder:
         "new_keys_from",
         "occurrences",
         "orig_convert",
+        "orig_error",
         "orig_get_value",
         "orig_get_values",
         "orig_match_argument",
@@ -197,9 +202,11 @@ class Recorder:
         self.orig_match_partial = _original(parser, clone, "_match_arguments_partial")
         self.orig_get_values = _original(parser, clone, "_get_values")
         self.orig_get_value: Callable[..., Any] = _original(parser, clone, "_get_value")
+        self.orig_error = _original(parser, clone, "error")
         hooks: dict[str, Callable[..., Any]] = {
             "_match_argument": self.match_argument,
             "_match_arguments_partial": self.match_partial,
+            "error": self.error,
         }
         if parser.fromfile_prefix_chars is not None:
             self.prefix_chars = parser.fromfile_prefix_chars
@@ -208,6 +215,18 @@ class Recorder:
             hooks["_read_args_from_files"] = self.read_files
             hooks["convert_arg_line_to_args"] = self.convert_line
         vars(clone).update(hooks)
+
+    # -- errors --------------------------------------------------------------------------------
+
+    def error(self, message: str) -> Any:
+        """argparse's error, without the secrets of the command line (its own, or the parser's
+        override of it, still decides what happens: print and exit, raise...)."""
+        return self.orig_error(self.scrubbed(message))
+
+    def scrubbed(self, message: str) -> str:
+        """`message` without the secret values of the command line, as the parser reads it."""
+        texts = redact_argv(self.strings, parser=self.clone)[1]
+        return scrub_text(message, texts) if texts else message
 
     # -- options -------------------------------------------------------------------------------
 
@@ -476,7 +495,8 @@ class Recorder:
         return table
 
     def _origin(self, table: list[Origin | None], position: int) -> Origin:
-        token = self.strings[position]
+        # ('--wandb-key=S', '-kS', an abbreviation: a token holding a secret shows without it)
+        token = redact_argv([self.strings[position]], parser=self.clone)[0][0]
         if self.wheres is None:
             origin = Origin(CLI, "argv", None, None, None, position, token)
         else:

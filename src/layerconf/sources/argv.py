@@ -34,6 +34,7 @@ from typing import Any
 from layerconf.core.merge import Policy
 from layerconf.core.namespace import Namespace, Provenance, namespace_from
 from layerconf.core.records import Layer, Origin, Path
+from layerconf.core.secrets import redacted_argv
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, same_value
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.sources._argv_recorder import CLI, CLI_ORIGIN, Recorder, record
@@ -237,9 +238,9 @@ def _namespace(
         for name in layer.mutable_keys
         if isinstance(layer.values[name], dict)
     }
-    provenance = Provenance(
-        None, tuple(layers), policies, {}, tuple(notices), {ARGV: tuple(recorder.argv)}
-    )
+    # Kept as it may be shown: each secret value replaced, as the parser's actions classify it.
+    argv = tuple(redacted_argv(recorder.argv, parser))
+    provenance = Provenance(None, tuple(layers), policies, {}, tuple(notices), {ARGV: argv})
     namespace = namespace_from({}, provenance)
     # Adopt the dict rather than copy a thousand keys (and it is no runtime assignment).
     object.__setattr__(namespace, "__dict__", final)

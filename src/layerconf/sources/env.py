@@ -30,7 +30,7 @@ import attrs
 
 from layerconf.core.checks import check_type, typed
 from layerconf.core.records import Layer, Origin
-from layerconf.core.secrets import SECRETS
+from layerconf.core.secrets import SECRETS, SecretPolicy, embedded_secrets
 from layerconf.core.suggest import did_you_mean
 from layerconf.exceptions import Problem
 from layerconf.sources.base import Reading
@@ -72,7 +72,8 @@ class EnvSource:
     """The environment variables that start with `prefix` (and those in `names`) as one layer.
 
     `environ` is the mapping read (default: ``os.environ`` when the source is read); `name`
-    is the layer's name.
+    is the layer's name. `secrets` says which variables and dests hold credentials: a value
+    the parser refuses is never quoted for them.
     """
 
     prefix: str = attrs.field(default="", validator=typed(str, "a variable prefix (str)"))
@@ -81,6 +82,9 @@ class EnvSource:
         default=None, eq=False, repr=False, validator=typed((Mapping, type(None)), _ENVIRON)
     )
     name: str = "env"
+    secrets: SecretPolicy = attrs.field(
+        default=SECRETS, validator=attrs.validators.instance_of(SecretPolicy)
+    )
 
     def __attrs_post_init__(self) -> None:
         if not self.prefix and not self.names:
@@ -122,9 +126,7 @@ class EnvSource:
                 values[dest] = _convert(quiet, action, _text(environ[variable]))
             except _Refused as refused:
                 reason = str(refused)
-                secret = SECRETS.is_secret(dest) or SECRETS.is_secret(variable)
-                if secret and isinstance(environ[variable], str):
-                    reason = _without(reason, environ[variable])
+                reason = self._unquoted(reason, variable, dest, environ[variable])
                 problems.append(
                     Problem(
                         f"environment variable {_shown(variable)}: {reason}",
@@ -163,6 +165,17 @@ class EnvSource:
             layer=self.name,
             hint="unset one of them" if len(shown) == 2 else "unset all of them but one",
         )
+
+    def _unquoted(self, reason: str, variable: str, dest: str, value: Any) -> str:
+        """`reason` without the secret `value` holds: all of it for a secret variable or dest,
+        else what its form shows (a URL's password, a secret key's value in JSON text)."""
+        if not isinstance(value, str):
+            return reason
+        if self.secrets.is_secret(dest) or self.secrets.is_secret(variable):
+            return _without(reason, value, self.secrets)
+        for text in embedded_secrets(value, self.secrets):
+            reason = _without(reason, text, self.secrets)
+        return reason
 
     def _unknown(self, variable: str, dest: str, actions: Mapping[str, argparse.Action]) -> Problem:
         close = did_you_mean(dest, actions)
@@ -222,7 +235,7 @@ def _shown(variable: str) -> str:
     return variable if variable.isprintable() else repr(variable)
 
 
-def _without(message: str, text: str) -> str:
+def _without(message: str, text: str, policy: SecretPolicy) -> str:
     """`message` without the secret `text`, nor any of its words, quoted or long enough to find.
 
     argparse quotes a refused token as ``'token'``: each word's quoted form is replaced, however
@@ -235,9 +248,9 @@ def _without(message: str, text: str) -> str:
     for word in sorted(words, key=len, reverse=True):
         if not word:
             continue
-        message = message.replace(repr(word), repr(SECRETS.placeholder))
-        if len(word) >= SECRETS.min_scrub_length:
-            message = message.replace(word, SECRETS.placeholder)
+        message = message.replace(repr(word), repr(policy.placeholder))
+        if len(word) >= policy.min_scrub_length:
+            message = message.replace(word, policy.placeholder)
     return message
 
 

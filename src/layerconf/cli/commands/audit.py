@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import enum
 import os
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from layerconf.cli.commands.show import show_roles, shown_options
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
 from layerconf.cli.render import Paint, dump_json, heading, table, value_json
 from layerconf.cli.resolving import report_failure, resolved
+from layerconf.cli.scrub import stderr, stdout
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -53,15 +53,15 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
     outcome = resolved(options, argv)
     if outcome.roles is None:
         return report_failure(outcome)
-    record = audit(outcome.roles)
+    record = audit(outcome.roles, key=key)  # the key digests scrubbed values too
     if key is not None:
         record = sign(record, key)
     data = record_bytes(record)
     if options.output in (None, "-"):
-        sys.stdout.write(data.decode("ascii"))
+        stdout().write(data.decode("ascii"))
         return EXIT_OK
     written = _write(options.output, data)
-    print(f"wrote {written} (fingerprint {record['fingerprint']})", file=sys.stderr)
+    print(f"wrote {written} (fingerprint {record['fingerprint']})", file=stderr())
     return EXIT_OK
 
 
@@ -203,13 +203,13 @@ def _run_audit_diff(options: argparse.Namespace, argv: list[str]) -> int:
     if options.json:
         dump_json([_change_json(change) for change in changes])
     elif changes:
-        print("\n".join(_changes_table(changes, before, after)))
+        print("\n".join(_changes_table(changes, before, after)), file=stdout())
     count = len(changes)
     between = f"between {options.before} and {options.after}"
     if count:
-        print(f"{count} change{'' if count == 1 else 's'} {between}", file=sys.stderr)
+        print(f"{count} change{'' if count == 1 else 's'} {between}", file=stderr())
     else:
-        print(f"no change {between}", file=sys.stderr)
+        print(f"no change {between}", file=stderr())
     return EXIT_OK
 
 
@@ -240,7 +240,7 @@ def _changes_table(
     """A row per change: role, key, and each side's value and origin (a whole role: its size)."""
     from layerconf.core.secrets import redact
 
-    paint = Paint(sys.stdout)
+    paint = Paint(stdout())
     rows: list[list[Cell]] = [heading(("role", "key", "before", "", "after", ""), paint)]
     for change in changes:
         row: list[Cell] = [(change.role, None)]
@@ -334,7 +334,8 @@ def _run_audit_verify(options: argparse.Namespace, argv: list[str]) -> int:
     for record in records:
         print(
             f"{record.path}: signed with this key and unchanged since "
-            f"(fingerprint {record.fingerprint})"
+            f"(fingerprint {record.fingerprint})",
+            file=stdout(),
         )
     return EXIT_OK
 

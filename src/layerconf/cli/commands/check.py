@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.resolving import counts, problems_json, resolve
+from layerconf.cli.scrub import stderr, stdout
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 
@@ -22,10 +22,10 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     if options.json:
         dump_json(problems_json(outcome.problems))
     else:
-        paint = Paint(sys.stdout)
+        paint = Paint(stdout())
         for problem in outcome.problems:
-            print(problem_line(problem, paint))
-    print(counts(outcome), file=sys.stderr)
+            print(problem_line(problem, paint), file=stdout())
+    print(counts(outcome), file=stderr())
     if outcome.errors or (options.strict and outcome.warnings):
         return EXIT_PROBLEMS
     return EXIT_OK

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from layerconf.cli.command import Command
 from layerconf.cli.errors import EXIT_OK, PROG, UsageError
+from layerconf.cli.scrub import stdout
 
 __all__ = ["COMMANDS", "MAX_INPUT_BYTES", "SCRIPTS", "SHELLS", "candidates", "line_words"]
 
@@ -93,7 +94,7 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     del argv
     shell: str = options.shell
     if not options.complete:
-        sys.stdout.write(SCRIPTS[shell])
+        stdout().write(SCRIPTS[shell])
         return EXIT_OK
     data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
@@ -113,7 +114,7 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     cut = max((words[-1].rfind(char) for char in breaks), default=-1) + 1
     for candidate in found:
         # bash replaces only what follows the last word break (= or :) of the current word.
-        print(candidate[cut:])
+        print(candidate[cut:], file=stdout())
     return EXIT_OK
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +10,7 @@ from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, PROG
 from layerconf.cli.render import Paint, dump_json, heading, table, value_json
 from layerconf.cli.resolving import report_failure, resolved
+from layerconf.cli.scrub import stderr, stdout
 
 if TYPE_CHECKING:
     from layerconf.cli.render import Cell
@@ -46,14 +46,14 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
             ]
         )
     elif differing:
-        print("\n".join(_diff_table(differing, names)))
+        print("\n".join(_diff_table(differing, names)), file=stdout())
     count = len(differing)
     between = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
     if count:
         summary = f"{count} key{'' if count == 1 else 's'} differ between {between}"
     else:
         summary = f"no key differs between {between}"
-    print(summary, file=sys.stderr)
+    print(summary, file=stderr())
     return EXIT_OK
 
 
@@ -83,7 +83,7 @@ def _differing(roles: Mapping[str, Namespace]) -> list[_Difference]:
 
 def _diff_table(differing: Sequence[_Difference], names: Sequence[str]) -> list[str]:
     """A row per key: each role's value and where it came from."""
-    paint = Paint(sys.stdout)
+    paint = Paint(stdout())
     head = ["key"]
     for role in names:
         head += [role, ""]

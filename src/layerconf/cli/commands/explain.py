@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -11,6 +10,7 @@ from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, print_error
 from layerconf.cli.render import Paint, dump_json, setting_json, table
 from layerconf.cli.resolving import report_failure, resolved
+from layerconf.cli.scrub import stdout
 from layerconf.cli.trainer import role_option, selected
 
 if TYPE_CHECKING:
@@ -40,9 +40,9 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     if options.json:
         dump_json([setting_json(setting) for setting in settings])
     elif settings:
-        paint = Paint(sys.stdout)
+        paint = Paint(stdout())
         blocks = ["\n".join(_explained(setting, paint)) for setting in settings]
-        print("\n\n".join(blocks))
+        print("\n\n".join(blocks), file=stdout())
     for message in unknown:  # after the others: one unknown key does not hide them
         print_error(f"{PROG} explain: error: {message}")
     return EXIT_PROBLEMS if unknown else EXIT_OK

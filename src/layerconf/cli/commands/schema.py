@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, PROG, UsageError
+from layerconf.cli.scrub import stderr, stdout
 from layerconf.cli.trainer import preset_of, trainer_parser
 
 
@@ -36,10 +36,10 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     # As dump_json prints it, to stdout or the file alike.
     text = json.dumps(schema, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if options.output in (None, "-"):
-        sys.stdout.write(text)
+        stdout().write(text)
     else:
         written = _write(options.output, text.encode("utf-8"))
-        print(f"wrote {written}", file=sys.stderr)
+        print(f"wrote {written}", file=stderr())
     return EXIT_OK
 
 

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, PROG
 from layerconf.cli.render import Paint, dump_json, table, value_json, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
+from layerconf.cli.scrub import stdout
 from layerconf.cli.trainer import role_option, selected
 
 if TYPE_CHECKING:
@@ -84,16 +84,16 @@ def show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namesp
             }
         )
     elif options.yaml:
-        sys.stdout.write(_show_yaml(shown_settings))
+        stdout().write(_show_yaml(shown_settings))
     else:
-        print(_show_table(shown_settings, totals, changed=not options.all))
+        print(_show_table(shown_settings, totals, changed=not options.all), file=stdout())
 
 
 def _show_table(
     shown_settings: Mapping[str, Sequence[Setting]], totals: Mapping[str, int], *, changed: bool
 ) -> str:
     """A titled table per role: key, value, layer, place."""
-    paint = Paint(sys.stdout)
+    paint = Paint(stdout())
     blocks = []
     for role, settings in shown_settings.items():
         not_default = sum(s.origin.kind != "default" for s in settings)

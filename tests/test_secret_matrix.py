@@ -1,0 +1,536 @@
+"""No secret leaves by any path: every placement of a secret x every output that could show it.
+
+A placement is one way a secret reaches layerconf (a flag, an abbreviation, a role file line,
+a JSON value...); an output is one thing a user or a log could see (a CLI command's stdout
+and stderr, a record file, ``str(explain(...))``, a warning...). Each pair is one test, which
+asserts that the secret's text (its distinctive tail, which every escaped form keeps) is
+nowhere in the output. A new placement or output is one line in `PLACEMENTS` or `OUTPUTS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from layerconf import (
+    PLAIN,
+    ConfigError,
+    audit,
+    explain,
+    explain_all,
+    flatten,
+    load_profile,
+    notices,
+    redacted_argv,
+    resolve_roles,
+)
+from layerconf.cli import main
+from layerconf.core.secrets import REDACTED, SECRETS, is_secret
+
+ROOT = Path(__file__).parent.parent
+PPO_ARGV = (ROOT / "examples" / "ppo_argv.txt").read_text().splitlines()
+ROLE_FILE = (ROOT / "examples" / "megatron_ppo.yaml").read_text()
+KEY = b"k" * 32
+
+
+def own_parser() -> argparse.ArgumentParser:
+    """A trainer of one's own with an alias, a flag to cluster with, abbreviations, @files."""
+    parser = argparse.ArgumentParser(prog="train", fromfile_prefix_chars="@")
+    parser.add_argument("-k", "--api-key")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--lr", type=float, default=1e-5)
+    parser.add_argument("--name", default="run")
+    return parser
+
+
+def _enum_name(text: str) -> str:
+    """A type= callable that fails as an enum lookup does: a KeyError, which argparse lets by."""
+    raise KeyError(text)
+
+
+def typed_parser() -> argparse.ArgumentParser:
+    """`own_parser` whose key goes through a type= callable that raises what argparse lets by."""
+    parser = argparse.ArgumentParser(prog="train")
+    parser.add_argument("-k", "--api-key", type=_enum_name)
+    return parser
+
+
+class Placement(NamedTuple):
+    """A secret given one way: the trainer's argv, a role file line, and the text to look for."""
+
+    argv: tuple[str, ...]
+    #: A line added to the actor's overrides in the role file (slime), or None.
+    line: str | None = None
+    #: The text no output may hold: the secret's tail, kept by every escaping of it.
+    needle: str = "Zq8Wv4Lm"
+    #: The trainer: the slime profile, or `own_parser` (plain preset).
+    own: bool = False
+    #: An @file's lines (own parser): written next to the role file, named by @args.txt.
+    file: str | None = None
+    #: Whether the roles resolve with the secret in a value (else resolving fails).
+    held: bool = True
+
+
+S = "Zq8Wv4Lm"
+PLACEMENTS: dict[str, Placement] = {
+    "flag": Placement(("--wandb-key", f"sk-{S}")),
+    "flag=": Placement((f"--wandb-key=sk-{S}",)),
+    "did-you-mean": Placement(("--wandb-kye", f"sk-{S}"), held=False),
+    "did-you-mean=": Placement((f"--wandb-ky=sk-{S}",), held=False),
+    "quotes": Placement(("--wandb-key", f"""a'b"c\\d-{S}""")),
+    "quotes-in-another-value": Placement(
+        ("--wandb-key", f"""a'b"c\\d\té-{S}""", "--wandb-exp-name", f"""run a'b"c\\d\té-{S}""")
+    ),
+    "passed-on": Placement(("--sglang-api-key", f"sk-{S}"), held=False),
+    "env-json": Placement(("--train-env-vars", json.dumps({"HF_TOKEN": f"hf_{S}"}))),
+    "env-json-escaped": Placement(("--train-env-vars", '{"HF_TOKEN": "hf_Secr\\u0065t' + S + '"}')),
+    "env-json-malformed": Placement(
+        ("--train-env-vars", '{"HF_TOKEN": "hf_' + S + '",'), held=False
+    ),
+    "env-json-other-names": Placement(
+        ("--train-env-vars", json.dumps({"GITHUB_TOKEN": f"gh_{S}", "AWS_SESSION_TOKEN": S}))
+    ),
+    "url": Placement(("--wandb-host", f"https://user:pw{S}@wandb.example.com")),
+    "value-equal-to-a-secret": Placement(("--wandb-key", f"cos{S}", "--wandb-exp-name", f"cos{S}")),
+    "role-file": Placement((), f"wandb_key: sk-{S}"),
+    "role-file-no-space": Placement((), f"wandb_key:sk-{S}", held=False),
+    "role-file-list": Placement((), f"wandb_key: [sk-{S}]", held=False),
+    "role-file-tag": Placement((), f"wandb_key: !!int sk-{S}", held=False),
+    "role-file-env": Placement((), f"train_env_vars: {{HF_TOKEN: hf_{S}}}"),
+    "role-file-env-malformed": Placement(
+        (), f'train_env_vars: \'{{"HF_TOKEN": "hf_{S}",\'', held=False
+    ),
+    "role-file-url": Placement((), f"wandb_host: https://user:pw{S}@wandb.example.com"),
+    "alias": Placement(("-k", f"sk-{S}"), own=True),
+    "alias-attached": Placement((f"-ksk-{S}",), own=True),
+    "cluster": Placement((f"-vksk-{S}",), own=True),
+    "abbreviation": Placement(("--api-k", f"sk-{S}"), own=True),
+    "abbreviation=": Placement((f"--api=sk-{S}",), own=True),
+    "at-file": Placement(("@args.txt",), own=True, file=f"--api-key=sk-{S}\n--name\nx\n"),
+    "at-file-lines": Placement(("@args.txt",), own=True, file=f"-k\nsk-{S}\n"),
+}
+
+
+class Run:
+    """One placement made real in a directory: its argv, role file, records, and outputs."""
+
+    def __init__(self, placement: Placement, directory: Path) -> None:
+        self.placement = placement
+        self.directory = directory
+        if placement.own:
+            self.parser = own_parser()
+            self.options = ["--parser", "tests.test_secret_matrix:own_parser"]
+            self.argv = list(placement.argv)
+            self.keys = ["api_key", "name"]
+            if placement.file is not None:
+                (directory / "args.txt").write_text(placement.file)
+        else:
+            self.parser = load_profile()
+            self.options = []
+            role_file = directory / "ppo.yaml"
+            text = ROLE_FILE
+            if placement.line is not None:
+                text = text.replace("      lr: 1e-6\n", f"      lr: 1e-6\n      {placement.line}\n")
+            role_file.write_text(text)
+            self.argv = [*PPO_ARGV, "--use-wandb", *placement.argv]
+            self.argv[self.argv.index("examples/megatron_ppo.yaml")] = str(role_file)
+            self.keys = ["wandb_key", "train_env_vars", "wandb_host", "wandb_exp_name"]
+
+    def cli(self, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+        """What ``layerconf ARGS`` writes (stdout and stderr)."""
+        capsys.readouterr()
+        main([*args])
+        captured = capsys.readouterr()
+        return captured.out + captured.err
+
+    def command(self, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+        """A command on the trainer's command line."""
+        return self.cli(capsys, *args, *self.options, "--", *self.argv)
+
+    def records(self, capsys: pytest.CaptureFixture[str]) -> tuple[str, list[str]]:
+        """Two signed records of the run (the second with another seed), and what writing said."""
+        said = ""
+        paths = []
+        for index, extra in enumerate(([], ["--seed", "7"] if not self.placement.own else [])):
+            path = self.directory / f"record{index}.json"
+            argv = [*self.argv, *extra]
+            key_file = self.directory / "key"
+            key_file.write_bytes(KEY)
+            capsys.readouterr()
+            main(
+                ["audit", "-o", str(path), "--key-file", str(key_file), *self.options, "--", *argv]
+            )
+            captured = capsys.readouterr()
+            said += captured.out + captured.err
+            if path.exists():
+                said += path.read_text()
+                paths.append(str(path))
+        return said, paths
+
+    def record_command(self, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+        said, paths = self.records(capsys)
+        if not paths:
+            return said
+        if args[:2] == ("audit", "diff"):
+            paths = [paths[0], paths[-1]]
+        elif args[:2] == ("audit", "verify"):
+            args = (*args, "--key-file", str(self.directory / "key"))
+        else:
+            paths = paths[:1]
+        return said + self.cli(capsys, *args, *paths)
+
+    def api(self, capsys: pytest.CaptureFixture[str], show: Callable[[dict[str, Any]], str]) -> str:
+        """`show` of the resolved roles, or what resolving raised (argparse's own exit
+        included), every warning, and what was printed."""
+        preset = {"preset": PLAIN} if self.placement.own else {}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                roles = resolve_roles(self.parser, self.argv, **preset)
+            except ConfigError as error:
+                text = f"{error}\n{error!r}\n" + "\n".join(map(str, error.problems))
+            except SystemExit as stop:  # argparse's error: a usage message on stderr
+                text = str(stop)
+            else:
+                text = show(roles)
+        captured = capsys.readouterr()
+        printed = captured.out + captured.err
+        return text + printed + "\n".join(str(warning.message) for warning in caught)
+
+    def explained(self, roles: dict[str, Any], form: Callable[[Any], Any]) -> str:
+        return "\n".join(
+            str(form(explain(ns, key))) for ns in roles.values() for key in self.keys if key in ns
+        )
+
+
+def _all(roles: dict[str, Any], form: Callable[[Any], Any]) -> str:
+    return "\n".join(
+        str(form(setting)) for ns in roles.values() for setting in explain_all(ns).values()
+    )
+
+
+Output = Callable[[Run, pytest.CaptureFixture[str]], str]
+
+#: Every output a secret could reach, by name: one line each.
+OUTPUTS: dict[str, Output] = {
+    "check": lambda run, cap: run.command(cap, "check"),
+    "check --json": lambda run, cap: run.command(cap, "check", "--json"),
+    "show": lambda run, cap: run.command(cap, "show"),
+    "show --json": lambda run, cap: run.command(cap, "show", "--json"),
+    "show --yaml": lambda run, cap: run.command(cap, "show", "--yaml"),
+    "show --changed": lambda run, cap: run.command(cap, "show", "--changed"),
+    "explain": lambda run, cap: run.command(cap, "explain", *run.keys),
+    "explain --json": lambda run, cap: run.command(cap, "explain", "--json", *run.keys),
+    "diff": lambda run, cap: run.command(cap, "diff"),
+    "diff --json": lambda run, cap: run.command(cap, "diff", "--json"),
+    "audit": lambda run, cap: run.command(cap, "audit"),
+    "audit -o (and the file)": lambda run, cap: run.records(cap)[0],
+    "audit diff": lambda run, cap: run.record_command(cap, "audit", "diff"),
+    "audit diff --json": lambda run, cap: run.record_command(cap, "audit", "diff", "--json"),
+    "audit replay": lambda run, cap: run.record_command(cap, "audit", "replay"),
+    "audit replay --json": lambda run, cap: run.record_command(cap, "audit", "replay", "--json"),
+    "audit replay --yaml": lambda run, cap: run.record_command(cap, "audit", "replay", "--yaml"),
+    "audit verify": lambda run, cap: run.record_command(cap, "audit", "verify"),
+    "str(explain)": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, str)),
+    "repr(explain)": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, repr)),
+    "explain.to_dict": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, _to_dict)),
+    "str(explain_all)": lambda run, cap: run.api(cap, lambda roles: _all(roles, str)),
+    "repr(explain_all)": lambda run, cap: run.api(cap, lambda roles: _all(roles, repr)),
+    "explain_all.to_dict": lambda run, cap: run.api(cap, lambda roles: _all(roles, _to_dict)),
+    "notices": lambda run, cap: run.api(
+        cap, lambda roles: "\n".join(f"{n}\n{n!r}" for ns in roles.values() for n in notices(ns))
+    ),
+    "audit()": lambda run, cap: run.api(cap, lambda roles: json.dumps(audit(roles))),
+    "flatten": lambda run, cap: run.api(cap, lambda roles: json.dumps(flatten(audit(roles)))),
+    "redacted_argv": lambda run, cap: " ".join(redacted_argv(run.argv, run.parser)),
+}
+
+
+def _to_dict(setting: Any) -> str:
+    return json.dumps(setting.to_dict(), default=repr)
+
+
+# Known gap: a Setting is formatted on its own, so str/repr/to_dict of explain(args, key) show
+# key's value even where it equals or quotes *another* key's secret (--wandb-key cosine
+# --lr-decay-style cosine). The command's output is scrubbed of every secret of the namespace
+# (cli.scrub), and audit records mark such values scrubbed; the Python formatters do not yet.
+_EXPLAIN_SCRUB = pytest.mark.xfail(
+    strict=True, reason="a Setting does not know the other keys' secrets (issue 12 part 4)"
+)
+
+
+def _marks(placement: str, output: str) -> Any:
+    if placement in ("value-equal-to-a-secret", "quotes-in-another-value") and output in (
+        "str(explain)",
+        "repr(explain)",
+        "explain.to_dict",
+        "str(explain_all)",
+        "repr(explain_all)",
+        "explain_all.to_dict",
+    ):
+        return _EXPLAIN_SCRUB
+    return ()
+
+
+def _cases() -> Iterator[Any]:
+    for placement in PLACEMENTS:
+        for output in OUTPUTS:
+            marks = _marks(placement, output)
+            yield pytest.param(placement, output, id=f"{placement}-{output}", marks=marks)
+
+
+@pytest.mark.parametrize(("placement", "output"), list(_cases()))
+def test_no_secret_in_any_output(
+    placement: str,
+    output: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The secret's text is in no output, stdout and stderr alike."""
+    monkeypatch.chdir(ROOT if PLACEMENTS[placement].file is None else tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    run = Run(PLACEMENTS[placement], tmp_path)
+    text = OUTPUTS[output](run, capsys)
+    assert PLACEMENTS[placement].needle not in text
+
+
+@pytest.mark.parametrize("placement", [name for name, p in PLACEMENTS.items() if p.held])
+def test_the_secret_does_reach_a_value(
+    placement: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The matrix tests something: each placement that resolves holds the secret in a value."""
+    monkeypatch.chdir(ROOT if PLACEMENTS[placement].file is None else tmp_path)
+    run = Run(PLACEMENTS[placement], tmp_path)
+    roles = resolve_roles(run.parser, run.argv, **({"preset": PLAIN} if run.placement.own else {}))
+    assert any(S in repr(vars(namespace)) for namespace in roles.values())
+
+
+class TestNames:
+    """The default policy knows the usual credentials, and not what merely mentions them."""
+
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "HUGGING_FACE_HUB_TOKEN",
+            "HF_HUB_TOKEN",
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "GITLAB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "DATABRICKS_TOKEN",
+            "SLACK_TOKEN",
+            "PYPI_TOKEN",
+            "OPENAI_API_KEY",
+            "WANDB_API_KEY",
+            "AZURE_STORAGE_KEY",
+            "--token",
+            "replicate_api_token",
+            "google_refresh_token",
+        ],
+    )
+    def test_secret(self, name: str) -> None:
+        assert is_secret(name)
+
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "max_tokens",
+            "max_tokens_per_gpu",
+            "max_new_tokens",
+            "tokenizer_type",
+            "tokenizer_model",
+            "tokenizer_name_or_path",
+            "input_key",
+            "label_key",
+            "pad_token",
+            "eos_token",
+            "fim_pad_token",
+            "num_tokens",
+            "token_budget",
+            "AWS_ACCESS_KEY_ID",
+            "keep_tokens",
+        ],
+    )
+    def test_not_secret(self, name: str) -> None:
+        assert not is_secret(name)
+
+
+class TestClassification:
+    """A token is classified by the action the parser matches, never by spelling alone."""
+
+    @pytest.mark.parametrize(
+        ("argv", "shown"),
+        [
+            (["-k", "s3cr3t", "--name", "n"], ["-k", REDACTED, "--name", "n"]),
+            (["-ks3cr3t"], [f"-k{REDACTED}"]),
+            (["-vks3cr3t"], [f"-vk{REDACTED}"]),
+            (["-vk", "s3cr3t"], ["-vk", REDACTED]),
+            (["--api-k", "s3cr3t"], ["--api-k", REDACTED]),
+            (["--api=s3cr3t"], [f"--api={REDACTED}"]),
+            (["--api-kye", "s3cr3t"], ["--api-kye", REDACTED]),
+            (["--name", "run", "--lr", "-1"], ["--name", "run", "--lr", "-1"]),
+            (["-k", "--name", "n"], ["-k", "--name", "n"]),
+            (["@args.txt", "-v"], ["@args.txt", "-v"]),
+            (["--name", "https://u:pw@host/x"], ["--name", f"https://u:{REDACTED}@host/x"]),
+            (
+                ["--name", "run-s3cr3t", "-k", "s3cr3t"],
+                ["--name", f"run-{REDACTED}", "-k", REDACTED],
+            ),
+        ],
+    )
+    def test_own_parser(self, argv: list[str], shown: list[str]) -> None:
+        assert redacted_argv(argv, own_parser()) == shown
+
+    def test_every_value_of_a_many_valued_secret(self) -> None:
+        """nargs='+' or 2: each value the action takes."""
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--tokens-api-key", nargs="+")
+        parser.add_argument("--hub-token", nargs=2)
+        assert redacted_argv(
+            ["--tokens-api-key", "a", "b", "--hub-token", "c", "d", "e"], parser
+        ) == [
+            "--tokens-api-key",
+            REDACTED,
+            REDACTED,
+            "--hub-token",
+            REDACTED,
+            REDACTED,
+            "e",
+        ]
+
+    @pytest.mark.parametrize(
+        ("value", "shown"),
+        [
+            ('{"HF_TOKEN": "hf_x", "A": "1"}', '{"HF_TOKEN": "<redacted>", "A": "1"}'),
+            ('{"HF_TOKEN": "hf_\\u0078yz"}', '{"HF_TOKEN": "<redacted>"}'),
+            ('{"HF_TOK\\u0045N": "hf_xyz"}', '{"HF_TOKEN": "<redacted>"}'),
+            ('{"HF_TOKEN": "hf_xyz",', REDACTED),
+            ('{"A": "1",', '{"A": "1",'),
+            ('{"A": "1"}', '{"A": "1"}'),
+        ],
+    )
+    def test_json_values(self, value: str, shown: str) -> None:
+        """JSON holding a secret key, escaped or malformed: never as written."""
+        assert redacted_argv(["--train-env-vars", value], load_profile()) == [
+            "--train-env-vars",
+            shown,
+        ]
+
+    def test_a_text_showing_many_secrets_goes_whole(self) -> None:
+        """Past 64 different URL passwords or JSON secrets, the whole text is hidden (searching
+        every other text for each would take quadratic time)."""
+        few = " ".join(f"https://u:pw{index:04d}@host" for index in range(64))
+        many = " ".join(f"https://u:pw{index:04d}@host" for index in range(65))
+        assert redacted_argv(["--name", few], own_parser())[1].count(REDACTED) == 64
+        assert redacted_argv(["--name", many], own_parser()) == ["--name", REDACTED]
+        keys = json.dumps([{"api_key": f"k{index:04d}"} for index in range(65)])
+        assert redacted_argv(["--name", keys], own_parser()) == ["--name", REDACTED]
+
+    def test_default_argv_and_a_string(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """argv defaults to sys.argv[1:]; one string is refused (it would be split wrongly)."""
+        monkeypatch.setattr("sys.argv", ["train.py", "--wandb-key", "x"])
+        assert redacted_argv(parser=load_profile()) == ["--wandb-key", REDACTED]
+        with pytest.raises(TypeError, match="list of tokens"):
+            redacted_argv("--wandb-key x")
+
+    def test_the_record_and_origins_hold_the_classified_argv(self) -> None:
+        """The record's argv and each origin's token come through the parser's actions."""
+        roles = resolve_roles(own_parser(), ["-vks3cr3t", "--api=s3cr3t"], preset=PLAIN)
+        record = audit(roles)
+        assert record["argv"] == [f"-vk{REDACTED}", f"--api={REDACTED}"]
+        tokens = {entry.get("token") for entry in record["roles"]["main"]["settings"].values()}
+        assert f"--api={REDACTED}" in tokens
+        assert "s3cr3t" not in json.dumps(record)
+
+    def test_argparse_errors_do_not_quote_it(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """A usage error of the trainer's own parser: printed, or raised with exit_on_error."""
+        parser = argparse.ArgumentParser(prog="train")
+        parser.add_argument("--api-key", type=int)
+        with pytest.raises(SystemExit):
+            resolve_roles(parser, ["--api-key", "s3cr3t"], preset=PLAIN)
+        assert "s3cr3t" not in capsys.readouterr().err
+        quiet = argparse.ArgumentParser(prog="train", exit_on_error=False)
+        quiet.add_argument("--api-key", type=int)
+        with pytest.raises(argparse.ArgumentError) as raised:
+            resolve_roles(quiet, ["--api-key", "s3cr3t"], preset=PLAIN)
+        assert "s3cr3t" not in str(raised.value)
+
+
+class TestCommandLineCrash:
+    """A trainer's type= callable that crashes on a secret's value: the CLI says so without it."""
+
+    def test_attached_alias(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        monkeypatch.chdir(ROOT)
+        options = ["--parser", "tests.test_secret_matrix:typed_parser"]
+        assert main(["check", *options, "--", f"-ksk-{S}"]) == 1
+        captured = capsys.readouterr()
+        assert "argument -k/--api-key: invalid value" in captured.out
+        assert S not in captured.out + captured.err
+
+
+class TestThreads:
+    """main() from many threads at once: each scrubs its own secrets; sys.stdout is never replaced."""
+
+    def test_forty_threads(self, capsys: pytest.CaptureFixture[str]) -> None:
+        import sys
+        import threading
+
+        stdout = sys.stdout
+        codes: list[int] = []
+
+        def one(index: int) -> None:
+            secret = f"sk-{index:02d}-{S}"
+            argv = [*PPO_ARGV, "--use-wandb", "--wandb-key", secret, "--wandb-exp-name", secret]
+            codes.append(main(["show", "--", *argv]))
+
+        threads = [threading.Thread(target=one, args=(index,)) for index in range(40)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        captured = capsys.readouterr()
+        assert codes == [0] * 40
+        assert S not in captured.out + captured.err
+        assert captured.out.count("wandb_exp_name") >= 40
+        assert sys.stdout is stdout
+
+    def test_the_commands_write_through_the_scrubbed_streams(self) -> None:
+        """No CLI module but the scrubber names sys.stdout or sys.stderr to write to."""
+        import layerconf.cli
+
+        package = Path(layerconf.cli.__file__).parent
+        writers = [
+            f"{path.relative_to(package)}:{number}"
+            for path in sorted(package.rglob("*.py"))
+            if path.name != "scrub.py"
+            for number, line in enumerate(path.read_text().splitlines(), 1)
+            if ("sys.stdout" in line or "sys.stderr" in line) and ".fileno()" not in line
+        ]
+        assert writers == []
+
+
+class TestEnvSourcePolicy:
+    """An EnvSource uses the policy it is given, not only the default."""
+
+    def test_custom_policy(self) -> None:
+        from layerconf import EnvSource
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--run-cookie", type=int)
+        policy = SECRETS.extend(names=["run_cookie"])
+        environ = {"T_RUN_COOKIE": "c00kie-value"}
+        reading = EnvSource(prefix="T_", environ=environ, secrets=policy).read(parser)
+        assert reading.problems
+        assert "c00kie-value" not in " ".join(problem.message for problem in reading.problems)
+        plain = EnvSource(prefix="T_", environ=environ).read(parser)
+        assert "c00kie-value" in " ".join(problem.message for problem in plain.problems)
