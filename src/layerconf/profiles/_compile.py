@@ -133,9 +133,11 @@ def _enum_member(value: Mapping[str, Any], action: Mapping[str, Any]) -> enum.En
     return member
 
 
-def _enum_choices(choices: Sequence[Mapping[str, Any]], action: Mapping[str, Any]) -> list[Any]:
+def _enum_choices(
+    choices: Sequence[Mapping[str, Any]], action: Mapping[str, Any]
+) -> list[enum.Enum]:
     """The members of dumped enum `choices`, less the platform members this Python lacks."""
-    members = []
+    members: list[enum.Enum] = []
     for choice in choices:
         match = _ENUM_REPR.fullmatch(str(choice.get("repr")))
         enum_type = megatron_slime.ENUMS.get(str(choice.get("type")))
