@@ -24,7 +24,7 @@ BAD = str(ROOT / "tests" / "bad_role_files" / "not_a_mapping.yaml")
 
 # What pip (24 on) writes as the console script (`layerconf`) of pyproject's entry point. (An
 # older pip's script imports `re` first: an interrupt there is a traceback no entry point can
-# prevent. CI upgrades pip in each venv.)
+# prevent. CI upgrades pip in each of its venvs.)
 _WRAPPER = """\
 import sys
 from {module} import {attr}
