@@ -238,6 +238,7 @@ class TestWandb:
             assert dict(run.config) == config
         finally:
             run.finish()
+            wandb.teardown()  # W&B's service process writes the run file: wait until it has
         [run_file] = (tmp_path / "wandb").glob("offline-run-*/run-*.wandb")
         read = {name: value for name, value in wandb_config(run_file).items() if name != "_wandb"}
         assert read == json.loads(json.dumps(config))
