@@ -176,10 +176,10 @@ class TestMLflow:
         assert_no_secret(store)
 
 
-def wandb_config(path: Path) -> dict[str, Any]:
+def wandb_config(path: Path) -> tuple[dict[str, Any], list[str]]:
     """The config an offline W&B run file holds: its records (LevelDB log framing: 32 KiB
     blocks, each record a 7-byte header and a payload, maybe in pieces), read as W&B's own
-    protobuf `Record` messages."""
+    protobuf `Record` messages. Also the kinds of the records, in order."""
     from wandb.proto import wandb_internal_pb2
 
     data = path.read_bytes()
@@ -200,15 +200,17 @@ def wandb_config(path: Path) -> dict[str, Any]:
             records.append(pending)
             pending = b""
     config: dict[str, Any] = {}
+    kinds: list[str] = []
     for raw in records:
         record = wandb_internal_pb2.Record()
         record.ParseFromString(raw)
         kind_name = record.WhichOneof("record_type")
+        kinds.append(str(kind_name))
         items = record.run.config.update if kind_name == "run" else record.config.update
         if kind_name in ("run", "config"):
             for item in items:
                 config[item.key] = json.loads(item.value_json)
-    return config
+    return config, kinds
 
 
 class TestWandb:
@@ -240,7 +242,8 @@ class TestWandb:
             run.finish()
             wandb.teardown()  # W&B's service process writes the run file: wait until it has
         [run_file] = (tmp_path / "wandb").glob("offline-run-*/run-*.wandb")
-        read = {name: value for name, value in wandb_config(run_file).items() if name != "_wandb"}
-        assert read == json.loads(json.dumps(config))
+        stored, kinds = wandb_config(run_file)
+        read = {name: value for name, value in stored.items() if name != "_wandb"}
+        assert read == json.loads(json.dumps(config)), (run_file.stat().st_size, kinds)
         assert read["critic/wandb_key"] == "<redacted>"
         assert_no_secret(tmp_path)
