@@ -68,7 +68,7 @@ class _Output:
     never sees a traceback.
 
     - A reader that went away (``layerconf show ... | head``) is not a failure: the rest of the
-      output is discarded and the command finishes with its own status, as ripgrep does.
+      output is discarded and the command finishes with its own status (docs/cli.md).
     - Another write error (``> /dev/full``) stops the command: `_OutputError`.
     - A character the stream cannot encode (a non-UTF-8 byte of argv or of a path, which
       Python holds as a lone surrogate, on a strict UTF-8 or ASCII output) is written escaped,
