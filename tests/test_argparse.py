@@ -34,9 +34,11 @@ from tests.test_profile import ADDED
 # Parsers and helpers
 
 
-def rich_parser(**settings: Any) -> argparse.ArgumentParser:
+def rich_parser(
+    cls: type[argparse.ArgumentParser] = argparse.ArgumentParser, **settings: Any
+) -> argparse.ArgumentParser:
     """One parser with every action kind the command line can hold."""
-    parser = argparse.ArgumentParser(prog="train", **settings)
+    parser = cls(prog="train", **settings)
     parser.add_argument("--lr", type=float, default=1e-6)
     parser.add_argument("--name", default="run")
     parser.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
@@ -248,6 +250,65 @@ class TestActionKinds:
         args, _ = same_as_argparse(parser, ["run", "--flag", "x"])
         assert setting_index(args, "command") == (["run", "--flag", "x"], "cli", 0, "run")
         assert explain(args, "flag").layer == "default"
+
+
+class ListOptionals(argparse.ArgumentParser):
+    """``_parse_optional`` as Python 3.12.7+ and 3.13.1+ have it: a list of (action,
+    option_string, sep, explicit_arg) tuples, or None.
+
+    This Python's own parse loop still gets the one tuple it expects (the newer loop takes the
+    list's only item, and refuses several as ambiguous), so only a caller outside the loop, as
+    layerconf's recorder, meets the list.
+    """
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        found = super()._parse_optional(arg_string)
+        if found is None or type(found) is list:  # None, or this Python has the list already
+            return found
+        if len(found) == 4:  # 3.12.0 to 3.12.6, 3.13.0
+            return [found]
+        action, option_string, explicit_arg = found  # 3.10, 3.11
+        sep = None
+        if explicit_arg is not None:  # '--lr=1e-5' or '-g4'
+            sep = "=" if arg_string[len(option_string) :].startswith("=") else ""
+        return [(action, option_string, sep, explicit_arg)]
+
+    def _parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        vars(self)["_parse_optional"] = super()._parse_optional
+        try:
+            return super()._parse_known_args(*args, **kwargs)
+        finally:
+            del vars(self)["_parse_optional"]
+
+
+class TestListReturningParseOptional:
+    """The recorder finds each token when ``_parse_optional`` returns a list (3.12.7+, 3.13.1+)."""
+
+    def test_the_class_returns_lists(self) -> None:
+        """The stand-in parser answers as those versions do, and parses as this one does."""
+        parser = rich_parser(ListOptionals)
+        lr = next(action for action in parser._actions if action.dest == "lr")
+        assert parser._parse_optional("--lr=1e-5") == [(lr, "--lr", "=", "1e-5")]
+        assert parser._parse_optional("--lr") == [(lr, "--lr", None, None)]
+        assert parser._parse_optional("a.txt") is None
+        assert vars(parser.parse_args(["--seed", "1", "--lr=2"])) == vars(
+            rich_parser().parse_args(["--seed", "1", "--lr=2"])
+        )
+
+    @pytest.mark.parametrize(
+        ("argv", "key", "value", "index", "token"),
+        ACTION_CASES,
+        ids=[f"{' '.join(case[0])}:{case[1]}" for case in ACTION_CASES],
+    )
+    def test_same_provenance(
+        self, argv: list[str], key: str, value: Any, index: int, token: str
+    ) -> None:
+        """Every action kind: the same values, argv index and token as with a tuple."""
+        args, _ = same_as_argparse(rich_parser(ListOptionals), ["--seed", "1", *argv])
+        assert setting_index(args, key) == (value, "cli", index, token)
+        plain, _ = parse_known_args(rich_parser(), ["--seed", "1", *argv])
+        for dest in vars(plain):
+            assert explain(args, dest) == explain(plain, dest), dest
 
 
 class TestDefaultsAndCli:

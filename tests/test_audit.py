@@ -1378,8 +1378,8 @@ class TestFlatten:
         """Past max_length a value is split into numbered parts that concatenate back."""
         long = "x" * 6000 + "y" * 10
         flat = flatten(audit({"r": stack(long=long, short="s")}), max_length=6000)
-        assert flat == {"r/long[1/2]": "x" * 6000, "r/long[2/2]": "y" * 10, "r/short": "s"}
-        assert "".join(flat[f"r/long[{n}/2]"] for n in (1, 2)) == long
+        assert flat == {"r/long--1-of-2": "x" * 6000, "r/long--2-of-2": "y" * 10, "r/short": "s"}
+        assert "".join(flat[f"r/long--{n}-of-2"] for n in (1, 2)) == long
         with pytest.raises(ValueError, match="max_length must be at least 1"):
             flatten(audit({"r": stack()}), max_length=0)
 

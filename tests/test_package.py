@@ -187,3 +187,21 @@ class TestPublicApiKept:
 
         assert ConfigError is layerconf.ConfigError
         assert AttnBackend.flash.name == "flash"
+
+
+class TestSupportedPythons:
+    """The classifiers name exactly the Pythons CI tests."""
+
+    def test_classifiers_are_what_ci_tests(self) -> None:
+        import re
+
+        root = Path(__file__).parent.parent
+        found = re.search(r"^SUPPORTED=\(([\d. ]+)\)", (root / ".ci/run").read_text(), re.M)
+        assert found is not None
+        tested = found.group(1).split()
+        pyproject = (root / "pyproject.toml").read_text()
+        classified = re.findall(r'"Programming Language :: Python :: (3\.\d+)"', pyproject)
+        assert classified == tested
+        requires = re.search(r'^requires-python = ">=(3\.\d+)"', pyproject, re.M)
+        assert requires is not None
+        assert requires.group(1) == tested[0]

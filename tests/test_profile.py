@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import enum
 import json
 import pickle
 import signal
@@ -13,7 +14,7 @@ import pytest
 
 from layerconf import UnknownProfileError, available_profiles, load_profile
 from layerconf.exceptions import LayerconfError
-from layerconf.profiles import _compile, loader
+from layerconf.profiles import _compile, loader, megatron_slime
 from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
 
 SHIPPED = Path(loader.__file__).parent / "megatron_slime.json"
@@ -56,6 +57,18 @@ def decoded_equal(value: Any, dumped: Any) -> bool:
             and all(decoded_equal(v, d) for v, d in zip(value, dumped, strict=True))
         )
     return type(value) is type(dumped) and value == dumped
+
+
+def here(dumped: Any) -> Any:
+    """Dumped choices less the signals this Python lacks (the dump's Python may have more)."""
+    if not isinstance(dumped, list):
+        return dumped
+    return [
+        choice
+        for choice in dumped
+        if not (isinstance(choice, dict) and choice["type"] == "Signals")
+        or choice["repr"].split(".")[1].split(":")[0] in signal.Signals.__members__
+    ]
 
 
 def bool_optional_help(text: str, default: Any) -> str:
@@ -139,7 +152,7 @@ class TestRoundTrip:
             if expected["choices"] is None:
                 assert action.choices is None, where
             else:
-                assert decoded_equal(action.choices, expected["choices"]), where
+                assert decoded_equal(action.choices, here(expected["choices"])), where
             assert action.const == expected["const"], where
             assert action.required is expected["required"], where
             assert action.metavar == expected["metavar"], where
@@ -337,6 +350,17 @@ class TestCompilerChecks:
         with pytest.raises(ValueError, match="the dump has 39 argument groups; the actions use 37"):
             _compile.compile_profile(spec)
 
+    def test_unknown_member_of_a_fixed_enum(self, megatron_args_spec: Any) -> None:
+        """A member the profile's own enum lacks is refused: only signals vary by platform."""
+        spec = json.loads(json.dumps(megatron_args_spec))
+        action = next(a for a in spec["actions"] if a["dest"] == "attention_backend")
+        action["choices"] = [
+            *action["choices"],
+            {"type": "AttnBackend", "repr": "<AttnBackend.x: 6>"},
+        ]
+        with pytest.raises(KeyError, match="'x'"):
+            _compile.compile_profile(spec)
+
     def test_addition_already_dumped(self, megatron_args_spec: Any) -> None:
         """A flag this profile adds must not be in the dump already."""
         spec = json.loads(json.dumps(megatron_args_spec))
@@ -361,6 +385,48 @@ class TestCompilerChecks:
         """When the file is not on disk (a zipped install), the import system provides it."""
         monkeypatch.setattr(loader, "__file__", "/nonexistent/layerconf/profiles/loader.py")
         assert loader._read_data("megatron_slime") == SHIPPED.read_bytes()
+
+
+def fewer_signals(monkeypatch: pytest.MonkeyPatch) -> type[enum.Enum]:
+    """This Python's `signal.Signals` less its last member, for the profile's data: a Python
+    that lacks a signal the dump's Python had (3.10 lacks SIGSTKFLT, which 3.11 added)."""
+    kept = list(signal.Signals)[:-1]
+    fewer = enum.IntEnum("Signals", [(member.name, member.value) for member in kept])  # type: ignore[misc]
+    monkeypatch.setattr(megatron_slime, "ENUMS", {**megatron_slime.ENUMS, "Signals": fewer})
+    return fewer
+
+
+class TestPlatformSignals:
+    """Signal names differ by platform and Python; the profile lists the running Python's."""
+
+    def test_dump_with_more_signals_compiles_the_same(
+        self, megatron_args_spec: Any, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A dump naming a signal this Python lacks compiles to the shipped data."""
+        fewer_signals(monkeypatch)
+        spec = json.loads(json.dumps(megatron_args_spec))
+        assert _compile.dumps(_compile.compile_profile(spec)) == SHIPPED.read_text()
+
+    def test_reference_parser_lists_this_pythons_signals(
+        self, megatron_args_spec: Any, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The add_argument parser offers the signals this Python has, as Megatron's would."""
+        fewer = fewer_signals(monkeypatch)
+        reference = _compile.reference_parser(megatron_args_spec)
+        assert action_of(reference, "exit_signal").choices == list(fewer)
+
+    def test_missing_default_is_refused(
+        self, megatron_args_spec: Any, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A default signal this Python lacks is refused: the parser could not be built."""
+        fewer = fewer_signals(monkeypatch)
+        missing = list(signal.Signals)[-1]
+        spec = json.loads(json.dumps(megatron_args_spec))
+        action = next(a for a in spec["actions"] if a["dest"] == "exit_signal")
+        action["default"] = {"type": "Signals", "repr": repr(missing)}
+        assert missing.name not in fewer.__members__
+        with pytest.raises(KeyError, match=missing.name):
+            _compile.compile_profile(spec)
 
 
 class TestSlimeCommandLine:

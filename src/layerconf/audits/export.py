@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,7 +26,10 @@ def flatten(
     and strings stay; a nested mapping is flattened into dotted keys (``critic/opt.beta2``);
     other values become short text (an enum ``AttnBackend.flash``, a list ``["p2p"]``).
     With `max_length` (MLflow's limit is 6000), a longer text is split into parts
-    ``critic/key[1/3]``, ``critic/key[2/3]``... that concatenate back; nothing is dropped.
+    ``critic/key--1-of-3``, ``critic/key--2-of-3``... that concatenate back; nothing is dropped.
+
+    Every name is one MLflow and W&B keep as written (see `_tracker_name`): a legal
+    ``role/key`` is unchanged, anything else is escaped as docs/audit.md says.
     """
     check_type("flatten", "record", record, _RECORD, _RECORD_TAKES)
     check_type("flatten", "max_length", max_length, (int, type(None)), "an int or None")
@@ -33,29 +38,75 @@ def flatten(
     flat: dict[str, Any] = {}
     for role, section in record_data(record)["roles"].items():
         for key, entry in section["settings"].items():
-            _flatten_into(flat, f"{role}/{key}", entry["value"], max_length)
+            _flatten_into(flat, (str(role), str(key)), entry["value"], max_length)
     return flat
 
 
-def _flatten_into(flat: dict[str, Any], name: str, value: Any, limit: int | None) -> None:
+# What MLflow 3 accepts in a param name on every platform (mlflow.utils.validation: Windows
+# refuses ':' too), less '/', which flatten keeps for the one role separator.
+_LEGAL = re.compile(r"[A-Za-z0-9_.\- ]+")
+_MAX_NAME = 250  # MLflow's MAX_ENTITY_KEY_LENGTH
+
+
+def _tracker_name(role: str, path: tuple[str, ...], suffix: str = "") -> str:
+    """``role/key.sub`` (plus `suffix`) as a name MLflow and W&B both keep as written.
+
+    A legal name is unchanged. Otherwise: a character MLflow refuses (anything but ASCII
+    letters, digits, ``_ . - `` and space), a ``/`` inside a role or key, or a whole segment
+    ``.`` or ``..`` (MLflow refuses a name that is not a normal path) is written ``_xHH_`` (its
+    code point in hex); an empty role or key ``_x_``; a leading ``-`` or ``_`` (W&B strips a
+    dash and hides a key starting with ``_``) ``XHH_``, a trailing ``-`` ``_x2d_``. A name
+    longer than MLflow's 250 characters keeps its start and ends with ``_h`` and 8 hex digits
+    of its sha256. Two keys that still meet make `flatten` raise rather than keep one.
+    """
+    key = ".".join(path)
+    name = f"{_segment(role)}/{_segment(key)}"
+    if name[0] in "-_":
+        name = f"X{ord(name[0]):02x}_{name[1:]}"
+    name += suffix
+    if name.endswith("-"):
+        name = f"{name[:-1]}_x2d_"
+    if len(name) > _MAX_NAME:
+        digest = hashlib.sha256(f"{role}/{key}{suffix}".encode("utf-8", "surrogatepass"))
+        name = f"{name[: _MAX_NAME - len(suffix) - 10]}_h{digest.hexdigest()[:8]}{suffix}"
+    return name
+
+
+def _segment(text: str) -> str:
+    if not text:
+        return "_x_"
+    if text.strip(".") == "" and len(text) <= 2:  # '.' or '..': not a normal path
+        return "_x2e_" * len(text)
+    if _LEGAL.fullmatch(text):
+        return text
+    return "".join(char if _LEGAL.fullmatch(char) else f"_x{ord(char):02x}_" for char in text)
+
+
+def _flatten_into(
+    flat: dict[str, Any], name: tuple[str, ...], value: Any, limit: int | None
+) -> None:
     if plain_dict(value) and value:
         for key, item in value.items():
-            _flatten_into(flat, f"{name}.{key}", item, limit)
+            _flatten_into(flat, (*name, str(key)), item, limit)
         return
     if value is None or type(value) in (bool, int, float):
-        _put(flat, name, value)
+        _put(flat, _tracker_name(name[0], name[1:]), value)
         return
     if type(value) is dict and value.get(TAG) in ("int", "float") and "value" in value:
         number = value["value"]  # a number of another class (numpy's), or "nan"
-        _put(flat, name, number if type(number) in (int, float) else str(number))
+        _put(
+            flat,
+            _tracker_name(name[0], name[1:]),
+            number if type(number) in (int, float) else str(number),
+        )
         return
     text = value if type(value) is str else _text(value)
     if limit is None or len(text) <= limit:
-        _put(flat, name, text)
+        _put(flat, _tracker_name(name[0], name[1:]), text)
         return
     parts = [text[start : start + limit] for start in range(0, len(text), limit)]
     for number, part in enumerate(parts, start=1):
-        _put(flat, f"{name}[{number}/{len(parts)}]", part)
+        _put(flat, _tracker_name(name[0], name[1:], f"--{number}-of-{len(parts)}"), part)
 
 
 def _put(flat: dict[str, Any], name: str, value: Any) -> None:

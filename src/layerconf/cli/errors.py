@@ -14,6 +14,7 @@ PROG = "layerconf"
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
+EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: standard output cannot be written
 EXIT_INTERRUPTED = 130
 
 

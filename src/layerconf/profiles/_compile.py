@@ -111,6 +111,12 @@ ADDITIONS: Sequence[Mapping[str, Any]] = (
 
 _ENUM_REPR = re.compile(r"<(?P<cls>\w+)\.(?P<member>\w+): -?\d+>")
 
+# Enums whose members differ by platform and Python version: `signal.Signals` has SIGSTKFLT on
+# Linux since Python 3.11 only. Their choices are stored as "every member", so each Python's
+# parser offers its own signals, as the real parser does when it runs there; a dumped choice
+# this Python lacks is left out here. A default must exist on every Python.
+_PLATFORM_ENUMS = frozenset({"Signals"})
+
 
 def _fail(action: Mapping[str, Any], message: str) -> ValueError:
     return ValueError(f"action {action.get('option_strings')} ({action.get('dest')}): {message}")
@@ -125,6 +131,25 @@ def _enum_member(value: Mapping[str, Any], action: Mapping[str, Any]) -> enum.En
     if repr(member) != value["repr"]:
         raise _fail(action, f"{value['repr']} is {member!r} here")
     return member
+
+
+def _enum_choices(
+    choices: Sequence[Mapping[str, Any]], action: Mapping[str, Any]
+) -> list[enum.Enum]:
+    """The members of dumped enum `choices`, less the platform members this Python lacks."""
+    members: list[enum.Enum] = []
+    for choice in choices:
+        match = _ENUM_REPR.fullmatch(str(choice.get("repr")))
+        enum_type = megatron_slime.ENUMS.get(str(choice.get("type")))
+        if (
+            match is not None
+            and enum_type is not None
+            and enum_type.__name__ in _PLATFORM_ENUMS
+            and match["member"] not in enum_type.__members__
+        ):
+            continue
+        members.append(_enum_member(choice, action))
+    return members
 
 
 def _constructor_option_strings(action: Mapping[str, Any]) -> list[str]:
@@ -181,7 +206,7 @@ def _row(action: Mapping[str, Any], group: int) -> list[Any]:
             raise _fail(action, f"default {default!r} is not what ${variable} unset gives")
         default = {"env": variable, "else": fallback}
     if choices and isinstance(choices[0], dict):
-        members = [_enum_member(choice, action) for choice in choices]
+        members = _enum_choices(choices, action)
         enum_type = type(members[0])
         if members != list(enum_type):
             raise _fail(action, f"choices are not every member of {enum_type.__name__} in order")
@@ -287,7 +312,7 @@ def reference_parser(spec: Mapping[str, Any]) -> argparse.ArgumentParser:
         if kind in (0, 4):
             choices = action.get("choices")
             if choices and isinstance(choices[0], dict):
-                choices = [_enum_member(choice, action) for choice in choices]
+                choices = _enum_choices(choices, action)
             kwargs.update(
                 type=type_, nargs=action["nargs"], choices=choices, metavar=action.get("metavar")
             )
