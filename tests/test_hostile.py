@@ -347,6 +347,7 @@ WRONG: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any], str]] = {
     "write_atomic": (A.write_atomic, ("/tmp", "x", b""), {}, "directory"),
     "DistinctAcrossRoles": (R.DistinctAcrossRoles, ("save",), {}, "keys"),
     "freeze": (layerconf.freeze, (argparse.Namespace(),), {}, "args"),
+    "redacted_argv": (layerconf.redacted_argv, ("--wandb-key k",), {}, "argv"),
 }
 #: Public names that take no argument, or are records layerconf builds and hands out (results,
 #: not inputs), or constants.

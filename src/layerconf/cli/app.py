@@ -8,11 +8,9 @@ their summaries are the top-level help's list of commands.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, TextIO, cast
+from collections.abc import Mapping, Sequence
+from typing import TextIO, cast
 
 from layerconf.cli.command import Command, CommandParser
 from layerconf.cli.commands import audit, check, completion, diff, explain, schema, show
@@ -26,6 +24,7 @@ from layerconf.cli.errors import (
     print_error,
 )
 from layerconf.cli.scrub import scrubbing, stderr, stdout
+from layerconf.cli.streams import OutputError, discard, standard_output
 from layerconf.cli.trainer import check_options, check_trainer_argv, missing_separator
 
 __all__ = ["main"]
@@ -38,12 +37,12 @@ _TOP_USAGE = f"{PROG} [-h] [--version] COMMAND [OPTIONS] -- ARGV..."
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``layerconf`` command on `argv` (default ``sys.argv[1:]``); return its exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if sys.stdout is None:  # started with its standard output closed (`>&-`)
+    output = standard_output()
+    if output is None:  # started with its standard output closed (`>&-`)
         print_error(f"{PROG}: error: cannot write the output: standard output is closed")
         return EXIT_OUTPUT
-    output = _Output(sys.stdout)
     try:
-        with _writing_to(output), scrubbing(arguments):
+        with scrubbing(arguments, cast(TextIO, output)):
             try:
                 status = _main(arguments)
             except UsageError as error:
@@ -51,110 +50,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 status = EXIT_USAGE
             output.flush()
             return status
-    except _OutputError as error:
-        _discard(output.stream)  # so that the interpreter's last flush fails no more
+    except OutputError as error:
+        discard(output.stream)  # so that the interpreter's last flush fails no more
         print_error(f"{PROG}: error: cannot write the output: {error.strerror or error}")
         return EXIT_OUTPUT
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-
-
-class _OutputError(OSError):
-    """Standard output cannot be written (a full disk, a closed descriptor): exit 74."""
-
-
-class _Output:
-    """``sys.stdout`` while a command runs: the command's text, written so that the terminal
-    never sees a traceback.
-
-    - A reader that went away (``layerconf show ... | head``) is not a failure: the rest of the
-      output is discarded and the command finishes with its own status (docs/cli.md).
-    - Another write error (``> /dev/full``) stops the command: `_OutputError`.
-    - A character the stream cannot encode (a non-UTF-8 byte of argv or of a path, which
-      Python holds as a lone surrogate, on a strict UTF-8 or ASCII output) is written escaped,
-      as JSON escapes it: ``\\udcff`` for the byte 0xff, ``\\u00e9`` for é on ASCII.
-    """
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.reader_gone = False
-
-    def write(self, text: str) -> int:
-        try:
-            try:
-                self.stream.write(text)
-            except UnicodeEncodeError:
-                self.stream.write(_escaped(text, self.stream))
-        except BrokenPipeError:
-            self._reader_gone()
-        except OSError as error:
-            raise _OutputError(error.errno, error.strerror) from error
-        return len(text)
-
-    def flush(self) -> None:
-        try:
-            self.stream.flush()
-        except BrokenPipeError:
-            self._reader_gone()
-        except OSError as error:
-            raise _OutputError(error.errno, error.strerror) from error
-
-    def _reader_gone(self) -> None:
-        if not self.reader_gone:
-            self.reader_gone = True
-            _discard(self.stream)
-
-    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding...
-        return getattr(self.stream, name)
-
-
-def _escaped(text: str, stream: TextIO) -> str:
-    """`text` with each character `stream` cannot encode written as JSON writes it, ``\\uXXXX``
-    (a pair of them past U+FFFF): a byte of argv or of a path that was not UTF-8, which Python
-    holds as a lone surrogate (0xff is U+DCFF), shows as ``\\udcff``, as repr() shows it."""
-    encoding = stream.encoding or "utf-8"
-    shown: dict[str, str] = {}
-    out = []
-    for char in text:
-        escape = shown.get(char)
-        if escape is None:
-            try:
-                char.encode(encoding)
-                escape = char
-            except UnicodeEncodeError:
-                code = ord(char)
-                if code > 0xFFFF:
-                    code -= 0x10000
-                    escape = f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-                else:
-                    escape = f"\\u{code:04x}"
-            shown[char] = escape
-        out.append(escape)
-    return "".join(out)
-
-
-def _discard(stream: TextIO) -> None:
-    """Point `stream`'s descriptor at /dev/null: what is still buffered goes nowhere."""
-    try:
-        descriptor = stream.fileno()
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, descriptor)
-        finally:
-            os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass  # not a descriptor (a StringIO): nothing buffered outlives the command
-
-
-@contextlib.contextmanager
-def _writing_to(output: _Output) -> Iterator[None]:
-    """`output` as ``sys.stdout`` while the command runs (the scrubber wraps it in turn)."""
-    saved = sys.stdout
-    sys.stdout = cast(TextIO, output)
-    try:
-        yield
-    finally:
-        sys.stdout = saved
 
 
 def _commands() -> dict[str, Command]:

@@ -66,10 +66,10 @@ class Scrubber:
 class _Running:
     """The running command's scrubber and the streams it writes through."""
 
-    def __init__(self, scrubber: Scrubber) -> None:
+    def __init__(self, scrubber: Scrubber, output: TextIO | None = None) -> None:
         self.scrubber = scrubber
         # The streams as they are when the command starts, wrapped: never swapped in sys.
-        self.stdout = cast(TextIO, _ScrubbedStream(sys.stdout, scrubber))
+        self.stdout = cast(TextIO, _ScrubbedStream(output or sys.stdout, scrubber))
         self.stderr = cast(TextIO, _ScrubbedStream(sys.stderr, scrubber))
 
 
@@ -80,12 +80,13 @@ _RUNNING: contextvars.ContextVar[_Running | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def scrubbing(argv: Sequence[str]) -> Iterator[None]:
-    """Run a command on `argv`: what it writes through `stdout()` and `stderr()` has its
-    secrets, and those it learns, scrubbed. Nothing process-wide is changed."""
+def scrubbing(argv: Sequence[str], output: TextIO | None = None) -> Iterator[None]:
+    """Run a command on `argv`: what it writes through `stdout()` (`output`, else
+    ``sys.stdout``) and `stderr()` has its secrets, and those it learns, scrubbed. Nothing
+    process-wide is changed."""
     scrubber = Scrubber()
     scrubber.add_argv(argv)
-    running = _RUNNING.set(_Running(scrubber))
+    running = _RUNNING.set(_Running(scrubber, output))
     try:
         yield
     finally:

@@ -1,0 +1,105 @@
+"""Where the command's output goes: standard output, written so that no traceback reaches a
+terminal (docs/cli.md, exit statuses).
+
+`scrub` wraps this in turn (secrets); neither replaces ``sys.stdout``: the command writes
+through `layerconf.cli.scrub.stdout()`, so commands run in several threads at once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, TextIO
+
+__all__ = ["Output", "OutputError", "discard", "escaped", "standard_output"]
+
+
+def standard_output() -> Output | None:
+    """The process's standard output as an `Output`; None when it is closed (``>&-``)."""
+    return None if sys.stdout is None else Output(sys.stdout)
+
+
+class OutputError(OSError):
+    """Standard output cannot be written (a full disk, a closed descriptor): exit 74."""
+
+
+class Output:
+    """A command's output stream, written so that the terminal never sees a traceback.
+
+    - A reader that went away (``layerconf show ... | head``) is not a failure: the rest of the
+      output is discarded and the command finishes with its own status (docs/cli.md).
+    - Another write error (``> /dev/full``) stops the command: `OutputError`.
+    - A character the stream cannot encode (a non-UTF-8 byte of argv or of a path, which
+      Python holds as a lone surrogate, on a strict UTF-8 or ASCII output) is written escaped,
+      as JSON escapes it: ``\\udcff`` for the byte 0xff, ``\\u00e9`` for é on ASCII.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.reader_gone = False
+
+    def write(self, text: str) -> int:
+        try:
+            try:
+                self.stream.write(text)
+            except UnicodeEncodeError:
+                self.stream.write(escaped(text, self.stream))
+        except BrokenPipeError:
+            self._reader_gone()
+        except OSError as error:
+            raise OutputError(error.errno, error.strerror) from error
+        return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._reader_gone()
+        except OSError as error:
+            raise OutputError(error.errno, error.strerror) from error
+
+    def _reader_gone(self) -> None:
+        if not self.reader_gone:
+            self.reader_gone = True
+            discard(self.stream)
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding...
+        return getattr(self.stream, name)
+
+
+def escaped(text: str, stream: TextIO) -> str:
+    """`text` with each character `stream` cannot encode written as JSON writes it, ``\\uXXXX``
+    (a pair of them past U+FFFF): a byte of argv or of a path that was not UTF-8, which Python
+    holds as a lone surrogate (0xff is U+DCFF), shows as ``\\udcff``, as repr() shows it."""
+    encoding = stream.encoding or "utf-8"
+    shown: dict[str, str] = {}
+    out = []
+    for char in text:
+        escape = shown.get(char)
+        if escape is None:
+            try:
+                char.encode(encoding)
+                escape = char
+            except UnicodeEncodeError:
+                code = ord(char)
+                if code > 0xFFFF:
+                    code -= 0x10000
+                    escape = f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+                else:
+                    escape = f"\\u{code:04x}"
+            shown[char] = escape
+        out.append(escape)
+    return "".join(out)
+
+
+def discard(stream: TextIO) -> None:
+    """Point `stream`'s descriptor at /dev/null: what is still buffered goes nowhere."""
+    try:
+        descriptor = stream.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, descriptor)
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a descriptor (a StringIO): nothing buffered outlives the command
