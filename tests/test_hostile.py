@@ -387,3 +387,50 @@ class TestWrongTypes:
         with pytest.raises(TypeError) as caught:
             function(*copy.deepcopy(args), **kwargs)
         assert argument in str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values too large to print
+
+
+@pytest.fixture(scope="module")
+def huge_parser_file(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A trainer whose --seed defaults to 1 << 20000; one file for the module, as the command
+    imports a --parser file once per process."""
+    path = tmp_path_factory.mktemp("huge") / "huge_trainer.py"
+    path.write_text(
+        "import argparse\n\n\ndef get_parser():\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--seed', type=int, default=1 << 20000)\n"
+        "    parser.add_argument('--lr', type=float, default=1.0)\n"
+        "    return parser\n"
+    )
+    return f"{path}:get_parser"
+
+
+class TestHugeValuesInTheCommands:
+    """A parser default of 1 << 20000 (6,021 digits, past Python's 4,300-digit str limit) is
+    shown shortened by every command, in every format, never as a traceback."""
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            ["show", "--all"],
+            ["show", "--all", "--json"],
+            ["show", "--all", "--yaml"],
+            ["explain", "seed"],
+            ["explain", "seed", "--json"],
+            ["diff"],
+            ["check"],
+        ],
+        ids=" ".join,
+    )
+    def test_every_command(self, huge_parser_file: str, command: list[str]) -> None:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            status = main([*command, "--parser", huge_parser_file, "--", "--lr", "2"])
+        text = out.getvalue() + err.getvalue()
+        assert status == 0, text
+        assert "Traceback" not in text
+        if command[0] in ("show", "explain") and len(command) == 2 and command[1] != "--all":
+            assert "<int of 6,021 digits: 3980...9376>" in text

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from layerconf.cli.command import Command, usage
 from layerconf.cli.commands.show import show_roles, shown_options
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
-from layerconf.cli.render import Paint, dump_json, heading, table, value_json
+from layerconf.cli.render import Paint, dump_json, heading, table, value_json, value_text
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
 
@@ -260,7 +260,7 @@ def _changes_table(
             if change.kind == kind:
                 row += [("(unset)", None), ("", None)]
                 continue
-            row.append((repr(redact(change.key, value)), None))
+            row.append((value_text(redact(change.key, value), limit=None), None))
             if origin is None:
                 row.append(("", None))
             else:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, PROG
-from layerconf.cli.render import Paint, dump_json, heading, table, value_json
+from layerconf.cli.render import Paint, dump_json, heading, table, value_json, value_text
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
 
@@ -96,7 +96,8 @@ def _diff_table(differing: Sequence[_Difference], names: Sequence[str]) -> list[
                 row += [("(unset)", None), ("", None)]
                 continue
             origin = setting.origin
-            row += [(repr(setting.value), None), (origin.where, paint.layer(origin.kind))]
+            shown = value_text(setting.value, limit=None)
+            row += [(shown, None), (origin.where, paint.layer(origin.kind))]
         rows.append(row)
     return table(rows)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, print_error
-from layerconf.cli.render import Paint, dump_json, setting_json, table
+from layerconf.cli.render import Paint, dump_json, setting_json, table, value_text
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stdout
 from layerconf.cli.trainer import role_option, selected
@@ -95,12 +95,12 @@ def _did_you_mean(key: str, known: Sequence[str]) -> str:
 
 def _explained(setting: Setting, paint: Paint) -> list[str]:
     """A heading, then one aligned row for the final value and one per shadowed value."""
-    head = f"{paint(setting.key, '1')} ({setting.role}) = {setting.value!r}"
+    head = f"{paint(setting.key, '1')} ({setting.role}) = {value_text(setting.value, limit=None)}"
     note = setting.origin.label if setting.origin.kind == "rule" else None
     rows: list[list[Cell]] = [
         [
             ("from", None),
-            (repr(setting.value), None),
+            (value_text(setting.value, limit=None), None),
             (setting.origin.layer, paint.layer(setting.origin.kind)),
             (setting.origin.place, None),
             (note or "", None),
@@ -113,7 +113,7 @@ def _explained(setting: Setting, paint: Paint) -> list[str]:
         rows.append(
             [
                 ("shadows" if number == 0 else "", None),
-                (repr(entry.value), None),
+                (value_text(entry.value, limit=None), None),
                 (entry.origin.layer, paint.layer(entry.origin.kind)),
                 (entry.origin.place, None),
                 (reason, lambda text: paint(text, "2")),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, PROG
-from layerconf.cli.render import Paint, dump_json, table, value_json, yaml_flow
+from layerconf.cli.render import Paint, dump_json, table, value_json, value_text, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stdout
 from layerconf.cli.trainer import role_option, selected
@@ -103,7 +103,7 @@ def _show_table(
         rows: list[list[Cell]] = [
             [
                 (s.key, None),
-                (repr(s.value), None),
+                (value_text(s.value, limit=None), None),
                 (s.origin.layer, paint.layer(s.origin.kind)),
                 (s.origin.place, None),
             ]
