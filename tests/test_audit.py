@@ -54,8 +54,10 @@ from layerconf.audits import (
 )
 from layerconf.audits import io as io_module
 from layerconf.audits import record as audit_record_module
+from layerconf.audits import record as record_module
 from layerconf.audits.io import _dumps
 from layerconf.audits.record import _settings
+from layerconf.core.explain import Plain
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
 from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
@@ -259,8 +261,12 @@ def _bulk(namespace: Namespace) -> dict[str, tuple[Any, ...]]:
     found = {}
     for key, _, setting in _settings(namespace, provenance_of(namespace)):
         assert setting is not None
-        history = [(h.value, h.origin, h.reason, h.by) for h in setting.history]
-        found[key] = (setting.origin, history)
+        if isinstance(setting, Plain):  # the walk's answer, without a Setting
+            shadowed = [(v, o, Reason.OVERRIDDEN, None) for v, o in setting.shadowed]
+            found[key] = (setting.origin, shadowed)
+        else:
+            history = [(h.value, h.origin, h.reason, h.by) for h in setting.history]
+            found[key] = (setting.origin, history)
     return found
 
 
@@ -295,6 +301,31 @@ class TestBulkOrigins:
         )
         assert entry["seed"]["layer"] == "runtime"
         assert entry["seed"]["history"][0]["value"] == 1234
+
+    def test_records_are_those_of_explain(
+        self, parser: argparse.ArgumentParser, in_fixtures: None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The walk's entries are byte for byte those explain's settings give."""
+        roles = ppo(parser)
+        roles["critic"].lr = 3e-6  # one key the walk leaves to explain
+        walked = record_bytes(audit(roles, key=b"k"))
+        monkeypatch.setattr(record_module, "plain_settings", lambda namespace, values: {})
+        assert record_bytes(audit(roles, key=b"k")) == walked
+
+    @settings(deadline=None)
+    @given(layer_lists(), policies)
+    def test_generated_records_are_those_of_explain(
+        self, layers: list[Layer], merge: dict[str, Any]
+    ) -> None:
+        """Any stack of layers, with any merge policies: the same record both ways."""
+        roles = {"main": LayerStack(layers, policies=merge).resolve()}
+        walked = record_bytes(audit(roles, key=b"k"))
+        saved = record_module.plain_settings
+        record_module.plain_settings = lambda namespace, values: {}  # type: ignore[assignment]
+        try:
+            assert record_bytes(audit(roles, key=b"k")) == walked
+        finally:
+            record_module.plain_settings = saved
 
 
 class TestRoundTrip:

@@ -40,7 +40,7 @@ from layerconf.audits.scrubbed import SCRUBBED, matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
-from layerconf.core.explain import explain, explain_all
+from layerconf.core.explain import Plain, explain, plain_settings
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
     Layer,
@@ -149,7 +149,10 @@ def _role_section(
     leaves: dict[str, Any] = {}
     for key, value, explained in _settings(namespace, provenance):
         secret = is_secret(key)
-        settings[str(key)] = _entry(encoder, secret, value, explained)
+        if isinstance(explained, Plain):
+            settings[str(key)] = _plain_entry(encoder, secret, value, explained)
+        else:
+            settings[str(key)] = _entry(encoder, secret, value, explained)
         if (
             provenance is not None
             and not secret
@@ -198,15 +201,18 @@ def _role_section(
 
 def _settings(
     namespace: argparse.Namespace, provenance: Provenance | None
-) -> Iterator[tuple[str, Any, Setting | None]]:
-    """(key, value, what `explain` says of it) for every key; None without provenance."""
-    values = vars(namespace)
+) -> Iterator[tuple[str, Any, Setting | Plain | None]]:
+    """(key, value, what `explain` says of it) for every key, None without provenance: the
+    bulk walk's `Plain` answer for almost every key, `explain`'s `Setting` for the others."""
+    values = dict(vars(namespace))
     if provenance is None:
         for key, value in values.items():
             yield key, value, None
         return
-    for key, setting in explain_all(namespace).items():
-        yield key, values[key], setting
+    plain = plain_settings(namespace, values)
+    for key, value in values.items():
+        found = plain.get(key)
+        yield key, value, found if found is not None else explain(namespace, key)
 
 
 #: What a record's structure already says of an entry: its key, and the role of its section.
@@ -225,6 +231,23 @@ def _entry(encoder: Encoder, secret: bool, value: Any, setting: Setting | None) 
         omit=_CONTAINED,
         origin=encoder.origin,
     )
+
+
+def _plain_entry(encoder: Encoder, secret: bool, value: Any, plain: Plain) -> dict[str, Any]:
+    """`_entry` of the `Setting` that `plain` stands for, without making it: the same fields
+    in the same order (the tests compare both ways over whole records)."""
+    entry = {"value": encoder.field(secret, value)}
+    entry.update(encoder.origin(plain.origin))
+    if plain.shadowed:
+        entry["history"] = [
+            {
+                "value": encoder.field(secret, shadowed),
+                **encoder.origin(origin),
+                "reason": Reason.OVERRIDDEN.value,
+            }
+            for shadowed, origin in plain.shadowed
+        ]
+    return entry
 
 
 def _leaf_paths(tree: dict[str, Any], prefix: Path, is_secret: Any) -> Iterator[Path]:

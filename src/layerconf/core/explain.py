@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -15,13 +15,21 @@ from layerconf.core.namespace import (
     provenance_of,
     runtime_writes,
     write_count,
+    written_keys,
 )
 from layerconf.core.records import Origin, Path, Reason, Setting, join_path, split_key
 from layerconf.core.suggest import suggestion
-from layerconf.core.values import Unkept, copy_value, same_value, value_text
+from layerconf.core.values import (
+    ATOMIC_TYPES,
+    Unkept,
+    copy_value,
+    is_atomic,
+    same_value,
+    value_text,
+)
 from layerconf.exceptions import NoProvenanceError, UnknownKeyError
 
-__all__ = ["explain", "explain_all", "setting_for"]
+__all__ = ["Plain", "explain", "explain_all", "plain_settings", "setting_for"]
 
 _RUNTIME = Origin("runtime", "runtime")
 
@@ -80,22 +88,83 @@ def _provenance(args: argparse.Namespace) -> Provenance:
 def explain_all(args: argparse.Namespace) -> dict[str, Setting]:
     """`explain` for every key of `args`, in `vars(args)` order, faster than key by key."""
     provenance = _provenance(args)
-    holders: dict[str, list[int]] = {}
-    for index, layer in enumerate(provenance.layers):
-        for key in layer.values:
-            holders.setdefault(key, []).append(index)
     values = dict(vars(args))  # one C call: other threads may be adding keys
-    return {
-        key: setting_for(
-            values,
-            provenance,
-            key,
-            runtime_writes(args, key),
-            write_count(args, key),
-            holders.get(key, ()),
+    plain = plain_settings(args, values)
+    role = provenance.role
+    explained: dict[str, Setting] = {}
+    for key, current in values.items():
+        found = plain.get(key)
+        if found is None:
+            explained[key] = setting_for(
+                values, provenance, key, runtime_writes(args, key), write_count(args, key)
+            )
+        else:
+            history = tuple(
+                Setting(key, value, origin, reason=Reason.OVERRIDDEN)
+                for value, origin in found.shadowed
+            )
+            explained[key] = Setting(key, current, found.origin, history, role=role)
+    return explained
+
+
+class Plain(NamedTuple):
+    """What `explain` says of a key whose value the last layer holding it set, untouched by
+    rules and writes: that layer's origin, and the values it shadowed (value, origin), newest
+    first, each overridden."""
+
+    origin: Origin
+    shadowed: tuple[tuple[Any, Origin], ...]
+
+
+def plain_settings(
+    args: argparse.Namespace, values: Mapping[str, Any] | None = None
+) -> dict[str, Plain]:
+    """The keys of `args` (or of `values`, its attributes read once) that `explain` answers
+    from the layers alone, in one walk over the layers: almost every key of a configuration.
+
+    A key qualifies when every layer holding it holds an atomic value (no list or mapping: no
+    merge can apply), no rule dropped, converted or set it, no write since resolution made
+    it, and its current value is still the last layer's. `explain_all` and audit records take
+    these answers as they are and ask `explain` about the other keys; the tests check that
+    both ways agree.
+    """
+    provenance = _provenance(args)
+    if values is None:
+        values = dict(vars(args))
+    layers = provenance.layers
+    holders: dict[str, list[int]] = {}
+    touched = {path[0] for path in provenance.events} | written_keys(args)
+    for index, layer in enumerate(layers):
+        for key in layer.values:
+            held = holders.get(key)
+            if held is None:
+                holders[key] = [index]
+            else:
+                held.append(index)
+        touched.update(layer.mutable_keys)  # a list or mapping: a merge may apply
+    atomic = ATOMIC_TYPES
+    found: dict[str, Plain] = {}
+    for key, current in values.items():
+        held = holders.get(key)
+        if held is None or key in touched:
+            continue
+        if type(current) not in atomic and not is_atomic(current):
+            continue
+        last = layers[held[-1]]
+        recorded = last.values[key]
+        if recorded is not current and not same_value(recorded, current):
+            continue
+        path = (key,)
+        shadowed = (
+            tuple(
+                (layers[index].values[key], layers[index].origin_at(path))
+                for index in reversed(held[:-1])
+            )
+            if len(held) > 1
+            else ()
         )
-        for key in values
-    }
+        found[key] = Plain(last.origins.get(path, last.origin), shadowed)
+    return found
 
 
 def setting_for(

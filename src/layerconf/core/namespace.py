@@ -297,6 +297,12 @@ def write_count(args: argparse.Namespace, key: str) -> int:
     return history.count if history is not None else 0
 
 
+def written_keys(args: argparse.Namespace) -> frozenset[str]:
+    """The keys assigned after resolution (read at once: other threads may be writing)."""
+    writes = getattr(args, _WRITES, None) if isinstance(args, Namespace) else None
+    return frozenset(list(writes)) if writes else frozenset()
+
+
 def _history(args: argparse.Namespace, key: str) -> _History | None:
     writes = getattr(args, _WRITES, None) if isinstance(args, Namespace) else None
     return writes.get(key) if writes else None
