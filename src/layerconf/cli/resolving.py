@@ -31,11 +31,27 @@ if TYPE_CHECKING:
 
 
 class Outcome:
-    """The namespaces of a resolution (None if it failed) and every problem it found."""
+    """The namespaces of a resolution (None if it failed) and every problem it found; in
+    file mode, the rules not checked, each with the flags it would need (`RUN_RULES`)."""
 
-    def __init__(self, roles: dict[str, Namespace] | None, problems: Iterable[Problem]) -> None:
+    def __init__(
+        self,
+        roles: dict[str, Namespace] | None,
+        problems: Iterable[Problem],
+        unchecked: dict[str, str] | None = None,
+    ) -> None:
         self.roles = roles
         self.problems = tuple(_in_order(problems))
+        self.unchecked = unchecked or {}
+
+    @property
+    def unchecked_text(self) -> str | None:
+        """``not checked without the command line: ppo-scope (--use-critic, ...)``, or None."""
+        if not self.unchecked:
+            return None
+        return "not checked without the command line: " + ", ".join(
+            f"{name} ({flags})" for name, flags in self.unchecked.items()
+        )
 
     @property
     def errors(self) -> int:
@@ -130,7 +146,8 @@ def resolve_files(
     problems: list[Problem] = []
     for path in paths:
         problems.extend(resolve(relaxed, [f"{option}={path}"], alone, sources).problems)
-    return Outcome(None, problems)
+    names = preset.rules_for(parser).names
+    return Outcome(None, problems, {n: flags for n, flags in RUN_RULES.items() if n in names})
 
 
 @attrs.frozen

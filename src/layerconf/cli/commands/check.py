@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError
 from layerconf.cli.render import Paint, dump_json, problem_line
-from layerconf.cli.resolving import RUN_RULES, counts, problems_json, resolve, resolve_files
+from layerconf.cli.resolving import Outcome, counts, problems_json, resolve, resolve_files
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 
 if TYPE_CHECKING:
@@ -63,10 +63,8 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
                 f"{PROG} check",
             )
         outcome = resolve_files(parser, options.files, preset_of(options), sources_of(options))
-        unchecked = [name for name in RUN_RULES if name in _rule_names(parser, options)]
     elif options.separated:
         outcome = resolve(parser, argv, preset_of(options), sources_of(options))
-        unchecked = []
     else:
         raise UsageError(
             "give role files to check (check FILE...) or the trainer's command line after "
@@ -74,12 +72,10 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
             f"{PROG} check",
             help_hint=True,
         )
-    _print(form, outcome.problems)
+    _print(form, outcome)
     summary = counts(outcome)
-    if unchecked:
-        summary += "; not checked without the command line: " + ", ".join(
-            f"{name} ({RUN_RULES[name]})" for name in unchecked
-        )
+    if outcome.unchecked_text:
+        summary += "; " + outcome.unchecked_text
     print(summary, file=sys.stderr)
     if outcome.errors or (options.strict and outcome.warnings):
         return EXIT_PROBLEMS
@@ -96,21 +92,18 @@ def _format(options: argparse.Namespace) -> str:
     return form
 
 
-def _rule_names(parser: argparse.ArgumentParser, options: argparse.Namespace) -> tuple[str, ...]:
-    return preset_of(options).rules_for(parser).names
-
-
-def _print(form: str, problems: Iterable[Problem]) -> None:
+def _print(form: str, outcome: Outcome) -> None:
     if form == "json":
-        dump_json(problems_json(problems))
+        dump_json(problems_json(outcome.problems))
     elif form == "sarif":
-        dump_json(sarif_log(problems))
+        notes = [outcome.unchecked_text] if outcome.unchecked_text else []
+        dump_json(sarif_log(outcome.problems, notes))
     elif form == "github":
-        for problem in problems:
+        for problem in outcome.problems:
             print(github_line(problem))
     else:
         paint = Paint(sys.stdout)
-        for problem in problems:
+        for problem in outcome.problems:
             print(problem_line(problem, paint))
 
 
@@ -149,10 +142,11 @@ def _escape_property(text: str) -> str:
 # SARIF 2.1.0
 
 
-def sarif_log(problems: Iterable[Problem]) -> dict[str, Any]:
+def sarif_log(problems: Iterable[Problem], notes: Sequence[str] = ()) -> dict[str, Any]:
     """A SARIF 2.1.0 log of one run: a result per problem, located in its file when it has
     one (relative paths against %SRCROOT%, the current directory), else by its argv index in
-    the result's property bag."""
+    the result's property bag; `notes` (what was not checked) are notifications of the run's
+    invocation."""
     import os
     from pathlib import Path
 
@@ -169,6 +163,14 @@ def sarif_log(problems: Iterable[Problem]) -> dict[str, Any]:
             }
         },
         "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(os.getcwd()).as_uri().rstrip("/") + "/"}},
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [
+                    {"level": "note", "message": {"text": note}} for note in notes
+                ],
+            }
+        ],
         "results": results,
     }
     return {"$schema": _SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
