@@ -177,6 +177,16 @@ class TestFormats:
         )
         assert "\n" not in line
 
+    def test_github_problem_of_a_layer(self) -> None:
+        """A problem of another source (the environment) starts with where it is, as in text."""
+        from layerconf.cli.commands.check import github_line
+        from layerconf.exceptions import Problem
+
+        problem = Problem("environment variable SLIME_LR: bad", layer="env", severity="warning")
+        assert github_line(problem) == "::warning title=layerconf check::env: environment " + (
+            "variable SLIME_LR: bad"
+        )
+
     def test_github_argv_problem_has_no_file(self, capsys: pytest.CaptureFixture[str]) -> None:
         code, out, _ = check(capsys, "--format", "github", "--", "--lr", "x")
         assert code == 1

@@ -114,7 +114,8 @@ def _print(form: str, outcome: Outcome) -> None:
 def github_line(problem: Problem) -> str:
     """``::error file=F,line=L,col=C,title=...::message (hint)``, escaped as @actions/core
     escapes: the message's ``%``, CR and LF; the properties' ``:`` and ``,`` too. A problem
-    without a file (the command line's) has no file=: its message starts with ``argv[N]: ``."""
+    without a file (the command line's) has no file=: its message starts where it is
+    (``argv[N]: ``, or the layer's name)."""
     properties = []
     if problem.source is not None:
         properties.append(("file", problem.source))
@@ -124,8 +125,8 @@ def github_line(problem: Problem) -> str:
             properties.append(("col", str(problem.column)))
     properties.append(("title", _TITLE))
     text = problem.message + (f" ({problem.hint})" if problem.hint else "")
-    if problem.source is None and problem.argv_index is not None:
-        text = f"argv[{problem.argv_index}]: {text}"
+    if problem.source is None and problem.location:  # argv[N], or the layer's name
+        text = f"{problem.location}: {text}"
     shown = ",".join(f"{name}={_escape_property(value)}" for name, value in properties)
     return f"::{_GITHUB_COMMANDS[problem.severity]} {shown}::{_escape_data(text)}"
 
