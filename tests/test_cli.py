@@ -1690,7 +1690,8 @@ class TestToolErrors:
             ),
             (
                 ["check", "--strict"],
-                "layerconf check: error: give the trainer's command line after '--'",
+                "layerconf check: error: give role files to check (check FILE...) or the "
+                "trainer's command line after '--'",
             ),
             (
                 ["check", "--profile", "megatron_slime", "--"],

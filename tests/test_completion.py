@@ -140,9 +140,11 @@ class TestBash:
             "--preset",
             "--env-prefix",
             "--strict",
+            "--format",
             "--json",
             "--",
         ]
+        assert bash_offers(shim, "layerconf check --format ") == ["text", "json", "github", "sarif"]
 
     def test_users_parser(self, shim: Path, trainer: Path) -> None:
         """--parser on the line: its flags and its enum choices, by name."""

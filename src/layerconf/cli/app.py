@@ -88,7 +88,7 @@ def _main(arguments: list[str]) -> int:
         if separated or not command.takes_argv:
             raise
         raise missing_separator(command.parser(), rest, error) from None
-    if command.takes_argv and not separated:
+    if command.takes_argv and not separated and not command.argv_optional:
         raise UsageError(
             "give the trainer's command line after '--', as it would be launched "
             f"(e.g. {prog} ... -- --lr 1e-6 --megatron-config-path ppo.yaml)",
@@ -98,6 +98,7 @@ def _main(arguments: list[str]) -> int:
         raise UsageError(
             f"{command.name} takes no trainer command line: remove '--' and after", prog
         )
+    options.separated = separated  # whether '--' was given, even with nothing after it
     if command.takes_parser:
         check_options(options, prog)
         check_trainer_argv(options, command.parser(), trainer, prog)

@@ -35,6 +35,8 @@ class Command(NamedTuple):
     takes_argv: bool = True
     #: --profile / --parser: the command builds the trainer's parser (audit records do not).
     takes_parser: bool = True
+    #: With `takes_argv`: the command also runs without ``--`` (check's role files).
+    argv_optional: bool = False
 
     def parser(self) -> argparse.ArgumentParser:
         parser = CommandParser(

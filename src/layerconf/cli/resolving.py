@@ -12,6 +12,8 @@ import argparse
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+import attrs
+
 from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.scrub import learn_argv_secrets, learn_secrets, stderr
@@ -21,17 +23,34 @@ if TYPE_CHECKING:
     import traceback
 
     from layerconf.core.namespace import Namespace
+    from layerconf.core.rules import RuleSet
     from layerconf.exceptions import Problem
     from layerconf.presets import Preset
     from layerconf.sources import Source
 
 
 class Outcome:
-    """The namespaces of a resolution (None if it failed) and every problem it found."""
+    """The namespaces of a resolution (None if it failed) and every problem it found; in
+    file mode, the rules not checked, each with the flags it would need (`RUN_RULES`)."""
 
-    def __init__(self, roles: dict[str, Namespace] | None, problems: Iterable[Problem]) -> None:
+    def __init__(
+        self,
+        roles: dict[str, Namespace] | None,
+        problems: Iterable[Problem],
+        unchecked: dict[str, str] | None = None,
+    ) -> None:
         self.roles = roles
         self.problems = tuple(_in_order(problems))
+        self.unchecked = unchecked or {}
+
+    @property
+    def unchecked_text(self) -> str | None:
+        """``not checked without the command line: ppo-scope (--use-critic, ...)``, or None."""
+        if not self.unchecked:
+            return None
+        return "not checked without the command line: " + ", ".join(
+            f"{name} ({flags})" for name, flags in self.unchecked.items()
+        )
 
     @property
     def errors(self) -> int:
@@ -90,6 +109,93 @@ def resolve(
     learn_secrets(roles)  # a role file's secrets too, wherever their text is quoted
     found = dict.fromkeys(problem for namespace in roles.values() for problem in notices(namespace))
     return Outcome(roles, list(found))
+
+
+#: The rules that decide on the run's command line, which a role file alone does not give:
+#: file mode leaves them out (`resolve_files`), each with the flags it would need.
+RUN_RULES = {
+    "ppo-scope": "--use-critic, --advantage-estimator",
+    "distinct-across-roles": "--use-critic, --advantage-estimator, --save",
+}
+
+
+def resolve_files(
+    parser: argparse.ArgumentParser,
+    paths: Sequence[str],
+    preset: Preset,
+    sources: Sequence[Source] = (),
+) -> Outcome:
+    """Every problem of each role file at `paths`, each resolved on its own against the
+    parser's defaults: the command line is the role file's option and nothing else.
+
+    The trainer's required arguments are not demanded (a copy of the parser has none), and
+    the preset's rules named in `RUN_RULES` are left out: what they decide is the command
+    line's. A problem of one file never hides another's.
+    """
+    from layerconf.presets import Preset as PresetType
+
+    if preset.config_dest is None:
+        raise UsageError(
+            f"preset {preset.name!r} reads no role file: give the trainer's command line "
+            "after '--' instead, or a preset with a role file (--preset)"
+        )
+    option = _config_option(parser, preset.config_dest)
+    relaxed = _nothing_required(parser)
+    alone = attrs.evolve(preset, rules=_Without(preset, tuple(RUN_RULES)))
+    assert isinstance(alone, PresetType)
+    problems: list[Problem] = []
+    for path in paths:
+        problems.extend(resolve(relaxed, [f"{option}={path}"], alone, sources).problems)
+    names = preset.rules_for(parser).names
+    return Outcome(None, problems, {n: flags for n, flags in RUN_RULES.items() if n in names})
+
+
+@attrs.frozen
+class _Without:
+    """The rules of `preset` but those named in `names` (equal for equal presets, so that
+    the rules built for a parser are reused)."""
+
+    preset: Preset
+    names: tuple[str, ...]
+
+    def __call__(self, parser: argparse.ArgumentParser) -> RuleSet:
+        from layerconf.core.rules import RuleSet
+
+        rules = self.preset.rules_for(parser)
+        return RuleSet([rule for rule in rules if rule.name not in self.names])
+
+
+def _config_option(parser: argparse.ArgumentParser, dest: str) -> str:
+    """The long option that sets `dest`: how file mode hands each role file to the parser."""
+    for action in parser._actions:
+        if action.dest == dest and action.option_strings:
+            return max(action.option_strings, key=len)
+    raise UsageError(f"the trainer's parser has no option for the role file's dest {dest!r}")
+
+
+def _nothing_required(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """A copy of `parser` whose arguments and groups are all optional; `parser` and its
+    actions are left as they were (the required ones are copied, the rest shared)."""
+    import copy
+
+    relaxed = copy.copy(parser)
+    copies: dict[int, argparse.Action] = {}
+    for action in parser._actions:
+        if action.required:
+            copies[id(action)] = copy.copy(action)
+            copies[id(action)].required = False
+    relaxed._actions = [copies.get(id(action), action) for action in parser._actions]
+    relaxed._option_string_actions = {
+        option: copies.get(id(action), action)
+        for option, action in parser._option_string_actions.items()
+    }
+    groups = []
+    for group in parser._mutually_exclusive_groups:
+        group = copy.copy(group)
+        group.required = False
+        groups.append(group)
+    relaxed._mutually_exclusive_groups = groups
+    return relaxed
 
 
 def guarded(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

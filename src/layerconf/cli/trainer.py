@@ -182,12 +182,28 @@ def missing_separator(
         return error
     if not extras:
         return error
-    mine = list(rest)
-    for token in extras:  # what is left is layerconf's own, in the order written
-        mine.remove(token)
-    written = " ".join([error.prog, *mine, "--", *redact_argv(extras)[0]])
+    # What is left is layerconf's own, in the order written; but a value right after a flag
+    # the command does not know is that flag's, even if a positional (check's FILE) took it.
+    mine: list[str] = []
+    theirs: list[str] = []
+    waiting = list(extras)
+    follows_flag = False
+    for token in rest:
+        if waiting and token == waiting[0]:
+            theirs.append(waiting.pop(0))
+            follows_flag = token.startswith("-") or follows_flag
+        elif follows_flag and not token.startswith("-"):
+            theirs.append(token)
+        else:
+            follows_flag = False
+            mine.append(token)
+    shown = redact_argv(theirs)[0]
+    written = " ".join([error.prog, *mine, "--", *shown])
+    message = error.message
+    if message.startswith("unrecognized arguments: "):
+        message = "unrecognized arguments: " + " ".join(shown)
     return UsageError(
-        f"{error.message}: the trainer's command line goes after '--': {written}", error.prog
+        f"{message}: the trainer's command line goes after '--': {written}", error.prog
     )
 
 
