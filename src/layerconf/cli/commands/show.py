@@ -1,6 +1,7 @@
 """``layerconf show``: the resolved configuration of each role, with origins.
 
-`show_roles` also shows the roles ``audit replay`` rebuilds from a record.
+`show_roles` also shows the roles ``audit replay`` rebuilds from a record. ``show --role-file``
+writes what each role's role file layer set as a role file (`role_file_of`).
 """
 
 from __future__ import annotations
@@ -8,17 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from layerconf.cli.command import Command, usage
-from layerconf.cli.errors import EXIT_OK, PROG
+from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
 from layerconf.cli.render import Paint, dump_json, table, value_json, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
-from layerconf.cli.trainer import role_option, selected
+from layerconf.cli.trainer import preset_of, role_option, selected
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from layerconf.cli.render import Cell
     from layerconf.core.records import Setting
+    from layerconf.presets import Preset
 
 
 def shown_options(parser: argparse.ArgumentParser) -> None:
@@ -48,14 +52,100 @@ def shown_options(parser: argparse.ArgumentParser) -> None:
 def _options(parser: argparse.ArgumentParser) -> None:
     role_option(parser)
     shown_options(parser)
+    parser.add_argument(
+        "--role-file",
+        action="store_true",
+        help="print a role file in the preset's format instead: per role, the values its role "
+        "file layer set (those that override the command line), which resolve with the same "
+        "command line to the same values",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="with --role-file: write it to FILE, atomically, instead of printing it",
+    )
 
 
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
+    prog = f"{PROG} show"
+    if options.role_file and (options.json or options.yaml or options.all):
+        raise UsageError("--role-file prints a role file: leave out --json, --yaml and --all", prog)
+    if options.output is not None and not options.role_file:
+        raise UsageError("-o/--output writes a role file: add --role-file", prog)
     outcome = resolved(options, argv)
     if outcome.roles is None:
         return report_failure(outcome, options)
-    show_roles(selected(outcome.roles, options.role), options)
+    roles = selected(outcome.roles, options.role)
+    if not options.role_file:
+        show_roles(roles, options)
+        return EXIT_OK
+    preset = preset_of(options)
+    if preset.config_dest is None:
+        raise UsageError(f"the preset {preset.name!r} reads no role file", prog)
+    try:
+        text = role_file_of(roles, preset)
+    except ValueError as error:
+        print_error(f"{prog}: error: {error}")
+        return EXIT_PROBLEMS
+    if options.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        written = write_text(options.output, text.encode("utf-8"), prog)
+        flag = "--" + preset.config_dest.replace("_", "-")
+        print(f"wrote {written}: pass it as {flag} {written}", file=sys.stderr)
     return EXIT_OK
+
+
+def write_text(output: str, data: bytes, prog: str) -> Path:
+    """Write `data` to the file `output`, atomically (as audit records are); a failure is a
+    usage error naming the file."""
+    from pathlib import Path
+
+    from layerconf.audits import write_atomic
+    from layerconf.exceptions import AuditError
+
+    path = Path(output)
+    try:
+        return write_atomic(path.parent, path.name, data)
+    except AuditError as error:  # not a regular file: a FIFO, a device, a directory
+        raise UsageError(f"cannot write {output}: {error}", prog) from None
+    except OSError as error:
+        raise UsageError(f"cannot write {output}: {error.strerror or error}", prog) from None
+
+
+def role_file_of(roles: Mapping[str, argparse.Namespace], preset: Preset) -> str:
+    """A role file of `preset`'s format holding, per role, the values whose origin is the
+    preset's role layer: with the same command line it resolves to the same values.
+
+    What the command line, the other sources and the rules set is left to them (the rules run
+    again: a value a rule set, such as slime's critic defaults, is never written as an
+    override). A secret is never written: `ValueError` names it.
+    """
+    from layerconf.core.explain import explain_all
+    from layerconf.core.secrets import SECRETS
+    from layerconf.presets.role_file import role_file_text
+
+    overrides: dict[str, dict[str, Any]] = {}
+    for role, namespace in roles.items():
+        values = vars(namespace)
+        chosen: dict[str, Any] = {}
+        for key, setting in sorted(explain_all(namespace).items()):
+            if setting.origin.layer != preset.layer:
+                continue
+            value = values[key]
+            if SECRETS.redact(key, value) is not value:
+                raise ValueError(
+                    f"role {role!r}: {key!r} holds a secret, which {PROG} never writes: set it "
+                    "in the environment or on the trainer's command line, not in a role file"
+                )
+            chosen[key] = value
+        overrides[role] = chosen
+    comment = (
+        f"written by {PROG} show --role-file: the values each role's role file layer set;\n"
+        "the rest comes from the command line, which this file goes with"
+    )
+    return role_file_text(overrides, form=preset.role_file, comment=comment)
 
 
 def show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namespace) -> None:
@@ -129,14 +219,20 @@ def _show_yaml(shown_settings: Mapping[str, Sequence[Setting]]) -> str:
 COMMANDS = (
     Command(
         "show",
-        usage("show", "[--role ROLE] [--changed | --all] [--json | --yaml] -- ARGV..."),
+        usage(
+            "show",
+            "[--role ROLE] [--changed | --all] [--json | --yaml]\n"
+            + " " * len("usage: layerconf show ")
+            + "[--role-file [-o FILE]] -- ARGV...",
+        ),
         "the resolved configuration of each role, with origins",
         "The resolved configuration of each role: each key not at the parser's default (--all:\n"
         "every key), its value and where it came from.",
         "examples:\n"
         f"  {PROG} show -- $(cat launch_argv.txt)\n"
         f"  {PROG} show --all --json -- $(cat launch_argv.txt) > every-value.json\n"
-        f"  {PROG} show --role critic --yaml -- $(cat launch_argv.txt) > critic.yaml\n\n"
+        f"  {PROG} show --role critic --yaml -- $(cat launch_argv.txt) > critic.yaml\n"
+        f"  {PROG} show --role-file -o roles.yaml -- $(cat launch_argv.txt)\n\n"
         "exit status: 0 shown; 1 a configuration that does not resolve; 2 a usage "
         "error.",
         _options,
