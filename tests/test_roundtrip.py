@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from layerconf import ConfigError, LayerconfWarning, load_profile, resolve_roles
+from layerconf import ConfigError, Layer, LayerconfWarning, LayerStack, load_profile, resolve_roles
 from layerconf.cli.commands.show import role_file_of
-from layerconf.presets import RoleFileFormat
+from layerconf.presets import Preset, RoleFileFormat
 from layerconf.presets.role_file import check_role_file, role_file_text
 from layerconf.presets.slime import SLIME
 from layerconf.sources.yaml import dump_yaml, parse_yaml
@@ -215,3 +215,36 @@ def test_cli_role_file_is_checked_clean(tmp_path: Path, fixtures_dir: Path) -> N
     assert checked.returncode == 0, checked.stderr
     assert "0 errors, 0 warnings" in checked.stderr
     assert shlex.split(shlex.join(argv)) == argv
+
+
+class TestWhatIsWritten:
+    """Which keys a role file gets: those the role file layer set, even inside a mapping."""
+
+    PRESET = Preset("mine", roles=("main",), config_dest="cfg")
+
+    def test_a_leaf_under_a_later_layer(self) -> None:
+        """A mapping whose leaf the role file set is written, though a later layer set another."""
+        args = LayerStack(
+            [
+                Layer.from_mapping("default", {"opt": {"beta1": 0.9, "beta2": 0.95}, "lr": 1}),
+                Layer.from_mapping("role-config", {"opt": {"beta2": 0.98}}, source="r.yaml"),
+                Layer.from_mapping("late", {"opt": {"beta1": 0.8}}),
+            ]
+        ).resolve()
+        text = role_file_of({"main": args}, self.PRESET)
+        assert parse_yaml(text).data == {
+            "roles": [{"role": "main", "overrides": {"opt": {"beta1": 0.8, "beta2": 0.98}}}]
+        }
+
+    def test_appended_lists_are_refused(self) -> None:
+        """A list the layers append to cannot be written whole: the key is named."""
+        args = LayerStack(
+            [
+                Layer.from_mapping("default", {"tags": ["a"]}),
+                Layer.from_mapping("role-config", {"tags": ["b"]}, source="r.yaml"),
+            ],
+            policies={("tags",): "append"},
+        ).resolve()
+        assert args.tags == ["a", "b"]
+        with pytest.raises(ValueError, match="'tags' appends"):
+            role_file_of({"main": args}, self.PRESET)

@@ -97,6 +97,28 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     return EXIT_OK
 
 
+def _set_by(
+    namespace: argparse.Namespace, path: tuple[str, ...], setting: Setting, layer: str
+) -> bool:
+    """Whether `layer` set the value at `path`, or a leaf of it (a mapping whose other leaves a
+    later layer set is written whole: merged again, it gives the same mapping)."""
+    from layerconf.core.explain import explain
+    from layerconf.core.records import join_path
+
+    if setting.origin.layer == layer:
+        return True
+    value = setting.value
+    if type(value) is not dict:
+        return False
+    for name in value:
+        if type(name) is not str or not name or "." in name:
+            continue  # not a leaf explain can name
+        inner = (*path, name)
+        if _set_by(namespace, inner, explain(namespace, join_path(inner)), layer):
+            return True
+    return False
+
+
 def write_text(output: str, data: bytes, prog: str) -> Path:
     """Write `data` to the file `output`, atomically (as audit records are); a failure is a
     usage error naming the file."""
@@ -123,21 +145,30 @@ def role_file_of(roles: Mapping[str, argparse.Namespace], preset: Preset) -> str
     override). A secret is never written: `ValueError` names it.
     """
     from layerconf.core.explain import explain_all
+    from layerconf.core.namespace import provenance_of
     from layerconf.core.secrets import SECRETS
     from layerconf.presets.role_file import role_file_text
 
     overrides: dict[str, dict[str, Any]] = {}
     for role, namespace in roles.items():
         values = vars(namespace)
+        provenance = provenance_of(namespace)
+        policies = {} if provenance is None else provenance.policies
         chosen: dict[str, Any] = {}
         for key, setting in sorted(explain_all(namespace).items()):
-            if setting.origin.layer != preset.layer:
+            if not _set_by(namespace, (key,), setting, preset.layer):
                 continue
             value = values[key]
             if SECRETS.redact(key, value) is not value:
                 raise ValueError(
                     f"role {role!r}: {key!r} holds a secret, which {PROG} never writes: set it "
                     "in the environment or on the trainer's command line, not in a role file"
+                )
+            if policies.get((key,)) == "append" and type(value) is list:
+                raise ValueError(
+                    f"role {role!r}: {key!r} appends each layer's list to the one before: its "
+                    "value cannot be written whole as an override; write the role file's own "
+                    "items by hand"
                 )
             chosen[key] = value
         overrides[role] = chosen
