@@ -248,3 +248,54 @@ class TestWhatIsWritten:
         assert args.tags == ["a", "b"]
         with pytest.raises(ValueError, match="'tags' appends"):
             role_file_of({"main": args}, self.PRESET)
+
+
+class TestShowRoleFileCommand:
+    """``show --role-file`` through `main`: its options and its refusals."""
+
+    def test_secret_refused_without_its_value(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A secret in the role file: exit 1, the key named, nothing on stdout, no value shown."""
+        from layerconf.cli import main
+
+        source = tmp_path / "roles.yaml"
+        source.write_text("megatron:\n- role: critic\n  overrides:\n    wandb_key: hunter2-xyz\n")
+        argv = [*BASE, "--megatron-config-path", str(source)]
+        assert main(["show", "--role-file", "--", *argv]) == 1
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert "layerconf show: error: role 'critic': 'wandb_key' holds a secret" in err
+        assert "hunter2" not in err
+
+    @pytest.mark.parametrize(
+        ("options", "message"),
+        [
+            (["--role-file", "--json"], "--role-file prints a role file: leave out --json"),
+            (["-o", "x.yaml"], "-o/--output writes a role file: add --role-file"),
+        ],
+    )
+    def test_usage_errors(
+        self, options: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Options that do not go together are a usage error (exit 2)."""
+        from layerconf.cli import main
+
+        assert main(["show", *options, "--", *BASE]) == 2
+        assert message in capsys.readouterr().err
+
+    def test_the_bundled_example(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The README's example command line round-trips through the written file."""
+        from layerconf.cli import main
+
+        root = Path(__file__).parent.parent
+        monkeypatch.chdir(root)
+        argv = (root / "examples" / "ppo_argv.txt").read_text().split()
+        output = tmp_path / "roles.yaml"
+        assert main(["show", "--role-file", "-o", str(output), "--", *argv]) == 0
+        capsys.readouterr()
+        before = _values(_resolve(argv))
+        argv[argv.index("--megatron-config-path") + 1] = str(output)
+        assert _values(_resolve(argv)) == before
