@@ -7,6 +7,7 @@ writes what each role's role file layer set as a role file (`role_file_of`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
 from layerconf.cli.render import Paint, dump_json, table, value_json, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
-from layerconf.cli.trainer import preset_of, role_option, selected
+from layerconf.cli.trainer import preset_of, role_option, selected, trainer_parser
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -73,6 +74,9 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
         raise UsageError("--role-file prints a role file: leave out --json, --yaml and --all", prog)
     if options.output is not None and not options.role_file:
         raise UsageError("-o/--output writes a role file: add --role-file", prog)
+    preset = preset_of(options)
+    if options.role_file and preset.config_dest is None:
+        raise UsageError(f"--role-file: the preset {preset.name!r} reads no role file", prog)
     outcome = resolved(options, argv)
     if outcome.roles is None:
         return report_failure(outcome, options)
@@ -80,9 +84,6 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     if not options.role_file:
         show_roles(roles, options)
         return EXIT_OK
-    preset = preset_of(options)
-    if preset.config_dest is None:
-        raise UsageError(f"the preset {preset.name!r} reads no role file", prog)
     try:
         text = role_file_of(roles, preset)
     except ValueError as error:
@@ -92,8 +93,14 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
         sys.stdout.write(text)
     else:
         written = write_text(options.output, text.encode("utf-8"), prog)
-        flag = "--" + preset.config_dest.replace("_", "-")
-        print(f"wrote {written}: pass it as {flag} {written}", file=sys.stderr)
+        flags = [
+            action.option_strings[-1]
+            for action in trainer_parser(options)._actions
+            if action.dest == preset.config_dest and action.option_strings
+        ]
+        print(
+            f"wrote {written}: pass it as {flags[0] if flags else '-'} {written}", file=sys.stderr
+        )
     return EXIT_OK
 
 
@@ -128,10 +135,16 @@ def write_text(output: str, data: bytes, prog: str) -> Path:
     from layerconf.exceptions import AuditError
 
     path = Path(output)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(
+            f"cannot write {output}: it is not a regular file (a directory, a FIFO, a device): "
+            "give the path of a new file, or of a regular file to replace",
+            prog,
+        )
     try:
         return write_atomic(path.parent, path.name, data)
-    except AuditError as error:  # not a regular file: a FIFO, a device, a directory
-        raise UsageError(f"cannot write {output}: {error}", prog) from None
+    except AuditError:  # it became something else than a regular file meanwhile
+        raise UsageError(f"cannot write {output}: it is not a regular file", prog) from None
     except OSError as error:
         raise UsageError(f"cannot write {output}: {error.strerror or error}", prog) from None
 
