@@ -171,3 +171,28 @@ class TestDiffFiles:
     def test_same_files(self, recorded: tuple[Path, list[str]]) -> None:
         """A record compared with itself has no file change."""
         assert diff_files(load_audit(recorded[0]), load_audit(recorded[0])) == []
+
+
+def test_relaunch_a_role_of_its_own_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A role resolved from another command line: a note names it, --role prints its own."""
+    first = ["--rollout-batch-size", "8", "--seed", "1"]
+    second = ["--rollout-batch-size", "8", "--seed", "2"]
+    record = audit(
+        {
+            "actor": resolve_roles(PARSER, first)["actor"],
+            "critic": resolve_roles(PARSER, second)["critic"],
+        }
+    )
+    (tmp_path / "r.json").write_text(json.dumps(record))
+    assert main(["audit", "relaunch", str(tmp_path / "r.json")]) == 0
+    out, err = capsys.readouterr()
+    assert shlex.split(out) == first
+    assert (
+        "note: role critic was resolved from another command line: --role critic prints it" in err
+    )
+    assert main(["audit", "relaunch", "--role", "critic", str(tmp_path / "r.json")]) == 0
+    assert shlex.split(capsys.readouterr().out) == second
+    assert main(["audit", "relaunch", "--role", "critc", str(tmp_path / "r.json")]) == 2
+    assert "unknown role 'critc'; did you mean 'critic'?" in capsys.readouterr().err

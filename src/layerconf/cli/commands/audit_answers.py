@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from typing import NoReturn
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.commands.audit import _key_option, _read_records, _types_option
@@ -21,12 +22,27 @@ def _record_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("record", metavar="RECORD", help="an audit record, or its directory")
 
 
+def _unknown_role(role: str, roles: tuple[str, ...], path: str | None, prog: str) -> NoReturn:
+    from layerconf.core.suggest import suggestion
+
+    raise UsageError(
+        f"unknown role {role!r}{suggestion(role, roles)} (roles of {path}: {', '.join(roles)})",
+        prog,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # audit relaunch
 
 
 def _relaunch_options(parser: argparse.ArgumentParser) -> None:
     _record_option(parser)
+    parser.add_argument(
+        "--role",
+        metavar="ROLE",
+        help="the command line this role was resolved from, when the record holds one of its "
+        "own (default: the record's)",
+    )
     _key_option(parser)
     parser.set_defaults(parser=None)
 
@@ -38,7 +54,20 @@ def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
     if records is None:
         return EXIT_PROBLEMS
     [record] = records
+    sections = record.data["roles"]
+    if options.role is not None and options.role not in sections:
+        _unknown_role(options.role, record.roles, record.path, prog)
     recorded = record.argv
+    if options.role is not None and "argv" in sections[options.role]:
+        own = sections[options.role]["argv"]
+        recorded = None if own is None else tuple(own)
+    others = [role for role in record.roles if "argv" in sections[role]]
+    if options.role is None and others:
+        print(
+            f"{prog}: note: role {', '.join(others)} was resolved from another command line: "
+            f"--role {others[0]} prints it",
+            file=sys.stderr,
+        )
     if recorded is None:
         print_error(
             f"{prog}: error: {record.path}: the record holds no command line (the roles were "
@@ -105,13 +134,7 @@ def _run_explain(options: argparse.Namespace, argv: list[str]) -> int:
     roles = record.roles
     if options.role is not None:
         if options.role not in roles:
-            from layerconf.core.suggest import suggestion
-
-            raise UsageError(
-                f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "
-                f"{record.path}: {', '.join(roles)})",
-                prog,
-            )
+            _unknown_role(options.role, roles, record.path, prog)
         roles = (options.role,)
     try:
         known = sorted({key for role in roles for key in record.values(role, strict=False)})
@@ -127,7 +150,7 @@ def _run_explain(options: argparse.Namespace, argv: list[str]) -> int:
 COMMANDS = (
     Command(
         "audit relaunch",
-        usage("audit relaunch", "[--key-file FILE] RECORD", takes_parser=False),
+        usage("audit relaunch", "[--role ROLE] [--key-file FILE] RECORD", takes_parser=False),
         "the command line that re-launches a recorded run",
         "Print the command line an audit record kept, shell-quoted (shlex.join), as Hydra's "
         "saved\noverrides re-launch a run. Secrets were redacted when the record was written: "
