@@ -153,9 +153,10 @@ def role_file_of(roles: Mapping[str, argparse.Namespace], preset: Preset) -> str
     """A role file of `preset`'s format holding, per role, the values whose origin is the
     preset's role layer: with the same command line it resolves to the same values.
 
-    What the command line, the other sources and the rules set is left to them (the rules run
-    again: a value a rule set, such as slime's critic defaults, is never written as an
-    override). A secret is never written: `ValueError` names it.
+    A mapping is written whole when the role layer set one of its leaves. What the command
+    line, the other sources and the rules set is left to them (the rules run again: a value a
+    rule set, such as slime's critic defaults, is never written as an override). A secret, or
+    a list under the ``append`` policy, is never written: `ValueError` names the key.
     """
     from layerconf.core.explain import explain_all
     from layerconf.core.namespace import provenance_of
