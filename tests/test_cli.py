@@ -30,7 +30,13 @@ SLIME_ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
 PPO_ARGV = (EXAMPLES / "ppo_argv.txt").read_text().splitlines()
 COMMANDS = ("explain", "show", "diff", "check", "schema", "audit")
 # Commands that read audit records: no trainer parser, no trainer command line.
-RECORD_COMMANDS = ("audit diff", "audit replay", "audit verify")
+RECORD_COMMANDS = (
+    "audit diff",
+    "audit replay",
+    "audit verify",
+    "audit relaunch",
+    "audit explain",
+)
 # Commands that take no trainer parser nor command line, and read no record.
 OWN_COMMANDS = ("completion",)
 
@@ -1728,7 +1734,7 @@ class TestToolErrors:
             ),
             (
                 ["audit", "dif", "a.json", "b.json"],
-                "layerconf audit: error: unknown audit command 'dif'; did you mean 'diff'? (audit commands: diff, replay, verify)",
+                "layerconf audit: error: unknown audit command 'dif'; did you mean 'diff'? (audit commands: diff, replay, verify, relaunch, explain)",
             ),
             (
                 ["audit", "diff", "a.json"],

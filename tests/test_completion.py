@@ -128,7 +128,13 @@ class TestBash:
             "audit",
             "completion",
         ]
-        assert bash_offers(shim, "layerconf audit ") == ["diff", "replay", "verify"]
+        assert bash_offers(shim, "layerconf audit ") == [
+            "diff",
+            "replay",
+            "verify",
+            "relaunch",
+            "explain",
+        ]
         assert bash_offers(shim, "layerconf explain --r") == ["--role"]
         assert bash_offers(shim, "layerconf explain --role ") == ["actor", "critic"]
         assert bash_offers(shim, "layerconf explain --profile ") == ["megatron-slime"]

@@ -15,7 +15,7 @@ from layerconf.core.checks import check_type
 from layerconf.core.records import Origin
 from layerconf.core.values import same_value
 
-__all__ = ["AuditChange", "diff_audits"]
+__all__ = ["AuditChange", "FileChange", "diff_audits", "diff_files"]
 
 
 @attrs.frozen
@@ -141,4 +141,36 @@ def _diff_entry(
             origin_a,
             origin_b,
         )
+    ]
+
+
+@attrs.frozen
+class FileChange:
+    """A file read by one run and not the other, or read by both with other bytes: its path
+    and the sha256 each record holds (None on the side that did not read it)."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+    def __str__(self) -> str:
+        if self.before is None:
+            return f"{self.path}: added (sha256 {self.after})"
+        if self.after is None:
+            return f"{self.path}: removed (sha256 {self.before})"
+        return f"{self.path}: sha256 {self.before} -> {self.after}"
+
+
+def diff_files(
+    before: AuditRecord | Mapping[str, Any], after: AuditRecord | Mapping[str, Any]
+) -> list[FileChange]:
+    """The files (role files) whose sha256 differs between two records, by path: a file
+    edited between two runs shows here even when no value it set changed."""
+    check_type("diff_files", "before", before, _RECORD, _RECORD_TAKES)
+    check_type("diff_files", "after", after, _RECORD, _RECORD_TAKES)
+    old, new = record_data(before)["files"], record_data(after)["files"]
+    return [
+        FileChange(path, old.get(path), new.get(path))
+        for path in [*old, *(path for path in new if path not in old)]
+        if old.get(path) != new.get(path)
     ]

@@ -13,7 +13,16 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO, cast
 
 from layerconf.cli.command import Command, CommandParser
-from layerconf.cli.commands import audit, check, completion, diff, explain, schema, show
+from layerconf.cli.commands import (
+    audit,
+    audit_answers,
+    check,
+    completion,
+    diff,
+    explain,
+    schema,
+    show,
+)
 from layerconf.cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -29,7 +38,7 @@ from layerconf.cli.trainer import check_options, check_trainer_argv, missing_sep
 
 __all__ = ["main"]
 
-_COMMAND_MODULES = (explain, show, diff, check, schema, audit, completion)
+_COMMAND_MODULES = (explain, show, diff, check, schema, audit, audit_answers, completion)
 
 _TOP_USAGE = f"{PROG} [-h] [--version] COMMAND [OPTIONS] -- ARGV..."
 

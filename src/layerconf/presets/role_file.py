@@ -10,10 +10,11 @@ The format, whatever its top-level key (slime's is ``megatron``)::
 
 `check_role_file` reads one into a `Layer` per role, with the line and column of every key and
 value, and every structural problem at once (a missing 'role', an unknown field, two entries of
-one role...). Whether override keys are real argument names, and their values of the right
-types, is decided by rules. A trainer reads its role file once per role (slime does): the last
-few role files read are kept by the sha256 of their bytes, so reading the same bytes again costs
-a read and a hash, not a parse.
+one role...); `role_file_text` writes one (``layerconf show --role-file``). Whether override
+keys are real argument names, and their values of the right types, is decided by rules. A
+trainer reads its role file once per role (slime does): the last few role files read are kept
+by the sha256 of their bytes, so reading the same bytes again costs a read and a hash, not a
+parse.
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ from layerconf.sources.yaml import (
     Position,
     YamlDocument,
     YamlPath,
+    dump_yaml,
     parse_yaml_bytes,
     read_yaml_bytes,
     reader_settings,
 )
 
-__all__ = ["RoleFile", "RoleFileFormat", "check_role_file", "read_role_file"]
+__all__ = ["RoleFile", "RoleFileFormat", "check_role_file", "read_role_file", "role_file_text"]
 
 _FIELDS = ("name", "role", "overrides", "args")
 
@@ -153,6 +155,55 @@ def check_role_file(
         dict(role_file.layers),
         role_file.roles_missing,
         role_file.problems,
+    )
+
+
+def role_file_text(
+    overrides: Mapping[str, Mapping[str, Any]],
+    *,
+    form: RoleFileFormat = _ROLES,
+    comment: str | None = None,
+) -> str:
+    """A role file of format `form` with one entry per role of `overrides` (role -> key ->
+    value), as `check_role_file` reads it back.
+
+    Values are written as a role file writes them: an enum member by its name (which type
+    coercion turns back into the member), a path as its text, a tuple as a list; floats, None,
+    lists and mappings as YAML has them. `comment` (one line or more) heads the file. Raises
+    `ValueError` naming the role and key of a value YAML cannot hold (a set, an object).
+    """
+    check_type("role_file_text", "overrides", overrides, Mapping, "a mapping of role to keys")
+    entries = []
+    for role, values in overrides.items():
+        written = {
+            str(key): _plain(value, f"role {role!r}, key {key!r}") for key, value in values.items()
+        }
+        entries.append({"role": role, "overrides": written})
+    head = "".join(f"# {line}\n" for line in (comment or "").splitlines())
+    return head + dump_yaml({form.top_key: entries})
+
+
+def _plain(value: Any, where: str) -> Any:
+    """`value` as plain YAML data that reads back as it (through type coercion)."""
+    import datetime
+    import enum
+
+    if isinstance(value, enum.Enum):
+        return value.name
+    if value is None or isinstance(value, datetime.date):
+        return value
+    for kind in (bool, int, float, str):  # a subclass as the plain value it is
+        if isinstance(value, kind):
+            return kind(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {_plain(key, where): _plain(item, where) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, where) for item in value]
+    raise ValueError(
+        f"{where}: a {type(value).__name__} cannot be written to a role file: set it on the "
+        "command line instead"
     )
 
 

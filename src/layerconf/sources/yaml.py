@@ -24,7 +24,8 @@ Walking the nodes ourselves is what lets the reader
   (see `Walker._merged`). A merged key's positions are where it is written, that is inside
   the anchored mapping.
 
-`flow_line` writes plain data back as one line of YAML (the command's ``--yaml`` output).
+`flow_line` writes plain data back as one line of YAML (the command's ``--yaml`` output);
+`dump_yaml` writes it as a block-style document (a role file written by ``show --role-file``).
 This is the only module (with its walker) that imports ``yaml``. Role files, a format built
 on this reader, are read by `layerconf.presets.role_file`.
 """
@@ -61,6 +62,7 @@ __all__ = [
     "YamlDocument",
     "YamlPath",
     "check_yaml",
+    "dump_yaml",
     "flow_line",
     "load_yaml",
     "parse_yaml",
@@ -187,6 +189,15 @@ def flow_line(data: Any) -> str | None:
         text = text[: -len("\n...\n")]
     text = text.rstrip("\n")
     return None if "\n" in text else text
+
+
+def dump_yaml(data: Any) -> str:
+    """Plain `data` (dict, list, str, int, float, bool, None) as a block-style YAML document
+    that `parse_yaml` reads back as `data`; mappings keep their order."""
+    text: str = yaml.safe_dump(
+        data, default_flow_style=False, width=1 << 30, allow_unicode=True, sort_keys=False
+    )
+    return text
 
 
 def reader_settings() -> tuple[Any, ...]:

@@ -193,6 +193,7 @@ def _audit_diff_options(parser: argparse.ArgumentParser) -> None:
 
 def _run_audit_diff(options: argparse.Namespace, argv: list[str]) -> int:
     from layerconf.audits import diff_audits
+    from layerconf.audits.diff import diff_files
 
     del argv
     records = _read_records([options.before, options.after], f"{PROG} audit diff", options)
@@ -200,16 +201,30 @@ def _run_audit_diff(options: argparse.Namespace, argv: list[str]) -> int:
         return EXIT_PROBLEMS
     before, after = records
     changes = diff_audits(before, after)
+    files = diff_files(before, after)
     if options.json:
-        dump_json([_change_json(change) for change in changes])
-    elif changes:
-        print("\n".join(_changes_table(changes, before, after)), file=stdout())
+        dump_json(
+            [_change_json(change) for change in changes]
+            + [
+                {"role": None, "key": None, "kind": "file", "file": f.path}
+                | {"before": f.before, "after": f.after}
+                for f in files
+            ]
+        )
+    else:
+        if changes:
+            print("\n".join(_changes_table(changes, before, after)), file=stdout())
+        if files:  # a role file edited, even if no value changed
+            print("\n".join(f"role file {change}" for change in files), file=stdout())
     count = len(changes)
     between = f"between {options.before} and {options.after}"
     if count:
-        print(f"{count} change{'' if count == 1 else 's'} {between}", file=stderr())
+        summary = f"{count} change{'' if count == 1 else 's'} {between}"
     else:
-        print(f"no change {between}", file=stderr())
+        summary = f"no change {between}"
+    if files:
+        summary += f"; {len(files)} file{'' if len(files) == 1 else 's'} with other sha256"
+    print(summary, file=stderr())
     return EXIT_OK
 
 
@@ -357,7 +372,9 @@ COMMANDS = (
         "records\n"
         f"  {PROG} audit replay RECORD         a record's roles, shown as 'show' shows "
         "them\n"
-        f"  {PROG} audit verify RECORD         check a signed record (--key-file)\n\n"
+        f"  {PROG} audit verify RECORD         check a signed record (--key-file)\n"
+        f"  {PROG} audit relaunch RECORD       the command line that re-launches the run\n"
+        f"  {PROG} audit explain RECORD KEY    where a recorded value came from\n\n"
         "exit status: 0 written; 1 a configuration that does not resolve; 2 a usage "
         "error\n(or a PATH that cannot be written).",
         _audit_options,

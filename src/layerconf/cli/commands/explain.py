@@ -1,9 +1,13 @@
-"""``layerconf explain``: where a value came from, and what it shadowed."""
+"""``layerconf explain``: where a value came from, and what it shadowed.
+
+``audit explain`` answers from a record with the same lookup and text (`explain_keys`,
+`print_explained`).
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from layerconf.cli.command import Command, usage
@@ -15,7 +19,6 @@ from layerconf.cli.trainer import role_option, selected
 
 if TYPE_CHECKING:
     from layerconf.cli.render import Cell
-    from layerconf.core.namespace import Namespace
     from layerconf.core.records import Setting
 
 
@@ -32,35 +35,53 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
+    from layerconf.core.explain import explain
+
     outcome = resolved(options, argv)
     if outcome.roles is None:
         return report_failure(outcome, options)
     roles = selected(outcome.roles, options.role)
-    settings, unknown = _explain_keys(roles, list(dict.fromkeys(options.keys)))
-    if options.json:
+    known = sorted({name for namespace in roles.values() for name in vars(namespace)})
+    settings, unknown = explain_keys(
+        list(roles),
+        known,
+        list(dict.fromkeys(options.keys)),
+        lambda role, key: explain(roles[role], key),
+    )
+    return print_explained(settings, unknown, options.json, f"{PROG} explain")
+
+
+def print_explained(
+    settings: Sequence[Setting], unknown: Sequence[str], json: bool, prog: str
+) -> int:
+    """Print `settings` as ``explain`` does (a block each, or ``--json``'s list), then an error
+    line for each message of `unknown`; the exit status."""
+    if json:
         dump_json([setting_json(setting) for setting in settings])
     elif settings:
         paint = Paint(stdout())
-        blocks = ["\n".join(_explained(setting, paint)) for setting in settings]
+        blocks = ["\n".join(explained(setting, paint)) for setting in settings]
         print("\n\n".join(blocks), file=stdout())
     for message in unknown:  # after the others: one unknown key does not hide them
-        print_error(f"{PROG} explain: error: {message}")
+        print_error(f"{prog}: error: {message}")
     return EXIT_PROBLEMS if unknown else EXIT_OK
 
 
-def _explain_keys(
-    roles: Mapping[str, Namespace], keys: Sequence[str]
+def explain_keys(
+    roles: Sequence[str],
+    known: Sequence[str],
+    keys: Sequence[str],
+    lookup: Callable[[str, str], Setting],
 ) -> tuple[list[Setting], list[str]]:
     """Each key explained in each role that has it; a message for each key no role has.
 
-    A KEY with ``*``, ``?`` or ``[`` is a glob over the top-level keys (``'lr*'``), matched
-    case-insensitively; the keys it matches are explained in sorted order.
+    `lookup(role, key)` gives the setting, or raises `KeyError`; `known` are the top-level
+    keys. A KEY with ``*``, ``?`` or ``[`` is a glob over them (``'lr*'``), matched
+    case-insensitively; the keys it matches are explained in sorted order. Settings come
+    redacted.
     """
     import fnmatch
 
-    from layerconf.core.explain import explain
-
-    known = sorted({name for namespace in roles.values() for name in vars(namespace)})
     settings: list[Setting] = []
     unknown: list[str] = []
     for pattern in keys:
@@ -72,9 +93,9 @@ def _explain_keys(
             matched = [pattern]
         for key in matched:
             found = False
-            for namespace in roles.values():
+            for role in roles:
                 try:
-                    settings.append(explain(namespace, key).redacted())
+                    settings.append(lookup(role, key).redacted())
                 except KeyError:
                     continue
                 found = True
@@ -93,7 +114,7 @@ def _did_you_mean(key: str, known: Sequence[str]) -> str:
     return suggestion(key, known)
 
 
-def _explained(setting: Setting, paint: Paint) -> list[str]:
+def explained(setting: Setting, paint: Paint) -> list[str]:
     """A heading, then one aligned row for the final value and one per shadowed value."""
     head = f"{paint(setting.key, '1')} ({setting.role}) = {value_text(setting.value, limit=None)}"
     note = setting.origin.label if setting.origin.kind == "rule" else None

@@ -1,24 +1,29 @@
 """``layerconf show``: the resolved configuration of each role, with origins.
 
-`show_roles` also shows the roles ``audit replay`` rebuilds from a record.
+`show_roles` also shows the roles ``audit replay`` rebuilds from a record. ``show --role-file``
+writes what each role's role file layer set as a role file (`role_file_of`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from layerconf.cli.command import Command, usage
-from layerconf.cli.errors import EXIT_OK, PROG
+from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
 from layerconf.cli.render import Paint, dump_json, table, value_json, value_text, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
-from layerconf.cli.scrub import stdout
-from layerconf.cli.trainer import role_option, selected
+from layerconf.cli.scrub import stderr, stdout
+from layerconf.cli.trainer import preset_of, role_option, selected, trainer_parser
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from layerconf.cli.render import Cell
     from layerconf.core.records import Setting
+    from layerconf.presets import Preset
 
 
 def shown_options(parser: argparse.ArgumentParser) -> None:
@@ -48,14 +53,142 @@ def shown_options(parser: argparse.ArgumentParser) -> None:
 def _options(parser: argparse.ArgumentParser) -> None:
     role_option(parser)
     shown_options(parser)
+    parser.add_argument(
+        "--role-file",
+        action="store_true",
+        help="print a role file in the preset's format instead: per role, the values its role "
+        "file layer set (those that override the command line), which resolve with the same "
+        "command line to the same values",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="with --role-file: write it to FILE, atomically, instead of printing it",
+    )
 
 
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
+    prog = f"{PROG} show"
+    if options.role_file and (options.json or options.yaml or options.all):
+        raise UsageError("--role-file prints a role file: leave out --json, --yaml and --all", prog)
+    if options.output is not None and not options.role_file:
+        raise UsageError("-o/--output writes a role file: add --role-file", prog)
+    preset = preset_of(options)
+    if options.role_file and preset.config_dest is None:
+        raise UsageError(f"--role-file: the preset {preset.name!r} reads no role file", prog)
     outcome = resolved(options, argv)
     if outcome.roles is None:
         return report_failure(outcome, options)
-    show_roles(selected(outcome.roles, options.role), options)
+    roles = selected(outcome.roles, options.role)
+    if not options.role_file:
+        show_roles(roles, options)
+        return EXIT_OK
+    try:
+        text = role_file_of(roles, preset)
+    except ValueError as error:
+        print_error(f"{prog}: error: {error}")
+        return EXIT_PROBLEMS
+    if options.output in (None, "-"):
+        stdout().write(text)
+    else:
+        written = write_text(options.output, text.encode("utf-8"), prog)
+        flags = [
+            action.option_strings[-1]
+            for action in trainer_parser(options)._actions
+            if action.dest == preset.config_dest and action.option_strings
+        ]
+        print(f"wrote {written}: pass it as {flags[0] if flags else '-'} {written}", file=stderr())
     return EXIT_OK
+
+
+def _set_by(
+    namespace: argparse.Namespace, path: tuple[str, ...], setting: Setting, layer: str
+) -> bool:
+    """Whether `layer` set the value at `path`, or a leaf of it (a mapping whose other leaves a
+    later layer set is written whole: merged again, it gives the same mapping)."""
+    from layerconf.core.explain import explain
+    from layerconf.core.records import join_path
+
+    if setting.origin.layer == layer:
+        return True
+    value = setting.value
+    if type(value) is not dict:
+        return False
+    for name in value:
+        if type(name) is not str or not name or "." in name:
+            continue  # not a leaf explain can name
+        inner = (*path, name)
+        if _set_by(namespace, inner, explain(namespace, join_path(inner)), layer):
+            return True
+    return False
+
+
+def write_text(output: str, data: bytes, prog: str) -> Path:
+    """Write `data` to the file `output`, atomically (as audit records are); a failure is a
+    usage error naming the file."""
+    from pathlib import Path
+
+    from layerconf.audits import write_atomic
+    from layerconf.exceptions import AuditError
+
+    path = Path(output)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(
+            f"cannot write {output}: it is not a regular file (a directory, a FIFO, a device): "
+            "give the path of a new file, or of a regular file to replace",
+            prog,
+        )
+    try:
+        return write_atomic(path.parent, path.name, data)
+    except AuditError:  # it became something else than a regular file meanwhile
+        raise UsageError(f"cannot write {output}: it is not a regular file", prog) from None
+    except OSError as error:
+        raise UsageError(f"cannot write {output}: {error.strerror or error}", prog) from None
+
+
+def role_file_of(roles: Mapping[str, argparse.Namespace], preset: Preset) -> str:
+    """A role file of `preset`'s format holding, per role, the values whose origin is the
+    preset's role layer: with the same command line it resolves to the same values.
+
+    A mapping is written whole when the role layer set one of its leaves. What the command
+    line, the other sources and the rules set is left to them (the rules run again: a value a
+    rule set, such as slime's critic defaults, is never written as an override). A secret, or
+    a list under the ``append`` policy, is never written: `ValueError` names the key.
+    """
+    from layerconf.core.explain import explain_all
+    from layerconf.core.namespace import provenance_of
+    from layerconf.core.secrets import SECRETS
+    from layerconf.presets.role_file import role_file_text
+
+    overrides: dict[str, dict[str, Any]] = {}
+    for role, namespace in roles.items():
+        values = vars(namespace)
+        provenance = provenance_of(namespace)
+        policies = {} if provenance is None else provenance.policies
+        chosen: dict[str, Any] = {}
+        for key, setting in sorted(explain_all(namespace).items()):
+            if not _set_by(namespace, (key,), setting, preset.layer):
+                continue
+            value = values[key]
+            if SECRETS.redact(key, value) is not value:
+                raise ValueError(
+                    f"role {role!r}: {key!r} holds a secret, which {PROG} never writes: set it "
+                    "in the environment or on the trainer's command line, not in a role file"
+                )
+            if policies.get((key,)) == "append" and type(value) is list:
+                raise ValueError(
+                    f"role {role!r}: {key!r} appends each layer's list to the one before: its "
+                    "value cannot be written whole as an override; write the role file's own "
+                    "items by hand"
+                )
+            chosen[key] = value
+        overrides[role] = chosen
+    comment = (
+        f"written by {PROG} show --role-file: the values each role's role file layer set;\n"
+        "the rest comes from the command line, which this file goes with"
+    )
+    return role_file_text(overrides, form=preset.role_file, comment=comment)
 
 
 def show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namespace) -> None:
@@ -129,14 +262,20 @@ def _show_yaml(shown_settings: Mapping[str, Sequence[Setting]]) -> str:
 COMMANDS = (
     Command(
         "show",
-        usage("show", "[--role ROLE] [--changed | --all] [--json | --yaml] -- ARGV..."),
+        usage(
+            "show",
+            "[--role ROLE] [--changed | --all] [--json | --yaml]\n"
+            + " " * len("usage: layerconf show ")
+            + "[--role-file [-o FILE]] -- ARGV...",
+        ),
         "the resolved configuration of each role, with origins",
         "The resolved configuration of each role: each key not at the parser's default (--all:\n"
         "every key), its value and where it came from.",
         "examples:\n"
         f"  {PROG} show -- $(cat launch_argv.txt)\n"
         f"  {PROG} show --all --json -- $(cat launch_argv.txt) > every-value.json\n"
-        f"  {PROG} show --role critic --yaml -- $(cat launch_argv.txt) > critic.yaml\n\n"
+        f"  {PROG} show --role critic --yaml -- $(cat launch_argv.txt) > critic.yaml\n"
+        f"  {PROG} show --role-file -o roles.yaml -- $(cat launch_argv.txt)\n\n"
         "exit status: 0 shown; 1 a configuration that does not resolve; 2 a usage "
         "error.",
         _options,

@@ -1,0 +1,191 @@
+"""``layerconf audit relaunch`` and ``audit explain``: answers from a record alone.
+
+``audit relaunch`` prints the command line a record kept, shell-quoted, as Hydra's saved
+overrides re-launch a run; ``audit explain`` says why a key has its value, with the values it
+shadowed, as ``explain`` says it of a command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import NoReturn
+
+from layerconf.cli.command import Command, usage
+from layerconf.cli.commands.audit import _key_option, _read_records, _types_option
+from layerconf.cli.commands.explain import explain_keys, print_explained
+from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
+from layerconf.cli.scrub import stderr, stdout
+
+
+def _record_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("record", metavar="RECORD", help="an audit record, or its directory")
+
+
+def _unknown_role(role: str, roles: tuple[str, ...], path: str | None, prog: str) -> NoReturn:
+    from layerconf.core.suggest import suggestion
+
+    raise UsageError(
+        f"unknown role {role!r}{suggestion(role, roles)} (roles of {path}: {', '.join(roles)})",
+        prog,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# audit relaunch
+
+
+def _relaunch_options(parser: argparse.ArgumentParser) -> None:
+    _record_option(parser)
+    parser.add_argument(
+        "--role",
+        metavar="ROLE",
+        help="the command line this role was resolved from, when the record holds one of its "
+        "own (default: the record's)",
+    )
+    _key_option(parser)
+    parser.set_defaults(parser=None)
+
+
+def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
+    del argv
+    prog = f"{PROG} audit relaunch"
+    records = _read_records([options.record], prog, options)
+    if records is None:
+        return EXIT_PROBLEMS
+    [record] = records
+    sections = record.data["roles"]
+    if options.role is not None and options.role not in sections:
+        _unknown_role(options.role, record.roles, record.path, prog)
+    recorded = record.argv
+    if options.role is not None and "argv" in sections[options.role]:
+        own = sections[options.role]["argv"]
+        recorded = None if own is None else tuple(own)
+    others = [role for role in record.roles if "argv" in sections[role]]
+    if options.role is None and others:
+        print(
+            f"{prog}: note: role {', '.join(others)} was resolved from another command line: "
+            f"--role {others[0]} prints it",
+            file=stderr(),
+        )
+    if recorded is None:
+        print_error(
+            f"{prog}: error: {record.path}: the record holds no command line (the roles were "
+            "resolved from values, not parsed): there is nothing to re-launch"
+        )
+        return EXIT_PROBLEMS
+    print(shlex.join(recorded), file=stdout())
+    for index, flag in redacted_flags(recorded):
+        print(
+            f"{prog}: argv[{index}]: supply the secret of {flag}: the record holds a "
+            "placeholder in its place",
+            file=stderr(),
+        )
+    return EXIT_OK
+
+
+def redacted_flags(argv: tuple[str, ...]) -> list[tuple[int, str]]:
+    """The index and flag of each redacted value in a recorded command line."""
+    from layerconf.core.secrets import SECRETS
+
+    found = []
+    for index, token in enumerate(argv):
+        if SECRETS.placeholder not in token:
+            continue
+        if token.startswith("-") and "=" in token:  # --wandb-key=<redacted>
+            found.append((index, token.split("=", 1)[0]))
+        elif index and argv[index - 1].startswith("-"):  # --wandb-key <redacted>
+            found.append((index, argv[index - 1]))
+        else:
+            found.append((index, f"the token {token!r}"))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# audit explain
+
+
+def _explain_options(parser: argparse.ArgumentParser) -> None:
+    _record_option(parser)
+    parser.add_argument(
+        "keys",
+        nargs="+",
+        metavar="KEY",
+        help="a dest name such as lr, a dotted path into a mapping value, or a glob such "
+        "as 'lr*' (quoted, so that the shell leaves it alone)",
+    )
+    parser.add_argument(
+        "--role", metavar="ROLE", help="only this role (default: every role of the record)"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+    _types_option(parser)
+    _key_option(parser)
+
+
+def _run_explain(options: argparse.Namespace, argv: list[str]) -> int:
+    from layerconf.exceptions import AuditError
+
+    del argv
+    prog = f"{PROG} audit explain"
+    records = _read_records([options.record], prog, options)
+    if records is None:
+        return EXIT_PROBLEMS
+    [record] = records
+    roles = record.roles
+    if options.role is not None:
+        if options.role not in roles:
+            _unknown_role(options.role, roles, record.path, prog)
+        roles = (options.role,)
+    try:
+        known = sorted({key for role in roles for key in record.values(role, strict=False)})
+        settings, unknown = explain_keys(
+            roles, known, list(dict.fromkeys(options.keys)), record.setting
+        )
+    except AuditError as error:  # a value the record cannot rebuild
+        print_error(f"{prog}: error: {error}")
+        return EXIT_PROBLEMS
+    return print_explained(settings, unknown, options.json, prog)
+
+
+COMMANDS = (
+    Command(
+        "audit relaunch",
+        usage("audit relaunch", "[--role ROLE] [--key-file FILE] RECORD", takes_parser=False),
+        "the command line that re-launches a recorded run",
+        "Print the command line an audit record kept, shell-quoted (shlex.join), as Hydra's "
+        "saved\noverrides re-launch a run. Secrets were redacted when the record was written: "
+        "each one\nis a placeholder, and a line on stderr names the flag whose secret to "
+        "supply.",
+        "example:\n"
+        f'  eval "python train.py $({PROG} audit relaunch runs/001)"\n\n'
+        "exit status: 0 printed; 1 a record that cannot be read, or holds no command line; 2 "
+        "a\nusage error.",
+        _relaunch_options,
+        _run_relaunch,
+        takes_argv=False,
+        takes_parser=False,
+    ),
+    Command(
+        "audit explain",
+        usage(
+            "audit explain",
+            "[--role ROLE] [--json] [--parser MODULE:ATTR]\n"
+            + " " * len("usage: layerconf audit explain ")
+            + "[--key-file FILE] RECORD KEY [KEY ...]",
+            takes_parser=False,
+        ),
+        "where a recorded value came from, and what it shadowed",
+        "For each role and KEY of an audit record: the value, where it came from and every "
+        "value it\nshadowed, newest first, as 'explain' shows them for a command line. "
+        "Secrets stay redacted.",
+        "examples:\n"
+        f"  {PROG} audit explain runs/001 kl_coef --role critic\n"
+        f"  {PROG} audit explain runs/001 'lr*' --json\n\n"
+        "exit status: 0 explained; 1 an unknown KEY (the others are still explained) or a "
+        "record\nthat cannot be read; 2 a usage error (an unknown ROLE).",
+        _explain_options,
+        _run_explain,
+        takes_argv=False,
+        takes_parser=False,
+    ),
+)

@@ -1,0 +1,198 @@
+"""``audit relaunch``, ``audit explain`` and the role files of ``audit diff``: answers from a
+record alone, through the real command."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from layerconf import audit, load_profile, resolve_roles
+from layerconf.audits import AuditRecord, load_audit
+from layerconf.audits.diff import FileChange, diff_files
+from layerconf.cli import main
+from layerconf.core.secrets import is_secret
+
+PARSER = load_profile()
+SECRET = "hunter2-secret-value"
+
+
+def _argv(fixtures: Path, role_file: Path) -> list[str]:
+    argv = (fixtures / "slime_ppo_argv.txt").read_text().splitlines()
+    argv[argv.index("--megatron-config-path") + 1] = str(role_file)
+    return [*argv, "--wandb-key", SECRET]
+
+
+@pytest.fixture
+def recorded(tmp_path: Path, fixtures_dir: Path) -> tuple[Path, list[str]]:
+    """A record of the real slime command line with a secret, and that command line."""
+    role_file = tmp_path / "roles.yaml"
+    shutil.copy(fixtures_dir / "slime_ppo_megatron.yaml", role_file)
+    argv = _argv(fixtures_dir, role_file)
+    assert main(["audit", "-o", str(tmp_path / "run"), "--", *argv]) == 0
+    return tmp_path / "run", argv
+
+
+class TestRelaunch:
+    """The recorded command line, shell-quoted, secrets as placeholders."""
+
+    def test_parses_back_to_the_recorded_values(
+        self, recorded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Re-parsing the printed line gives the recorded value of every non-secret key."""
+        capsys.readouterr()
+        assert main(["audit", "relaunch", str(recorded[0])]) == 0
+        out, err = capsys.readouterr()
+        assert SECRET not in out + err
+        argv = shlex.split(out)
+        assert argv[-2:] == ["--wandb-key", "<redacted>"]
+        assert "argv[110]: supply the secret of --wandb-key" in err
+        record = load_audit(recorded[0])
+        again = AuditRecord.from_dict(audit(resolve_roles(PARSER, argv)))
+        for role in record.roles:
+            before, after = record.values(role), again.values(role)
+            assert before.keys() == after.keys()
+            for key, value in before.items():
+                if not is_secret(key):
+                    assert after[key] == value, key
+
+    def test_quotes_what_the_shell_would_split(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A value with spaces and quotes comes back as one token."""
+        argv = ["--rollout-batch-size", "8", "--save", "a dir/it's here"]
+        (tmp_path / "r.json").write_text(json.dumps(audit(resolve_roles(PARSER, argv))))
+        assert main(["audit", "relaunch", str(tmp_path / "r.json")]) == 0
+        assert shlex.split(capsys.readouterr().out) == argv
+
+    def test_no_command_line(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A record of values without a command line says there is nothing to re-launch."""
+        import argparse
+
+        (tmp_path / "r.json").write_text(json.dumps(audit({"main": argparse.Namespace(a=1)})))
+        assert main(["audit", "relaunch", str(tmp_path / "r.json")]) == 1
+        assert "holds no command line" in capsys.readouterr().err
+
+
+class TestAuditExplain:
+    """``audit explain`` prints what ``explain`` prints, from the record."""
+
+    def test_same_text_as_explain(
+        self,
+        recorded: tuple[Path, list[str]],
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """The history of shadowed values, in explain's own text, for plain and glob keys."""
+        monkeypatch.setenv("NO_COLOR", "1")
+        capsys.readouterr()
+        assert main(["explain", "kl_coef", "lr*", "--role", "critic", "--", *recorded[1]]) == 0
+        live = capsys.readouterr().out
+        assert (
+            main(["audit", "explain", str(recorded[0]), "kl_coef", "lr*", "--role", "critic"]) == 0
+        )
+        answered = capsys.readouterr().out
+        assert answered == live
+        assert (
+            "shadows  0.0  cli                   argv[48] '--kl-coef'  forced by critic-defaults"
+            in answered
+        )
+
+    def test_json_and_secrets(
+        self, recorded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--json lists each role's setting; a secret stays redacted."""
+        capsys.readouterr()
+        assert main(["audit", "explain", str(recorded[0]), "wandb_key", "lr", "--json"]) == 0
+        out = capsys.readouterr().out
+        assert SECRET not in out
+        listed = json.loads(out)
+        assert [(s["role"], s["key"]) for s in listed] == [
+            ("actor", "wandb_key"),
+            ("critic", "wandb_key"),
+            ("actor", "lr"),
+            ("critic", "lr"),
+        ]
+        assert listed[0]["value"] == "<redacted>"
+        assert listed[3]["history"][0]["reason"] == "converted"
+
+    def test_unknown_key_and_role(
+        self, recorded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An unknown key is exit 1 with a did-you-mean; an unknown role a usage error."""
+        assert main(["audit", "explain", str(recorded[0]), "lrr", "kl_coef"]) == 1
+        out, err = capsys.readouterr()
+        assert "kl_coef (critic) = 0" in out
+        assert "unknown key 'lrr'; did you mean 'lr'?" in err
+        assert main(["audit", "explain", str(recorded[0]), "lr", "--role", "critc"]) == 2
+        assert "unknown role 'critc'" in capsys.readouterr().err
+
+
+class TestDiffFiles:
+    """``audit diff`` says when a role file's bytes changed, even when no value did."""
+
+    def test_edited_role_file(
+        self,
+        recorded: tuple[Path, list[str]],
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A comment added to the role file: no value changed, its sha256 did."""
+        run, argv = recorded
+        role_file = Path(argv[argv.index("--megatron-config-path") + 1])
+        role_file.write_text(role_file.read_text() + "# a comment\n")
+        assert main(["audit", "-o", str(tmp_path / "after"), "--", *argv]) == 0
+        before, after = load_audit(run), load_audit(tmp_path / "after")
+        [change] = diff_files(before, after)
+        assert change == FileChange(
+            str(role_file), before.files[str(role_file)], after.files[str(role_file)]
+        )
+        capsys.readouterr()
+        assert main(["audit", "diff", str(run), str(tmp_path / "after")]) == 0
+        out, err = capsys.readouterr()
+        assert f"role file {role_file}: sha256 {change.before} -> {change.after}" in out
+        assert "no change between" in err
+        assert "1 file with other sha256" in err
+        assert main(["audit", "diff", "--json", str(run), str(tmp_path / "after")]) == 0
+        assert json.loads(capsys.readouterr().out) == [
+            {
+                "role": None,
+                "key": None,
+                "kind": "file",
+                "file": str(role_file),
+                "before": change.before,
+                "after": change.after,
+            }
+        ]
+
+    def test_same_files(self, recorded: tuple[Path, list[str]]) -> None:
+        """A record compared with itself has no file change."""
+        assert diff_files(load_audit(recorded[0]), load_audit(recorded[0])) == []
+
+
+def test_relaunch_a_role_of_its_own_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A role resolved from another command line: a note names it, --role prints its own."""
+    first = ["--rollout-batch-size", "8", "--seed", "1"]
+    second = ["--rollout-batch-size", "8", "--seed", "2"]
+    record = audit(
+        {
+            "actor": resolve_roles(PARSER, first)["actor"],
+            "critic": resolve_roles(PARSER, second)["critic"],
+        }
+    )
+    (tmp_path / "r.json").write_text(json.dumps(record))
+    assert main(["audit", "relaunch", str(tmp_path / "r.json")]) == 0
+    out, err = capsys.readouterr()
+    assert shlex.split(out) == first
+    assert (
+        "note: role critic was resolved from another command line: --role critic prints it" in err
+    )
+    assert main(["audit", "relaunch", "--role", "critic", str(tmp_path / "r.json")]) == 0
+    assert shlex.split(capsys.readouterr().out) == second
+    assert main(["audit", "relaunch", "--role", "critc", str(tmp_path / "r.json")]) == 2
+    assert "unknown role 'critc'; did you mean 'critic'?" in capsys.readouterr().err
