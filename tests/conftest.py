@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis import settings
@@ -17,6 +17,15 @@ settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def missing_tool(what: str, install: str) -> NoReturn:
+    """Skip a test whose real tool (pre-commit, mkdocs, an npm package) is missing; fail
+    instead where every tool was installed for it: .ci/run's default lane sets
+    ``LAYERCONF_CI_TOOLS=1`` (its lane of other Pythons installs the test extra only)."""
+    if os.environ.get("LAYERCONF_CI_TOOLS") == "1":
+        pytest.fail(f"{what} is missing, and .ci/run installs it")
+    pytest.skip(f"{what} is not installed ({install})")
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import missing_tool
+
 ROOT = Path(__file__).parent.parent
 GOOD = (ROOT / "examples" / "megatron_ppo.yaml").read_text(encoding="utf-8")
 BAD = "megatron:\n  - role: actor\n    overrides:\n      lrr: 1e-6\n"
@@ -30,9 +32,7 @@ def _pre_commit() -> list[str]:
     try:
         import pre_commit  # noqa: F401
     except ImportError:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("pre-commit is missing, and CI installs it (the 'test' extra)")
-        pytest.skip("pre-commit is not installed (python -m pip install -e '.[test]')")
+        missing_tool("pre-commit", "python -m pip install -e '.[test]'")
     return [sys.executable, "-m", "pre_commit"]
 
 
