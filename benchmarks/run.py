@@ -755,7 +755,9 @@ def _process_commands(peers: dict[str, bool]) -> list[tuple[str, list[str]]]:
         ("python -c pass (the interpreter alone)", [sys.executable, "-c", "pass"]),
         (DEPS_PROCESS, [sys.executable, "-c", "import yaml, attrs, deepmerge"]),
         ("python -c 'import layerconf'", [sys.executable, "-c", "import layerconf"]),
+        (IMPORTS_PROCESS, [sys.executable, "-c", FIRST_RESOLUTION_IMPORTS]),
         ("layerconf explain lr -- <fixture argv>", [*explain, "explain", "lr", "--", *ARGV]),
+        (CHECK_PROCESS, [*explain, "check", "--", *ARGV]),
     ]
     for module, found in peers.items():
         if found and not QUICK:
@@ -765,6 +767,13 @@ def _process_commands(peers: dict[str, bool]) -> list[tuple[str, list[str]]]:
 
 
 DEPS_PROCESS = "python -c 'import yaml, attrs, deepmerge'"
+#: What a process imports to resolve roles: layerconf and the modules its first call loads.
+FIRST_RESOLUTION_IMPORTS = (
+    "import layerconf, layerconf.presets, layerconf.presets.slime, layerconf.rules, "
+    "layerconf.sources.argv, layerconf.sources.yaml"
+)
+IMPORTS_PROCESS = "python -c 'import layerconf + what the first resolution imports'"
+CHECK_PROCESS = "layerconf check -- <fixture argv>"
 
 
 def measure_processes(commands: list[tuple[str, list[str]]]) -> list[dict[str, Any]]:
@@ -832,6 +841,32 @@ GROUPS = {
     "per-key": ("Per key, records, the profile", LAYERCONF_ARGV.name),
     "process": ("Whole processes (fresh interpreter, bytecode cached)", DEPS_PROCESS),
 }
+
+
+AUDIT_ROW = "layerconf.audit(roles) (every key of both roles)"
+WRITE_AUDIT_ROW = "layerconf.write_audit(roles, dir) (fsync included)"
+
+
+def first_call_targets() -> list[dict[str, Any]]:
+    """The figures a trainer sees: one first call per fresh process (bench_first_call.py)."""
+    import bench_first_call
+
+    print("measuring first calls in fresh processes...")
+    medians = bench_first_call.measure_first_calls()
+    found = []
+    for item in bench_first_call.figures(medians):
+        ratio = item["ratio"]
+        goal = item["target"]
+        found.append(
+            {
+                "target": item["figure"],
+                "goal": f">= {goal:g}x faster" if goal else "(reported)",
+                "measured": ratio,
+                "verdict": item["verdict"] or "-",
+                "how": f"{ratio:.2f}{item['note']}",
+            }
+        )
+    return found
 
 
 def real_rows(
@@ -909,12 +944,12 @@ def per_key_rows(w: Workload, results: dict[str, Any]) -> list[Row]:
     with tempfile.TemporaryDirectory() as directory:
         for name, key, function in [
             (
-                "layerconf.audit(roles) (every key of both roles)",
+                AUDIT_ROW,
                 "audit",
                 lambda: layerconf.audit(roles),
             ),
             (
-                "layerconf.write_audit(roles, dir) (fsync included)",
+                WRITE_AUDIT_ROW,
                 "write_audit",
                 lambda: layerconf.write_audit(roles, directory),
             ),
@@ -1290,8 +1325,48 @@ def targets(rows: list[Row], memory: dict[str, int]) -> list[dict[str, Any]]:
         share <= 1.0,
         f"{memory['provenance'] / 1024:.0f} KiB vs {memory['own'] / 1024:.0f} KiB: {share:.2f}x",
     )
+    audit_time = by_name.get(AUDIT_ROW)
+    if audit_time:
+        share = audit_time / by_key["layerconf"]
+        target(
+            "audit(roles), every key of both roles, vs one resolve_roles",
+            "<= 2x",
+            share,
+            share <= 2.0,
+            f"{share:.2f}x ({audit_time * 1e3:.2f} ms)",
+        )
+    write_time = by_name.get(WRITE_AUDIT_ROW)
+    if write_time:
+        share = write_time / by_key["layerconf"]
+        target(
+            "write_audit(roles, dir), fsync included, vs one resolve_roles",
+            "<= 3x",
+            share,
+            share <= 3.0,
+            f"{share:.2f}x ({write_time * 1e3:.2f} ms)",
+        )
     process = by_name.get("python -c 'import layerconf'")
     deps = by_name.get(DEPS_PROCESS)
+    imports = by_name.get(IMPORTS_PROCESS)
+    if imports and deps:
+        share = imports / deps
+        target(
+            "import layerconf + what its first resolution imports, vs yaml, attrs, deepmerge",
+            "<= 1.2x",
+            share,
+            share <= 1.2,
+            f"{share:.2f}x ({imports * 1e3:.0f} ms vs {deps * 1e3:.0f} ms)",
+        )
+    check = by_name.get(CHECK_PROCESS)
+    if check and deps:
+        share = check / deps
+        target(
+            "layerconf check -- <fixture argv> (whole process) vs the bare imports",
+            "<= 1.5x",
+            share,
+            share <= 1.5,
+            f"{share:.2f}x ({check * 1e3:.0f} ms vs {deps * 1e3:.0f} ms)",
+        )
     if process and deps:
         share = process / deps
         target(
@@ -1376,7 +1451,7 @@ def print_scaling(title: str, series: dict[str, Series]) -> None:
 
 
 #: The largest growth exponent read as linear (1, plus the noise of a shared machine).
-LINEAR = 1.15
+LINEAR = 1.1
 
 
 def linear_checks(scaling: dict[str, dict[str, Series]]) -> list[dict[str, Any]]:
@@ -1684,7 +1759,7 @@ def main(arguments: Sequence[str] | None = None) -> dict[str, Any]:
         names = {row.key: row.approach for row in rows if row.key}
         print_table(rows)
         print_memory(memory_table, split, names)
-        found = targets(rows, split)
+        found = targets(rows, split) + first_call_targets()
         print_targets(found)
         print_capabilities(checks)
         for peer, reason in skipped.items():

@@ -10,6 +10,7 @@ nowhere in the output. A new placement or output is one line in `PLACEMENTS` or 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import warnings
 from collections.abc import Callable, Iterator
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from layerconf import (
     PLAIN,
@@ -535,3 +538,33 @@ class TestEnvSourcePolicy:
         assert "c00kie-value" not in " ".join(problem.message for problem in reading.problems)
         plain = EnvSource(prefix="T_", environ=environ).read(parser)
         assert "c00kie-value" in " ".join(problem.message for problem in plain.problems)
+
+
+class TestSecretOptionsScan:
+    """The scan that lists a parser's secret flags at once finds exactly those `_takes` finds
+    one action at a time (the scan is only a filter)."""
+
+    PIECES = ("wandb", "key", "api", "Api", "KEY", "token", "hf", "secret", "hub", "aws")
+    PIECES += ("session", "pass", "word", "private", "x", "-", "_", ".", "\n")
+
+    @settings(max_examples=300)
+    @given(
+        st.lists(
+            st.tuples(
+                st.lists(st.sampled_from(PIECES), min_size=1, max_size=4).map("".join),
+                st.lists(st.sampled_from(PIECES), min_size=1, max_size=4).map("".join),
+            ),
+            max_size=6,
+        )
+    )
+    def test_same_as_one_by_one(self, names: list[tuple[str, str]]) -> None:
+        from layerconf.core import secrets as module
+
+        parser = argparse.ArgumentParser(add_help=False)
+        for index, (option, dest) in enumerate(names):
+            with contextlib.suppress(ValueError, argparse.ArgumentError):
+                parser.add_argument(f"--{option}{index}", dest=dest)
+        actions = parser._option_string_actions
+        expected = sorted(o for o, a in actions.items() if module._takes(a, SECRETS))
+        module._SECRET_OPTIONS.clear()
+        assert sorted(module._secret_options(actions, SECRETS)) == expected

@@ -367,7 +367,12 @@ def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: Secr
     """Whether the unknown flag `name` is a did-you-mean of a secret flag (``--wandb-kye``)."""
     from layerconf.core.suggest import did_you_mean
 
-    secret = _secret_options(actions, policy)
+    # difflib's ratio 2M/(a+b) reaches the cutoff 0.8 only for lengths within a factor 1.5
+    # of each other: the other options cannot be meant (and difflib need not be imported).
+    size = len(name)
+    secret = [
+        o for o in _secret_options(actions, policy) if 2 * size <= 3 * len(o) <= 9 * size // 2
+    ]
     return bool(secret) and did_you_mean(name, secret, cutoff=0.8) is not None
 
 
@@ -380,7 +385,24 @@ def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy
     cached = _SECRET_OPTIONS.get(id(actions))
     if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
         return cached[3]
-    secret = [option for option, action in actions.items() if _takes(action, policy)]
+    # One pass in C over every option and dest finds the few that may be secret-named (a
+    # superset: `_takes` decides), instead of normalising a thousand names one by one: a name
+    # the policy accepts ends, lower-cased with '-' as '_', with one of its names or suffixes.
+    words = [*actions, *{action.dest for action in actions.values()}]
+    lines = "\n".join(words).lower().replace("-", "_").split("\n")
+    endings = (*policy.names, *policy.suffixes)
+    size = min(map(len, endings), default=0)
+    if size and len(lines) == len(words):  # no name holds a line break (argparse allows one)
+        tails = {ending[-size:] for ending in endings}  # a set lookup first, then endswith
+        hits = {
+            word
+            for word, line in zip(words, lines, strict=True)
+            if line[-size:] in tails and line.endswith(endings)
+        }
+        candidates = [(o, a) for o, a in actions.items() if o in hits or a.dest in hits]
+    else:
+        candidates = list(actions.items())
+    secret = [option for option, action in candidates if _takes(action, policy)]
     if len(_SECRET_OPTIONS) >= 64:
         _SECRET_OPTIONS.clear()
     # (the table itself is kept, so that its id is not reused by another one)
