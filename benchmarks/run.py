@@ -1382,7 +1382,8 @@ def targets(rows: list[Row], memory: dict[str, int]) -> list[dict[str, Any]]:
 def print_targets(found: list[dict[str, Any]]) -> None:
     print("\nTargets (ratios measured in this run; never asserted)")
     for item in found:
-        print(f"  {item['verdict']}  {item['target']}: {item['how']} (target {item['goal']})")
+        goal = "" if item["goal"] == "(reported)" else f" (target {item['goal']})"
+        print(f"  {item['verdict']:<4}  {item['target']}: {item['how']}{goal}")
     if QUICK:
         print("  (a --quick run: tiny and noisy, the verdicts mean nothing)")
 

@@ -60,6 +60,7 @@ __all__ = [
     "expected_kind",
     "parser_shape",
     "same_shape",
+    "spec_of",
 ]
 
 _Family = Literal["bool", "int", "float", "str", "JSON", "custom"]
@@ -420,6 +421,12 @@ def _table_of(parser: argparse.ArgumentParser) -> _Table:
     if table is None or not table.current(parser):
         table = _TABLES[parser] = _Table(parser)
     return table
+
+
+def spec_of(parser: argparse.ArgumentParser, dest: str) -> DestSpec | None:
+    """The spec of `dest` in `parser` (None: not a dest, or one layerconf leaves alone), from
+    the parser's table: compiled once, again only when an action it depends on changed."""
+    return _table_of(parser).spec(parser, dest)
 
 
 def dest_spec(parser: argparse.ArgumentParser, actions: list[argparse.Action]) -> DestSpec | None:

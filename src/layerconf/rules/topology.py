@@ -23,7 +23,7 @@ from layerconf.core.records import Origin
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.values import same_value
 from layerconf.exceptions import Problem
-from layerconf.rules.coercion import dest_spec
+from layerconf.rules.coercion import spec_of
 
 __all__ = ["TopologyGuard"]
 
@@ -82,8 +82,7 @@ class TopologyGuard:
         """`value` as the parser converts it; `_UNCONVERTIBLE` when it cannot."""
         if self.parser is None:
             return value
-        actions = [action for action in self.parser._actions if action.dest == key]
-        spec = dest_spec(self.parser, actions) if actions else None
+        spec = spec_of(self.parser, key)
         if spec is None:
             return value
         failures: list[Any] = []
