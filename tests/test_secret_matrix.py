@@ -478,6 +478,50 @@ class TestCommandLineCrash:
         assert S not in captured.out + captured.err
 
 
+class TestTextNamingASecret:
+    """A string in the wrong place that writes a secret with its name (``wandb_key:S``,
+    ``HF_TOKEN=S``, ``--wandb-key S``) or a URL's password is described, never quoted."""
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            f"wandb_key:sk-{S}\n",
+            f"wandb_key=sk-{S}\n",
+            f"megatron: 'wandb_key: sk-{S}'\n",
+            f"megatron:\n  - wandb_key:sk-{S}\n",
+            f"megatron:\n  - role: actor\n    overrides:\n      wandb_key:sk-{S}\n",
+            f"megatron:\n  - role: actor\n    args: --wandb-key sk-{S}\n",
+            f"megatron:\n  - role: actor\n    overrides: https://u:pw{S}@host\n",
+            f"megatron:\n  - role: actor\n    overrides:\n      train_env_vars: HF_TOKEN=hf_{S}\n",
+            f"megatron:\n  - role: actor\n    overrides:\n      lr: 'wandb_key: sk-{S}'\n",
+        ],
+    )
+    def test_check_file(
+        self, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        role_file = tmp_path / "ppo.yaml"
+        role_file.write_text(text)
+        for form in ("text", "json", "github", "sarif"):
+            assert main(["check", "--format", form, str(role_file)]) == 1
+            captured = capsys.readouterr()
+            assert "error" in captured.out
+            assert S not in captured.out + captured.err
+
+    def test_command_line(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["check", "--", *PPO_ARGV, "--train-env-vars", f"HF_TOKEN=hf_{S}"]) == 1
+        captured = capsys.readouterr()
+        assert "argument --train-env-vars: invalid" in captured.out
+        assert S not in captured.out + captured.err
+
+    def test_other_strings_are_quoted(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        role_file = tmp_path / "ppo.yaml"
+        role_file.write_text("megatron:\n  - role: actor\n    overrides: lr=1e-5 token\n")
+        assert main(["check", str(role_file)]) == 1
+        assert "(got the string 'lr=1e-5 token')" in capsys.readouterr().out
+
+
 class TestThreads:
     """main() from many threads at once: each scrubs its own secrets; sys.stdout is never replaced."""
 

@@ -32,6 +32,7 @@ __all__ = [
     "redacted_argv",
     "scrub_text",
     "secret_texts",
+    "shows_secret",
     "url_passwords",
 ]
 
@@ -269,6 +270,27 @@ def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
     if "://" in text or text.lstrip()[:1] in ("{", "["):
         _redact_text(text, policy, found)
     return found
+
+
+# A secret's name with its value in free text: ``wandb_key: x``, ``HF_TOKEN=x``,
+# ``"api_key": x``, ``--wandb-key x``. Every part is bounded: linear in the text.
+_NAMED_VALUE = re.compile(
+    r"(?:^|[^\w.-])-{0,2}([A-Za-z_][\w.-]{0,200})[\"']?[ \t]{0,8}[:=]"
+    r"|--([A-Za-z][\w.-]{0,200})[ \t]{1,8}\S"
+)
+
+
+def shows_secret(text: str, policy: SecretPolicy = SECRETS) -> bool:
+    """Whether `text` shows a secret: a secret's name with its value (``wandb_key:x``,
+    ``HF_TOKEN=x``, ``--wandb-key x``), a URL's password, or a secret key's value in JSON.
+
+    For messages that would quote a string found where it does not belong: such a string is
+    described, not quoted.
+    """
+    for match in _NAMED_VALUE.finditer(text):
+        if policy.is_secret(match.group(1) or match.group(2)):
+            return True
+    return bool(embedded_secrets(text, policy))
 
 
 def redacted_argv(

@@ -47,7 +47,7 @@ import attrs
 from layerconf.core.checks import check_type, typed
 from layerconf.core.records import Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
-from layerconf.core.secrets import SECRETS
+from layerconf.core.secrets import SECRETS, shows_secret
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.exceptions import Problem
 
@@ -284,10 +284,11 @@ class TypeCoercion:
     def _problem(self, origin: Origin, key: str, failure: _Failure) -> Problem:
         # A credential's value is never quoted, not even when it is the wrong type.
         # Nor a secret inside it (``{"HF_TOKEN": ...`` in malformed JSON, a URL's password).
+        value = failure.value
         got = (
             SECRETS.placeholder
-            if SECRETS.is_secret(key)
-            else _show(SECRETS.redact(key, failure.value))
+            if SECRETS.is_secret(key) or (isinstance(value, str) and shows_secret(value))
+            else _show(SECRETS.redact(key, value))
         )
         message = f"{failure.subject} must be {failure.expected} (got {got})"
         return Problem.at(origin, message, key=key, hint=failure.hint, rule=self.name)
