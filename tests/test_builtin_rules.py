@@ -269,6 +269,20 @@ class TestDistinctAcrossRoles:
         assert (problem.source, problem.line) == ("ppo.yaml", 4)
         assert resolve_stacks(self.stacks(DistinctAcrossRoles(("save",)), save="/ckpt/"))
 
+    def test_a_password_in_the_value_is_not_quoted(self) -> None:
+        """A shared URL's password stays out of the problem and of str(ConfigError)."""
+        layers = base(save="s3://user:pw-Zq8Wv4Lm@bucket/ckpt")
+        rule = DistinctAcrossRoles(("save",))
+        stacks = {
+            "actor": LayerStack([*layers, role_layer({})], rules=[rule]),
+            "critic": LayerStack([*layers, role_layer({})], rules=[rule]),
+        }
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(stacks)
+        (problem,) = caught.value.problems
+        assert "save='s3://user:<redacted>@bucket/ckpt'" in str(problem)
+        assert "Zq8Wv4Lm" not in f"{caught.value}{caught.value!r}{problem.hint}"
+
 
 class TestRoleDefaults:
     """The critic's runtime defaults are a rule with its own origin."""

@@ -15,7 +15,8 @@ import attrs
 
 from layerconf.core.checks import check_iterable
 from layerconf.core.rules import Decision, RuleContext
-from layerconf.core.values import same_value
+from layerconf.core.secrets import SECRETS
+from layerconf.core.values import same_value, value_text
 from layerconf.exceptions import Problem
 from layerconf.rules.topology import short_origin
 
@@ -73,7 +74,7 @@ class DistinctAcrossRoles:
         one, other = context.explain(key, first), context.explain(key, second)
         # Point at a role file when one is to blame: that is what the user edits.
         blamed, role = (one, first) if one.origin.kind == "file" else (other, second)
-        value = blamed.value
+        value = SECRETS.redact(key, blamed.value)  # a URL's password is never quoted
         suggested = f"{value.rstrip('/')}_{role}" if isinstance(value, str) else "another value"
         # The problem is located at the blamed value: only the other one's place is named.
         unblamed, elsewhere = (second, other) if blamed is one else (first, one)
@@ -83,7 +84,8 @@ class DistinctAcrossRoles:
             where = f"{role} here, {unblamed} from {short_origin(elsewhere.origin)}"
         return Problem.at(
             blamed.origin,
-            f"{first} and {second} share {key}={other.value!r} ({where}): {self.because}",
+            f"{first} and {second} share {key}={value_text(SECRETS.redact(key, other.value))} "
+            f"({where}): {self.because}",
             key=key,
             hint=f"give each role its own: under the {role} entry of the role file write "
             f"'{key}: {suggested}'",
