@@ -507,6 +507,23 @@ class TestTextNamingASecret:
             assert "error" in captured.out
             assert S not in captured.out + captured.err
 
+    @pytest.mark.parametrize("key", ["tensor_model_parallel_size", "lr_decay_style"])
+    def test_a_secret_of_the_file_refused_as_another_value(
+        self, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The file's wandb_key pasted as another key's value, which the parser refuses."""
+        role_file = tmp_path / "ppo.yaml"
+        overrides = f"      wandb_key: sk-{S}\n      {key}: sk-{S}\n"
+        role_file.write_text(f"megatron:\n  - role: actor\n    overrides:\n{overrides}")
+        assert main(["check", str(role_file)]) == 1
+        captured = capsys.readouterr()
+        assert f"error: '{key}' must be" in captured.out
+        assert S not in captured.out + captured.err
+        argv = [str(role_file) if a == "examples/megatron_ppo.yaml" else a for a in PPO_ARGV]
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(load_profile(), argv)
+        assert S not in f"{caught.value}{caught.value!r}"
+
     def test_command_line(self, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["check", "--", *PPO_ARGV, "--train-env-vars", f"HF_TOKEN=hf_{S}"]) == 1
         captured = capsys.readouterr()
