@@ -440,6 +440,10 @@ class TestClassification:
         assert redacted_argv(parser=load_profile()) == ["--wandb-key", REDACTED]
         with pytest.raises(TypeError, match="list of tokens"):
             redacted_argv("--wandb-key x")
+        with pytest.raises(TypeError, match=r"argv\[0\] is bytes"):
+            redacted_argv([b"--wandb-key", b"x"])
+        with pytest.raises(TypeError, match=r"argv\[1\] is int"):
+            redacted_argv(["--seed", 5])  # type: ignore[list-item]
 
     def test_the_record_and_origins_hold_the_classified_argv(self) -> None:
         """The record's argv and each origin's token come through the parser's actions."""

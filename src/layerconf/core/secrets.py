@@ -311,7 +311,14 @@ def redacted_argv(
     tokens = sys.argv[1:] if argv is None else argv
     if isinstance(tokens, (str, bytes)):
         raise TypeError("argv is a list of tokens such as ['--lr', '1'], not one string")
-    return redact_argv(list(tokens), secrets, parser=parser)[0]
+    tokens = list(tokens)
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str):  # not quoted: it may be a secret
+            raise TypeError(
+                f"redacted_argv() takes argv as a list of str; argv[{index}] is "
+                f"{type(token).__name__}"
+            )
+    return redact_argv(tokens, secrets, parser=parser)[0]
 
 
 def _prefixes(parser: argparse.ArgumentParser | None) -> str:
