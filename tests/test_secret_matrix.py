@@ -498,6 +498,7 @@ class TestTextNamingASecret:
             f"megatron:\n  - role: actor\n    overrides: https://u:pw{S}@host\n",
             f"megatron:\n  - role: actor\n    overrides:\n      train_env_vars: HF_TOKEN=hf_{S}\n",
             f"megatron:\n  - role: actor\n    overrides:\n      lr: 'wandb_key: sk-{S}'\n",
+            f"megatron:\n  - role: wandb_key:sk-{S}\n    overrides: {{}}\n",
         ],
     )
     def test_check_file(

@@ -499,10 +499,10 @@ class _RoleReader:
             )
             return None
         if role not in self.roles:
+            shown = "(a string that shows a secret)" if shows_secret(role) else repr(role)
             self._error(
                 (*path, "role"),
-                f"unknown role {role!r} in {self.top} entry {number}"
-                + suggestion(role, self.roles),
+                f"unknown role {shown} in {self.top} entry {number}" + suggestion(role, self.roles),
                 valid,
             )
             return None
