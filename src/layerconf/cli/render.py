@@ -22,6 +22,7 @@ __all__ = [
     "problem_line",
     "setting_json",
     "table",
+    "utf8_text",
     "value_json",
     "value_text",
     "yaml_flow",
@@ -117,10 +118,23 @@ def problem_line(problem: Problem, paint: Paint) -> str:
 
 
 def dump_json(data: Any) -> None:
-    """`data` on stdout as indented JSON (not ASCII-escaped, no NaN)."""
+    """`data` on stdout as indented JSON (not ASCII-escaped, no NaN), always UTF-8."""
     import json
 
-    stdout().write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    stdout().write(utf8_text(text) + "\n")
+
+
+def utf8_text(text: str) -> str:
+    """`text` with each lone surrogate (a byte of argv or of a path that was not UTF-8) as
+    JSON escapes it, ``\\udcff``: what must be UTF-8 (JSON, workflow commands) stays so
+    whatever the output's error handler (surrogateescape, in the C locale, would write the
+    byte back)."""
+    if text.isascii():
+        return text
+    import re
+
+    return re.sub("[\ud800-\udfff]", lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def value_json(value: Any, origin: Origin | None) -> dict[str, Any]:
