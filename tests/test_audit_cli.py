@@ -139,6 +139,7 @@ class TestAuditExplain:
         path = recorded[0]
         data = json.loads(path.read_text())
         data["roles"]["critic"]["settings"]["lr"]["source"] = "\x1b]0;pwned\x07/x.yaml"
+        data["roles"]["critic"]["settings"]["lr"]["history"][0]["layer"] = "\x1b[2J"
         data["fingerprint"] = record_module._fingerprint(data["roles"])
         path.write_text(json.dumps(data))
         capsys.readouterr()
@@ -147,6 +148,7 @@ class TestAuditExplain:
         assert "\x1b" not in out
         assert "\x07" not in out
         assert "\\x1b]0;pwned\\x07/x.yaml" in out
+        assert "\\x1b[2J" in out
 
 
 class TestDiffFiles:

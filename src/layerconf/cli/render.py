@@ -79,6 +79,9 @@ def table(rows: Sequence[Sequence[Cell]], *, indent: str = "", cap: int = 72) ->
     """Aligned rows; a cell longer than `cap` does not widen its column (it overflows)."""
     if not rows:
         return []
+    # A control character of a cell (a layer name of a forged record) shown escaped, never
+    # sent to the terminal; the cells' paint adds the only escape sequences.
+    rows = [[(_visible(text), paint) for text, paint in row] for row in rows]
     columns = max(len(row) for row in rows)
     widths = [0] * columns
     for row in rows:
@@ -96,6 +99,14 @@ def table(rows: Sequence[Sequence[Cell]], *, indent: str = "", cap: int = 72) ->
             parts.append(padded)
         lines.append((indent + "  ".join(parts)).rstrip())
     return lines
+
+
+def _visible(text: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(
+        repr(char)[1:-1] if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char for char in text
+    )
 
 
 def heading(texts: Sequence[str], paint: Paint) -> list[Cell]:
