@@ -554,6 +554,17 @@ class TestErrors:
         with pytest.raises(TypeError, match=r"args\[1\] is int 1"):
             parse_known_args(rich_parser(), ["--lr", 1])  # type: ignore[list-item]
 
+    def test_a_secret_is_not_quoted(self) -> None:
+        """What the wrong argument held is quoted, but not a secret flag's value."""
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--api-key")
+        with pytest.raises(TypeError, match="list of str") as one:
+            parse_args(parser, "--api-key sk-Zq8Wv4Lm")
+        with pytest.raises(TypeError, match=r"args\[1\] is int") as number:
+            parse_args(parser, ["--api-key", 80112233])  # type: ignore[list-item]
+        assert "Zq8Wv4Lm" not in str(one.value)
+        assert "80112233" not in str(number.value)
+
     def test_args_not_iterable(self) -> None:
         with pytest.raises(TypeError, match="list of str"):
             parse_args(rich_parser(), 5)  # type: ignore[arg-type]

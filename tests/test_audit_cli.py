@@ -130,6 +130,26 @@ class TestAuditExplain:
         assert main(["audit", "explain", str(recorded[0]), "lr", "--role", "critc"]) == 2
         assert "unknown role 'critc'" in capsys.readouterr().err
 
+    def test_control_characters_of_a_record_are_escaped(
+        self, recorded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A forged record's origin cannot drive the terminal (a title, the clipboard...)."""
+        from layerconf.audits import record as record_module
+
+        path = recorded[0]
+        data = json.loads(path.read_text())
+        data["roles"]["critic"]["settings"]["lr"]["source"] = "\x1b]0;pwned\x07/x.yaml"
+        data["roles"]["critic"]["settings"]["lr"]["history"][0]["layer"] = "\x1b[2J"
+        data["fingerprint"] = record_module._fingerprint(data["roles"])
+        path.write_text(json.dumps(data))
+        capsys.readouterr()
+        assert main(["audit", "explain", str(path), "lr", "--role", "critic"]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out
+        assert "\x07" not in out
+        assert "\\x1b]0;pwned\\x07/x.yaml" in out
+        assert "\\x1b[2J" in out
+
 
 class TestDiffFiles:
     """``audit diff`` says when a role file's bytes changed, even when no value did."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -268,6 +269,37 @@ class TestDistinctAcrossRoles:
         (problem,) = caught.value.problems
         assert (problem.source, problem.line) == ("ppo.yaml", 4)
         assert resolve_stacks(self.stacks(DistinctAcrossRoles(("save",)), save="/ckpt/"))
+
+    def test_a_relative_path_is_read_from_the_current_directory(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """'ckpt' is '<cwd>/ckpt', where a trainer launched from here writes: one directory."""
+        monkeypatch.chdir(tmp_path)
+        rule = DistinctAcrossRoles(("save",), paths=True)
+        layers = base(save=str(tmp_path / "ckpt"))
+        stacks = {
+            "actor": LayerStack([*layers, role_layer({})], rules=[rule]),
+            "critic": LayerStack([*layers, role_layer({"save": "ckpt"})], rules=[rule]),
+        }
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(stacks)
+        (problem,) = caught.value.problems
+        assert (problem.source, problem.line) == ("ppo.yaml", 4)
+        assert resolve_stacks(self.stacks(rule, save="other/ckpt"))
+
+    def test_a_password_in_the_value_is_not_quoted(self) -> None:
+        """A shared URL's password stays out of the problem and of str(ConfigError)."""
+        layers = base(save="s3://user:pw-Zq8Wv4Lm@bucket/ckpt")
+        rule = DistinctAcrossRoles(("save",))
+        stacks = {
+            "actor": LayerStack([*layers, role_layer({})], rules=[rule]),
+            "critic": LayerStack([*layers, role_layer({})], rules=[rule]),
+        }
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(stacks)
+        (problem,) = caught.value.problems
+        assert "save='s3://user:<redacted>@bucket/ckpt'" in str(problem)
+        assert "Zq8Wv4Lm" not in f"{caught.value}{caught.value!r}{problem.hint}"
 
 
 class TestRoleDefaults:

@@ -576,6 +576,24 @@ class TestCheck:
             "(did you mean '--tensor-model-parallel-size'?)"
         )
 
+    @pytest.mark.parametrize(
+        ("flag", "meant"),
+        [
+            ("--LR", "--lr"),
+            ("--Tensor-Model-Parallel-Size", "--tensor-model-parallel-size"),
+            ("--tensor-model-parallel", "--tensor-model-parallel-size"),  # no abbreviations
+        ],
+    )
+    def test_a_flag_in_other_case_or_cut_short_is_an_error(
+        self, flag: str, meant: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Not too far to be a typo: the parser takes neither, so training would drop it."""
+        assert main(["check", "--", "--rollout-batch-size", "8", flag, "2"]) == 1
+        out = capsys.readouterr().out
+        assert out.startswith(
+            f"argv[2]: error: {flag!r} is not an argument of this parser (did you mean {meant!r}?)"
+        )
+
     def test_an_undeclared_flag_fails_only_with_strict(
         self, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -66,7 +66,8 @@ def start(script: list[str], *args: str | bytes, **popen: Any) -> subprocess.Pop
     popen.setdefault("stdout", subprocess.PIPE)
     popen.setdefault("stderr", subprocess.PIPE)
     popen.setdefault("env", environment())
-    return subprocess.Popen([*script, *args], cwd=ROOT, stdin=subprocess.DEVNULL, **popen)
+    popen.setdefault("cwd", ROOT)
+    return subprocess.Popen([*script, *args], stdin=subprocess.DEVNULL, **popen)
 
 
 def closed_pipe_run(script: list[str], *args: str) -> tuple[int, str]:
@@ -208,6 +209,37 @@ class TestOddBytes:
         assert process.returncode == 1
         assert "Traceback" not in stderr.decode("utf-8", "replace")
         assert "bad-\\udcfe.yaml:1:1: error:" in stdout.decode("utf-8")
+
+    @pytest.mark.parametrize("form", ["json", "sarif", "github"])
+    def test_path_in_check_formats(self, script: list[str], tmp_path: Path, form: str) -> None:
+        """check FILE on a name that is not UTF-8, on an output that would write the byte
+        back (surrogateescape, as in the C locale): valid UTF-8, valid JSON, no traceback."""
+        path = b"bad-\xfe.yaml"  # relative: SARIF's URI of it is quoted, not Path.as_uri()
+        with open(os.fsencode(tmp_path) + b"/" + path, "wb") as file:
+            file.write(b"- not a mapping\n")
+        process = start(
+            script, "check", "--format", form, path, cwd=tmp_path,
+            env=environment(PYTHONIOENCODING="utf-8:surrogateescape"),
+        )  # fmt: skip
+        stdout, stderr = process.communicate(timeout=120)
+        assert "Traceback" not in stderr.decode("utf-8", "replace")
+        assert process.returncode == 1
+        text = stdout.decode("utf-8")
+        if form != "github":
+            assert "bad-" in json.dumps(json.loads(text))
+        assert "bad-" in text
+
+    def test_argv_in_json_on_a_lenient_output(self, script: list[str]) -> None:
+        """show --json: the byte is escaped as JSON escapes it, never written back raw."""
+        process = start(
+            script, "show", "--json", "--", *PPO_ARGV, b"--wandb-exp-name", b"run-\xff",
+            env=environment(PYTHONIOENCODING="utf-8:surrogateescape"),
+        )  # fmt: skip
+        stdout, stderr = process.communicate(timeout=120)
+        assert (process.returncode, stderr.decode()) == (0, "")
+        text = stdout.decode("utf-8")
+        assert "run-\\udcff" in text
+        assert any(str(v) == "run-\udcff" for v in values(json.loads(text)))
 
 
 # Delays from "before Python has started" to "after the command has finished" on this machine.

@@ -301,6 +301,19 @@ class TestShowRoleFileCommand:
         assert main(["show", *options, "--", *BASE]) == 2
         assert message in capsys.readouterr().err
 
+    def test_a_path_ending_in_a_slash_is_refused(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """'-o runs/' names a directory: refused, and no file 'runs' is written in its place."""
+        from layerconf.cli import main
+
+        monkeypatch.chdir(tmp_path)
+        assert main(["show", "--role-file", "-o", "runs/", "--", *BASE]) == 2
+        assert "cannot write runs/: a path ending in '/' names a directory" in (
+            capsys.readouterr().err
+        )
+        assert list(tmp_path.iterdir()) == []
+
     def test_the_bundled_example(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -443,6 +443,10 @@ class TestClassification:
         assert redacted_argv(parser=load_profile()) == ["--wandb-key", REDACTED]
         with pytest.raises(TypeError, match="list of tokens"):
             redacted_argv("--wandb-key x")
+        with pytest.raises(TypeError, match=r"argv\[0\] is bytes"):
+            redacted_argv([b"--wandb-key", b"x"])
+        with pytest.raises(TypeError, match=r"argv\[1\] is int"):
+            redacted_argv(["--seed", 5])  # type: ignore[list-item]
 
     def test_the_record_and_origins_hold_the_classified_argv(self) -> None:
         """The record's argv and each origin's token come through the parser's actions."""
@@ -479,6 +483,68 @@ class TestCommandLineCrash:
         captured = capsys.readouterr()
         assert "argument -k/--api-key: invalid value" in captured.out
         assert S not in captured.out + captured.err
+
+
+class TestTextNamingASecret:
+    """A string in the wrong place that writes a secret with its name (``wandb_key:S``,
+    ``HF_TOKEN=S``, ``--wandb-key S``) or a URL's password is described, never quoted."""
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            f"wandb_key:sk-{S}\n",
+            f"wandb_key=sk-{S}\n",
+            f"megatron: 'wandb_key: sk-{S}'\n",
+            f"megatron:\n  - wandb_key:sk-{S}\n",
+            f"megatron:\n  - role: actor\n    overrides:\n      wandb_key:sk-{S}\n",
+            f"megatron:\n  - role: actor\n    args: --wandb-key sk-{S}\n",
+            f"megatron:\n  - role: actor\n    overrides: https://u:pw{S}@host\n",
+            f"megatron:\n  - role: actor\n    overrides:\n      train_env_vars: HF_TOKEN=hf_{S}\n",
+            f"megatron:\n  - role: actor\n    overrides:\n      lr: 'wandb_key: sk-{S}'\n",
+            f"megatron:\n  - role: wandb_key:sk-{S}\n    overrides: {{}}\n",
+        ],
+    )
+    def test_check_file(
+        self, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        role_file = tmp_path / "ppo.yaml"
+        role_file.write_text(text)
+        for form in ("text", "json", "github", "sarif"):
+            assert main(["check", "--format", form, str(role_file)]) == 1
+            captured = capsys.readouterr()
+            assert "error" in captured.out
+            assert S not in captured.out + captured.err
+
+    @pytest.mark.parametrize("key", ["tensor_model_parallel_size", "lr_decay_style"])
+    def test_a_secret_of_the_file_refused_as_another_value(
+        self, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The file's wandb_key pasted as another key's value, which the parser refuses."""
+        role_file = tmp_path / "ppo.yaml"
+        overrides = f"      wandb_key: sk-{S}\n      {key}: sk-{S}\n"
+        role_file.write_text(f"megatron:\n  - role: actor\n    overrides:\n{overrides}")
+        assert main(["check", str(role_file)]) == 1
+        captured = capsys.readouterr()
+        assert f"error: '{key}' must be" in captured.out
+        assert S not in captured.out + captured.err
+        argv = [str(role_file) if a == "examples/megatron_ppo.yaml" else a for a in PPO_ARGV]
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(load_profile(), argv)
+        assert S not in f"{caught.value}{caught.value!r}"
+
+    def test_command_line(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["check", "--", *PPO_ARGV, "--train-env-vars", f"HF_TOKEN=hf_{S}"]) == 1
+        captured = capsys.readouterr()
+        assert "argument --train-env-vars: invalid" in captured.out
+        assert S not in captured.out + captured.err
+
+    def test_other_strings_are_quoted(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        role_file = tmp_path / "ppo.yaml"
+        role_file.write_text("megatron:\n  - role: actor\n    overrides: lr=1e-5 token\n")
+        assert main(["check", str(role_file)]) == 1
+        assert "(got the string 'lr=1e-5 token')" in capsys.readouterr().out
 
 
 class TestThreads:

@@ -237,6 +237,22 @@ class TestEnvSecrets:
             assert text not in str(problem)
         assert "<redacted>" in problem.message
 
+    def test_another_variables_secret_is_not_quoted(self) -> None:
+        """A refused value that is (or shows) a secret of another variable, as the command
+        line's refused tokens are scrubbed of every secret of the line."""
+        made = argparse.ArgumentParser()
+        made.add_argument("--wandb-key")
+        made.add_argument("--seed", type=int)
+        made.add_argument("--lr", type=float)
+        environ = {
+            "T_WANDB_KEY": "sk-Zq8Wv4Lm",
+            "T_SEED": "sk-Zq8Wv4Lm",
+            "T_LR": "wandb_key=pw-Zq8Wv4Lm",
+        }
+        reading = EnvSource(prefix="T_", environ=environ).read(made)
+        assert len(reading.problems) == 2
+        assert "Zq8Wv4Lm" not in " ".join(map(str, reading.problems))
+
 
 class TestEnvNames:
     """Which variable sets which dest, and how a variable is named in a problem."""

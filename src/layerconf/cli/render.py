@@ -22,6 +22,7 @@ __all__ = [
     "problem_line",
     "setting_json",
     "table",
+    "utf8_text",
     "value_json",
     "value_text",
     "yaml_flow",
@@ -78,6 +79,9 @@ def table(rows: Sequence[Sequence[Cell]], *, indent: str = "", cap: int = 72) ->
     """Aligned rows; a cell longer than `cap` does not widen its column (it overflows)."""
     if not rows:
         return []
+    # A control character of a cell (a layer name of a forged record) shown escaped, never
+    # sent to the terminal; the cells' paint adds the only escape sequences.
+    rows = [[(_visible(text), paint) for text, paint in row] for row in rows]
     columns = max(len(row) for row in rows)
     widths = [0] * columns
     for row in rows:
@@ -95,6 +99,14 @@ def table(rows: Sequence[Sequence[Cell]], *, indent: str = "", cap: int = 72) ->
             parts.append(padded)
         lines.append((indent + "  ".join(parts)).rstrip())
     return lines
+
+
+def _visible(text: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(
+        repr(char)[1:-1] if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char for char in text
+    )
 
 
 def heading(texts: Sequence[str], paint: Paint) -> list[Cell]:
@@ -117,10 +129,23 @@ def problem_line(problem: Problem, paint: Paint) -> str:
 
 
 def dump_json(data: Any) -> None:
-    """`data` on stdout as indented JSON (not ASCII-escaped, no NaN)."""
+    """`data` on stdout as indented JSON (not ASCII-escaped, no NaN), always UTF-8."""
     import json
 
-    stdout().write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    stdout().write(utf8_text(text) + "\n")
+
+
+def utf8_text(text: str) -> str:
+    """`text` with each lone surrogate (a byte of argv or of a path that was not UTF-8) as
+    JSON escapes it, ``\\udcff``: what must be UTF-8 (JSON, workflow commands) stays so
+    whatever the output's error handler (surrogateescape, in the C locale, would write the
+    byte back)."""
+    if text.isascii():
+        return text
+    import re
+
+    return re.sub("[\ud800-\udfff]", lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def value_json(value: Any, origin: Origin | None) -> dict[str, Any]:

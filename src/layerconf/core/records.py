@@ -58,6 +58,14 @@ def join_path(path: Path) -> str:
     return ".".join(str(part) for part in path)
 
 
+def _without_controls(text: str) -> str:
+    """`text` with each control character (C0, DEL, C1) as repr() writes it (``\\x1b``): a
+    path (of a record from anywhere, say) cannot drive the terminal it is printed on."""
+    return "".join(
+        repr(char)[1:-1] if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char for char in text
+    )
+
+
 def location(
     source: str | None,
     line: int | None = None,
@@ -73,7 +81,7 @@ def location(
     """
     parts = []
     if source is not None:
-        text = source
+        text = source if source.isprintable() else _without_controls(source)
         if line is not None:
             text += f":{line}"
             if column is not None:

@@ -32,6 +32,7 @@ __all__ = [
     "redacted_argv",
     "scrub_text",
     "secret_texts",
+    "shows_secret",
     "url_passwords",
 ]
 
@@ -271,6 +272,27 @@ def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
     return found
 
 
+# A secret's name with its value in free text: ``wandb_key: x``, ``HF_TOKEN=x``,
+# ``"api_key": x``, ``--wandb-key x``. Every part is bounded: linear in the text.
+_NAMED_VALUE = re.compile(
+    r"(?:^|[^\w.-])-{0,2}([A-Za-z_][\w.-]{0,200})[\"']?[ \t]{0,8}[:=]"
+    r"|--([A-Za-z][\w.-]{0,200})[ \t]{1,8}\S"
+)
+
+
+def shows_secret(text: str, policy: SecretPolicy = SECRETS) -> bool:
+    """Whether `text` shows a secret: a secret's name with its value (``wandb_key:x``,
+    ``HF_TOKEN=x``, ``--wandb-key x``), a URL's password, or a secret key's value in JSON.
+
+    For messages that would quote a string found where it does not belong: such a string is
+    described, not quoted.
+    """
+    for match in _NAMED_VALUE.finditer(text):
+        if policy.is_secret(match.group(1) or match.group(2)):
+            return True
+    return bool(embedded_secrets(text, policy))
+
+
 def redacted_argv(
     argv: Sequence[str] | None = None,
     parser: argparse.ArgumentParser | None = None,
@@ -289,7 +311,14 @@ def redacted_argv(
     tokens = sys.argv[1:] if argv is None else argv
     if isinstance(tokens, (str, bytes)):
         raise TypeError("argv is a list of tokens such as ['--lr', '1'], not one string")
-    return redact_argv(list(tokens), secrets, parser=parser)[0]
+    tokens = list(tokens)
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str):  # not quoted: it may be a secret
+            raise TypeError(
+                f"redacted_argv() takes argv as a list of str; argv[{index}] is "
+                f"{type(token).__name__}"
+            )
+    return redact_argv(tokens, secrets, parser=parser)[0]
 
 
 def _prefixes(parser: argparse.ArgumentParser | None) -> str:

@@ -243,12 +243,22 @@ def _close_option(parser: argparse.ArgumentParser, flag: str) -> str | None:
     """The parser's option closest to `flag`, if one is very close (a likely typo).
 
     Only options of about the same length and the same first letter are compared: difflib
-    over every option of a 1,000-action parser would cost milliseconds per token.
+    over every option of a 1,000-action parser would cost milliseconds per token. Failing
+    that, the one option `flag` is in other case (``--LR``), or the start of when the parser
+    takes no abbreviation (``--tensor-model-parallel``): the trainer drops it all the same.
     """
     index = _options_by_shape(parser)
     first, size = flag[2:3], len(flag)
     options = [o for length in range(size - 2, size + 3) for o in index.get((first, length), ())]
-    return did_you_mean(flag, options, cutoff=0.85)
+    match = did_you_mean(flag, options, cutoff=0.85)
+    if match is not None:
+        return match
+    lowered = flag.lower()
+    every = [option for shaped in index.values() for option in shaped]
+    found = {option for option in every if option.lower() == lowered}
+    if not found and not parser.allow_abbrev:
+        found = {option for option in every if option.lower().startswith(lowered)}
+    return found.pop() if len(found) == 1 else None
 
 
 # Long options by (first letter, length), per parser; rebuilt when an action changes.

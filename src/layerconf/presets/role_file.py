@@ -29,6 +29,7 @@ import attrs
 
 from layerconf.core.checks import PATH, check_type
 from layerconf.core.records import Layer, Origin, join_path
+from layerconf.core.secrets import shows_secret
 from layerconf.core.suggest import did_you_mean, suggestion
 from layerconf.exceptions import ConfigError, Problem, Severity
 from layerconf.sources.yaml import (
@@ -244,7 +245,7 @@ def _describe(value: Any) -> str:
     if isinstance(value, float):
         return f"the number {value}"
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return "a string that shows a secret" if shows_secret(value) else f"the string {value!r}"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
@@ -498,10 +499,10 @@ class _RoleReader:
             )
             return None
         if role not in self.roles:
+            shown = "(a string that shows a secret)" if shows_secret(role) else repr(role)
             self._error(
                 (*path, "role"),
-                f"unknown role {role!r} in {self.top} entry {number}"
-                + suggestion(role, self.roles),
+                f"unknown role {shown} in {self.top} entry {number}" + suggestion(role, self.roles),
                 valid,
             )
             return None

@@ -39,7 +39,7 @@ import json
 import math
 import operator
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -47,7 +47,7 @@ import attrs
 from layerconf.core.checks import check_type, typed
 from layerconf.core.records import Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
-from layerconf.core.secrets import SECRETS
+from layerconf.core.secrets import SECRETS, scrub_text, secret_texts, shows_secret
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.exceptions import Problem
 
@@ -277,21 +277,39 @@ class TypeCoercion:
                 result = spec.coerce(value, failures)
                 if failures:
                     origin = layer.origin_at((key,))
-                    decisions.extend(self._problem(origin, key, failure) for failure in failures)
+                    hidden = _secrets_of(layer.values)
+                    decisions.extend(
+                        self._problem(origin, key, failure, hidden) for failure in failures
+                    )
                 elif result is not value:
                     decisions.append(Convert(layer_name, key, result))
         return decisions
 
-    def _problem(self, origin: Origin, key: str, failure: _Failure) -> Problem:
+    def _problem(
+        self, origin: Origin, key: str, failure: _Failure, hidden: Sequence[str] = ()
+    ) -> Problem:
         # A credential's value is never quoted, not even when it is the wrong type.
         # Nor a secret inside it (``{"HF_TOKEN": ...`` in malformed JSON, a URL's password).
+        value = failure.value
         got = (
             SECRETS.placeholder
-            if SECRETS.is_secret(key)
-            else _show(SECRETS.redact(key, failure.value))
+            if SECRETS.is_secret(key) or (isinstance(value, str) and shows_secret(value))
+            else _show(SECRETS.redact(key, value))
         )
+        if hidden:  # the value is (or quotes) a secret of its layer: wandb_key's, pasted here
+            got = scrub_text(got, hidden)
         message = f"{failure.subject} must be {failure.expected} (got {got})"
         return Problem.at(origin, message, key=key, hint=failure.hint, rule=self.name)
+
+
+def _secrets_of(values: Mapping[str, Any]) -> list[str]:
+    """The text of the secrets among `values` (a layer's): the values of secret keys."""
+    return [
+        text
+        for name, value in values.items()
+        if SECRETS.is_secret(name) and value is not None
+        for text in secret_texts(value)
+    ]
 
 
 def expected_kind(action: argparse.Action) -> str:

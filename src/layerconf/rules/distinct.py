@@ -7,6 +7,8 @@ directory and overwrite each other's (`layerconf.presets.slime.DISTINCT_KEYS`).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import posixpath
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
@@ -15,7 +17,8 @@ import attrs
 
 from layerconf.core.checks import check_iterable
 from layerconf.core.rules import Decision, RuleContext
-from layerconf.core.values import same_value
+from layerconf.core.secrets import SECRETS
+from layerconf.core.values import same_value, value_text
 from layerconf.exceptions import Problem
 from layerconf.rules.topology import short_origin
 
@@ -27,13 +30,23 @@ def _keys(keys: Iterable[str]) -> tuple[str, ...]:
     return tuple(keys)
 
 
+def _path(text: str) -> str:
+    """`text` as the directory it names: a relative path is read from the current directory,
+    as a trainer launched from it reads it (a role file's own path is read from there too)."""
+    if not posixpath.isabs(text):
+        with contextlib.suppress(OSError):  # the current directory was removed
+            text = posixpath.join(os.getcwd(), text)
+    return posixpath.normpath(text)
+
+
 @attrs.frozen
 class DistinctAcrossRoles:
     """After every role is resolved, no two roles may have the same value at any of `keys`.
 
     None (the key not set) is never a conflict. With `paths`, strings are compared as paths
-    (``/ckpt/`` is ``/ckpt``). `when` (given the context) says whether the check applies to
-    this run at all (slime's: only when a critic runs). `because` says why in the message.
+    (``/ckpt/`` is ``/ckpt``; a relative one is read from the current directory). `when`
+    (given the context) says whether the check applies to this run at all (slime's: only when
+    a critic runs). `because` says why in the message.
     ``error`` (default) refuses a shared value, ``warn`` only says so, ``off`` checks nothing.
     """
 
@@ -66,14 +79,14 @@ class DistinctAcrossRoles:
 
     def _same(self, first: Any, second: Any) -> bool:
         if self.paths and isinstance(first, str) and isinstance(second, str):
-            return posixpath.normpath(first) == posixpath.normpath(second)
+            return _path(first) == _path(second)
         return same_value(first, second, copied=False)
 
     def _shared(self, context: RuleContext, key: str, first: str, second: str) -> Problem:
         one, other = context.explain(key, first), context.explain(key, second)
         # Point at a role file when one is to blame: that is what the user edits.
         blamed, role = (one, first) if one.origin.kind == "file" else (other, second)
-        value = blamed.value
+        value = SECRETS.redact(key, blamed.value)  # a URL's password is never quoted
         suggested = f"{value.rstrip('/')}_{role}" if isinstance(value, str) else "another value"
         # The problem is located at the blamed value: only the other one's place is named.
         unblamed, elsewhere = (second, other) if blamed is one else (first, one)
@@ -83,7 +96,8 @@ class DistinctAcrossRoles:
             where = f"{role} here, {unblamed} from {short_origin(elsewhere.origin)}"
         return Problem.at(
             blamed.origin,
-            f"{first} and {second} share {key}={other.value!r} ({where}): {self.because}",
+            f"{first} and {second} share {key}={value_text(SECRETS.redact(key, other.value))} "
+            f"({where}): {self.because}",
             key=key,
             hint=f"give each role its own: under the {role} entry of the role file write "
             f"'{key}: {suggested}'",

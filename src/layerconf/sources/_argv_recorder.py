@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from layerconf.core.records import Origin, Path
-from layerconf.core.secrets import redact_argv, scrub_text
+from layerconf.core.secrets import redact_argv, scrub_text, shows_secret
 
 __all__ = ["CLI", "CLI_ORIGIN", "Changes", "Recorder", "record"]
 
@@ -224,8 +224,11 @@ class Recorder:
         return self.orig_error(self.scrubbed(message))
 
     def scrubbed(self, message: str) -> str:
-        """`message` without the secret values of the command line, as the parser reads it."""
+        """`message` without the secret values of the command line, as the parser reads it,
+        nor a token that shows a secret where it does not belong (``--train-env-vars
+        HF_TOKEN=S``: argparse quotes the value it cannot convert)."""
         texts = redact_argv(self.strings, parser=self.clone)[1]
+        texts += [token for token in self.strings if shows_secret(token)]
         return scrub_text(message, texts) if texts else message
 
     # -- options -------------------------------------------------------------------------------

@@ -136,9 +136,11 @@ def _check_call(
     if args is None:
         strings = sys.argv[1:]
     elif isinstance(args, (str, bytes)):
+        shown = args if isinstance(args, str) else repr(args)
+        shown = " ".join(redacted_argv(shown.split(), parser))  # no secret quoted
         raise TypeError(
             f"{function}() takes args as a list of str (got the {type(args).__name__} "
-            f"{args!r:.80}); split a command line first, e.g. with shlex.split()"
+            f"{shown!r:.80}); split a command line first, e.g. with shlex.split()"
         )
     else:
         try:
@@ -150,11 +152,14 @@ def _check_call(
     if len(strings) > MAX_OPTIONS:  # (a shorter command line cannot hold too many options)
         _refuse_too_many_options(strings)
     if set(map(type, strings)) - {str}:  # a str subclass is fine too
+        texts = [item if isinstance(item, str) else repr(item) for item in strings]
+        redacted = redacted_argv(texts, parser)  # a secret flag's value is not quoted
         for index, item in enumerate(strings):
             if not isinstance(item, str):
+                quoted = f"{item!r:.80}" if redacted[index] == texts[index] else redacted[index]
                 raise TypeError(
                     f"{function}() takes args as a list of str; args[{index}] is "
-                    f"{type(item).__name__} {item!r:.80}"
+                    f"{type(item).__name__} {quoted}"
                 )
     given: dict[str, Any] = {}
     if namespace is not None:

@@ -30,7 +30,7 @@ import attrs
 
 from layerconf.core.checks import check_type, typed
 from layerconf.core.records import Layer, Origin
-from layerconf.core.secrets import SECRETS, SecretPolicy, embedded_secrets
+from layerconf.core.secrets import SECRETS, SecretPolicy, embedded_secrets, shows_secret
 from layerconf.core.suggest import did_you_mean
 from layerconf.exceptions import Problem
 from layerconf.sources.base import Reading
@@ -109,6 +109,14 @@ class EnvSource:
             if dest is not None and dest in actions:
                 setters.setdefault(dest, []).append(variable)
         quiet = _quiet(parser)  # one copy for every variable's conversion
+        # The secret variables' values: a refused value of another variable may hold one.
+        hidden = [
+            environ[variable]
+            for variable, dest in named
+            if dest is not None
+            and (self.secrets.is_secret(dest) or self.secrets.is_secret(variable))
+            and isinstance(environ[variable], str)
+        ]
         for variable, dest in named:
             if dest is None:
                 continue
@@ -126,7 +134,7 @@ class EnvSource:
                 values[dest] = _convert(quiet, action, _text(environ[variable]))
             except _Refused as refused:
                 reason = str(refused)
-                reason = self._unquoted(reason, variable, dest, environ[variable])
+                reason = self._unquoted(reason, variable, dest, environ[variable], hidden)
                 problems.append(
                     Problem(
                         f"environment variable {_shown(variable)}: {reason}",
@@ -166,15 +174,26 @@ class EnvSource:
             hint="unset one of them" if len(shown) == 2 else "unset all of them but one",
         )
 
-    def _unquoted(self, reason: str, variable: str, dest: str, value: Any) -> str:
+    def _unquoted(
+        self, reason: str, variable: str, dest: str, value: Any, hidden: list[str]
+    ) -> str:
         """`reason` without the secret `value` holds: all of it for a secret variable or dest,
-        else what its form shows (a URL's password, a secret key's value in JSON text)."""
+        or a value that shows a secret (``wandb_key=S``), else what its form shows (a URL's
+        password, a secret key's value in JSON text); nor any of the `hidden` values (the
+        secret variables'), which a refused value may quote."""
         if not isinstance(value, str):
             return reason
-        if self.secrets.is_secret(dest) or self.secrets.is_secret(variable):
+        if (
+            self.secrets.is_secret(dest)
+            or self.secrets.is_secret(variable)
+            or shows_secret(value, self.secrets)
+        ):
             return _without(reason, value, self.secrets)
         for text in embedded_secrets(value, self.secrets):
             reason = _without(reason, text, self.secrets)
+        for text in hidden:
+            if text in reason:
+                reason = _without(reason, text, self.secrets)
         return reason
 
     def _unknown(self, variable: str, dest: str, actions: Mapping[str, argparse.Action]) -> Problem:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError
-from layerconf.cli.render import Paint, dump_json, problem_line
+from layerconf.cli.render import Paint, dump_json, problem_line, utf8_text
 from layerconf.cli.resolving import Outcome, counts, problems_json, resolve, resolve_files
 from layerconf.cli.scrub import stderr, stdout
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
@@ -100,7 +100,7 @@ def _print(form: str, outcome: Outcome) -> None:
         dump_json(sarif_log(outcome.problems, notes))
     elif form == "github":
         for problem in outcome.problems:
-            print(github_line(problem), file=stdout())
+            print(utf8_text(github_line(problem)), file=stdout())
     else:
         paint = Paint(stdout())
         for problem in outcome.problems:
@@ -214,7 +214,9 @@ def _artifact(source: str) -> dict[str, str]:
 
     if os.path.isabs(source):
         return {"uri": Path(source).as_uri()}
-    return {"uri": quote(PurePath(source).as_posix()), "uriBaseId": "%SRCROOT%"}
+    # A byte that was not UTF-8 (held as a lone surrogate) is percent-encoded as that byte.
+    uri = quote(PurePath(source).as_posix(), errors="surrogateescape")
+    return {"uri": uri, "uriBaseId": "%SRCROOT%"}
 
 
 COMMANDS = (

@@ -132,7 +132,13 @@ def write_text(output: str, data: bytes, prog: str) -> Path:
     from layerconf.audits import write_atomic
     from layerconf.exceptions import AuditError
 
-    path = Path(output)
+    path = Path(output)  # drops a trailing '/', which names a directory: never write a file
+    if output.endswith(("/", os.sep)):
+        raise UsageError(
+            f"cannot write {output}: a path ending in '/' names a directory; give the path of "
+            "a file, such as roles.yaml",
+            prog,
+        )
     if os.path.exists(path) and not os.path.isfile(path):
         raise UsageError(
             f"cannot write {output}: it is not a regular file (a directory, a FIFO, a device): "
