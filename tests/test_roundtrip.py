@@ -288,7 +288,7 @@ class TestShowRoleFileCommand:
             ),
             (
                 ["--role-file", "-o", "/dev/null"],
-                "cannot write /dev/null: it is not a regular file",
+                "cannot write the role file: /dev/null is a character device, not a file",
             ),
         ],
     )
@@ -309,7 +309,7 @@ class TestShowRoleFileCommand:
 
         monkeypatch.chdir(tmp_path)
         assert main(["show", "--role-file", "-o", "runs/", "--", *BASE]) == 2
-        assert "cannot write runs/: a path ending in '/' names a directory" in (
+        assert "cannot write the role file: runs/ is a directory, not a file" in (
             capsys.readouterr().err
         )
         assert list(tmp_path.iterdir()) == []

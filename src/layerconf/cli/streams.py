@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["Output", "OutputError", "discard", "escaped", "standard_output"]
+__all__ = ["Output", "OutputError", "discard", "escaped", "standard_output", "write_file"]
 
 
 def standard_output() -> Output | None:
@@ -103,3 +104,46 @@ def discard(stream: TextIO) -> None:
             os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass  # not a descriptor (a StringIO): nothing buffered outlives the command
+
+
+def write_file(output: str, data: bytes, *, what: str, example: str, prog: str) -> Path:
+    """Write `data` (`what`: ``"the schema"``) to the file ``-o`` `output` names, atomically,
+    as audit records are; a path that cannot be written is a usage error naming it and why, and
+    nothing is written (`example` is a file name to suggest)."""
+    from layerconf.audits import write_atomic
+    from layerconf.cli.errors import UsageError
+    from layerconf.exceptions import AuditError
+
+    path = Path(output)  # drops a trailing '/', which names a directory: never write a file
+    kind = "a directory" if output.endswith(("/", os.sep)) else _not_a_file(path)
+    if kind is not None:
+        raise UsageError(
+            f"cannot write {what}: {output} is {kind}, not a file: {what} is written only to a "
+            f"new path or over a regular file (name a file such as {example})",
+            prog,
+        )
+    try:
+        return write_atomic(path.parent, path.name, data)
+    except AuditError as error:  # it became something else than a regular file meanwhile
+        raise UsageError(f"cannot write {what}: {error}", prog) from None
+    except OSError as error:
+        where = error.filename if isinstance(error.filename, str) else output
+        # mkdir() meeting a file where a directory should be says "File exists".
+        reason = "Not a directory" if isinstance(error, FileExistsError) else error.strerror
+        raise UsageError(f"cannot write {what}: {where}: {reason or error}", prog) from None
+
+
+def _not_a_file(path: Path) -> str | None:
+    """What is at `path` if a file must not replace it (None: nothing yet, or a regular file,
+    or a link to one); `write_atomic` checks again as it writes."""
+    import stat
+
+    from layerconf.sources.files import describe_mode
+
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return "a symbolic link that leads nowhere" if os.path.islink(path) else None
+    except OSError:
+        return None  # write_atomic says why it cannot be written
+    return None if stat.S_ISREG(found.st_mode) else describe_mode(found.st_mode)

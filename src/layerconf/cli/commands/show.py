@@ -7,7 +7,6 @@ writes what each role's role file layer set as a role file (`role_file_of`).
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,11 +15,10 @@ from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print
 from layerconf.cli.render import Paint, dump_json, table, value_json, value_text, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
+from layerconf.cli.streams import write_file
 from layerconf.cli.trainer import preset_of, role_option, selected, trainer_parser
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from layerconf.cli.render import Cell
     from layerconf.core.records import Setting
     from layerconf.presets import Preset
@@ -92,7 +90,13 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     if options.output in (None, "-"):
         stdout().write(text)
     else:
-        written = write_text(options.output, text.encode("utf-8"), prog)
+        written = write_file(
+            options.output,
+            text.encode("utf-8"),
+            what="the role file",
+            example="roles.yaml",
+            prog=prog,
+        )
         flags = [
             action.option_strings[-1]
             for action in trainer_parser(options)._actions
@@ -122,35 +126,6 @@ def _set_by(
         if _set_by(namespace, inner, explain(namespace, join_path(inner)), layer):
             return True
     return False
-
-
-def write_text(output: str, data: bytes, prog: str) -> Path:
-    """Write `data` to the file `output`, atomically (as audit records are); a failure is a
-    usage error naming the file."""
-    from pathlib import Path
-
-    from layerconf.audits import write_atomic
-    from layerconf.exceptions import AuditError
-
-    path = Path(output)  # drops a trailing '/', which names a directory: never write a file
-    if output.endswith(("/", os.sep)):
-        raise UsageError(
-            f"cannot write {output}: a path ending in '/' names a directory; give the path of "
-            "a file, such as roles.yaml",
-            prog,
-        )
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise UsageError(
-            f"cannot write {output}: it is not a regular file (a directory, a FIFO, a device): "
-            "give the path of a new file, or of a regular file to replace",
-            prog,
-        )
-    try:
-        return write_atomic(path.parent, path.name, data)
-    except AuditError:  # it became something else than a regular file meanwhile
-        raise UsageError(f"cannot write {output}: it is not a regular file", prog) from None
-    except OSError as error:
-        raise UsageError(f"cannot write {output}: {error.strerror or error}", prog) from None
 
 
 def role_file_of(roles: Mapping[str, argparse.Namespace], preset: Preset) -> str:
