@@ -634,3 +634,15 @@ class TestSecretOptionsScan:
         expected = sorted(o for o, a in actions.items() if module._takes(a, SECRETS))
         module._SECRET_OPTIONS.clear()
         assert sorted(module._secret_options(actions, SECRETS)) == expected
+
+    def test_a_changed_action_is_classified_anew(self) -> None:
+        """The per-option cache of the steady path never keeps a verdict its action outlived:
+        an action whose dest becomes a secret's after a first command line is read as one."""
+        from layerconf.core.secrets import redact_argv
+
+        parser = argparse.ArgumentParser()
+        action = parser.add_argument("--run-cookie")
+        assert redact_argv(["--run-cookie", "c00kie-value"], SECRETS, parser=parser)[1] == []
+        action.dest = "wandb_key"
+        found = redact_argv(["--run-cookie", "c00kie-value"], SECRETS, parser=parser)[1]
+        assert found == ["c00kie-value"]

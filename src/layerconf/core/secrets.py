@@ -353,9 +353,9 @@ def _classify(
     actions = parser._option_string_actions
     chars = parser.prefix_chars
     if token in actions:
-        return _takes(actions[token], policy), token, None
+        return _exact_takes(actions, token, policy), token, None
     if name in actions:
-        return _takes(actions[name], policy), name, explicit
+        return _exact_takes(actions, name, policy), name, explicit
     long = len(token) > 1 and token[1] in chars
     if long:
         matches = {actions[o] for o in actions if o.startswith(name)} if parser.allow_abbrev else ()
@@ -378,6 +378,37 @@ def _classify(
     if matches or policy.is_secret(name):
         return (1 if policy.is_secret(name) else 0), name, explicit
     return (1 if _near_secret(name, actions, policy) else 0), name, explicit
+
+
+# `_takes` of each option string a command line named, per table of options (shared by a
+# parser's copies) and policy: the steady path classifies a token with one lookup. An entry is
+# used only while its action and the action's dest, nargs and flags are those it was taken of.
+_TAKEN: dict[int, tuple[Mapping[str, Any], SecretPolicy, dict[str, tuple[Any, ...]]]] = {}
+
+
+def _exact_takes(actions: Mapping[str, argparse.Action], option: str, policy: SecretPolicy) -> int:
+    """`_takes` of the action of `option`, an exact option string of `actions`."""
+    table = _TAKEN.get(id(actions))
+    if table is None or table[0] is not actions or table[1] is not policy:
+        if len(_TAKEN) >= 64:
+            _TAKEN.clear()
+        # (the table itself is kept, so that its id is not reused by another one)
+        table = _TAKEN[id(actions)] = (actions, policy, {})
+    action = actions[option]
+    entry = table[2].get(option)
+    flags = action.option_strings
+    if (
+        entry is not None
+        and entry[0] is action
+        and entry[1] is action.dest
+        and entry[2] is action.nargs
+        and entry[3] is flags
+        and entry[4] == len(flags)
+    ):
+        return entry[5]  # type: ignore[no-any-return]
+    takes = _takes(action, policy)
+    table[2][option] = (action, action.dest, action.nargs, flags, len(flags), takes)
+    return takes
 
 
 def _takes(action: argparse.Action, policy: SecretPolicy) -> int:
