@@ -18,6 +18,7 @@ from layerconf.core.namespace import (
     written_keys,
 )
 from layerconf.core.records import Origin, Path, Reason, Setting, join_path, split_key
+from layerconf.core.secrets import SECRETS, secret_texts
 from layerconf.core.suggest import suggestion
 from layerconf.core.values import (
     ATOMIC_TYPES,
@@ -43,8 +44,32 @@ def explain(args: argparse.Namespace, key: str) -> Setting:
     its origin's `label`, its number among the writes to the key (``write 7 of 1,000``); of
     many, the first and the latest are kept (`layerconf.core.namespace.RECENT_WRITES`).
     """
-    return setting_for(
-        vars(args), _provenance(args), key, _writes_at(args, key), _count_at(args, key)
+    provenance = _provenance(args)
+    setting = setting_for(vars(args), provenance, key, _writes_at(args, key), _count_at(args, key))
+    scrub = _other_secrets(args, provenance, vars(args))
+    return attrs.evolve(setting, scrub=scrub) if scrub else setting
+
+
+# The secret keys of a provenance's layers, per provenance (kept alive beside its id).
+_SECRET_KEYS: dict[int, tuple[Provenance, frozenset[str]]] = {}
+
+
+def _other_secrets(
+    args: argparse.Namespace, provenance: Provenance, values: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """The texts of the secrets `args` holds, for a setting to scrub from what it shows: a
+    value may equal or quote one (`Setting.scrub`)."""
+    cached = _SECRET_KEYS.get(id(provenance))
+    if cached is None or cached[0] is not provenance:
+        keys = frozenset(
+            key for layer in provenance.layers for key in layer.values if SECRETS.is_secret(key)
+        )
+        if len(_SECRET_KEYS) >= 256:
+            _SECRET_KEYS.clear()
+        _SECRET_KEYS[id(provenance)] = cached = (provenance, keys)
+    keys = cached[1] | {key for key in written_keys(args) if SECRETS.is_secret(key)}
+    return tuple(
+        text for key in keys if values.get(key) is not None for text in secret_texts(values[key])
     )
 
 
@@ -91,19 +116,21 @@ def explain_all(args: argparse.Namespace) -> dict[str, Setting]:
     values = dict(vars(args))  # one C call: other threads may be adding keys
     plain = plain_settings(args, values)
     role = provenance.role
+    scrub = _other_secrets(args, provenance, values)
     explained: dict[str, Setting] = {}
     for key, current in values.items():
         found = plain.get(key)
         if found is None:
-            explained[key] = setting_for(
+            setting = setting_for(
                 values, provenance, key, runtime_writes(args, key), write_count(args, key)
             )
+            explained[key] = attrs.evolve(setting, scrub=scrub) if scrub else setting
         else:
             history = tuple(
                 Setting(key, value, origin, reason=Reason.OVERRIDDEN)
                 for value, origin in found.shadowed
             )
-            explained[key] = Setting(key, current, found.origin, history, role=role)
+            explained[key] = Setting(key, current, found.origin, history, role=role, scrub=scrub)
     return explained
 
 

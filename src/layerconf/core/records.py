@@ -297,6 +297,10 @@ class Setting:
     reason: Reason | None = None
     by: str | None = None
     role: str | None = None
+    #: The texts of the other secrets of the namespace the setting was explained from: its
+    #: value may equal or quote one (``--wandb-key cosine --lr-decay-style cosine``), and
+    #: every way it is shown scrubs them (`redacted`). Not part of the value: never compared.
+    scrub: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False, kw_only=True)
 
     @property
     def layer(self) -> str:
@@ -341,7 +345,7 @@ class Setting:
         whole when it holds an escape (``\\u0061``), which may spell the secret in a way no
         search finds.
         """
-        found: list[str] = []
+        found: list[str] = list(self.scrub)
         for entry in _entries(self):
             _visit(entry.key, entry.value, policy, found, set())
             token = entry.origin.token
