@@ -155,6 +155,29 @@ def _trusted_enums(options: argparse.Namespace) -> list[type[enum.Enum]]:
     return list(found)
 
 
+def read_record(
+    options: argparse.Namespace, prog: str
+) -> tuple[AuditRecord, tuple[str, ...]] | None:
+    """The record `options.record` names and the roles asked of it (`--role`, else every
+    role); None if it cannot be read (said on stderr). An unknown role is a usage error."""
+    records = _read_records([options.record], prog, options)
+    if records is None:
+        return None
+    [record] = records
+    roles = record.roles
+    if options.role is None:
+        return record, roles
+    if options.role not in roles:
+        from layerconf.core.suggest import suggestion
+
+        raise UsageError(
+            f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "
+            f"{record.path}: {', '.join(roles)})",
+            prog,
+        )
+    return record, (options.role,)
+
+
 def _read_records(
     paths: Sequence[str], prog: str, options: argparse.Namespace
 ) -> list[AuditRecord] | None:
@@ -303,24 +326,12 @@ def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
 
     del argv
     prog = f"{PROG} audit replay"
-    records = _read_records([options.record], prog, options)
-    if records is None:
+    found = read_record(options, prog)
+    if found is None:
         return EXIT_PROBLEMS
-    [record] = records
-    roles = record.roles
-    if options.role is not None and options.role not in roles:
-        from layerconf.core.suggest import suggestion
-
-        raise UsageError(
-            f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "
-            f"{record.path}: {', '.join(roles)})",
-            prog,
-        )
+    record, roles = found
     try:
-        replayed = {
-            role: record.namespace(role)
-            for role in (roles if options.role is None else (options.role,))
-        }
+        replayed = {role: record.namespace(role) for role in roles}
     except AuditError as error:  # an enum class that is not trusted
         print_error(f"{prog}: error: {error}")
         return EXIT_PROBLEMS

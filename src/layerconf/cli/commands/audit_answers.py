@@ -9,26 +9,16 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from typing import NoReturn
 
 from layerconf.cli.command import Command, usage
-from layerconf.cli.commands.audit import _key_option, _read_records, _types_option
+from layerconf.cli.commands.audit import _key_option, _types_option, read_record
 from layerconf.cli.commands.explain import explain_keys, print_explained
-from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
+from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, print_error
 from layerconf.cli.scrub import stderr, stdout
 
 
 def _record_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("record", metavar="RECORD", help="an audit record, or its directory")
-
-
-def _unknown_role(role: str, roles: tuple[str, ...], path: str | None, prog: str) -> NoReturn:
-    from layerconf.core.suggest import suggestion
-
-    raise UsageError(
-        f"unknown role {role!r}{suggestion(role, roles)} (roles of {path}: {', '.join(roles)})",
-        prog,
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,13 +40,11 @@ def _relaunch_options(parser: argparse.ArgumentParser) -> None:
 def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
     del argv
     prog = f"{PROG} audit relaunch"
-    records = _read_records([options.record], prog, options)
-    if records is None:
+    found = read_record(options, prog)
+    if found is None:
         return EXIT_PROBLEMS
-    [record] = records
+    record, _ = found
     sections = record.data["roles"]
-    if options.role is not None and options.role not in sections:
-        _unknown_role(options.role, record.roles, record.path, prog)
     recorded = record.argv
     if options.role is not None and "argv" in sections[options.role]:
         own = sections[options.role]["argv"]
@@ -127,15 +115,10 @@ def _run_explain(options: argparse.Namespace, argv: list[str]) -> int:
 
     del argv
     prog = f"{PROG} audit explain"
-    records = _read_records([options.record], prog, options)
-    if records is None:
+    found = read_record(options, prog)
+    if found is None:
         return EXIT_PROBLEMS
-    [record] = records
-    roles = record.roles
-    if options.role is not None:
-        if options.role not in roles:
-            _unknown_role(options.role, roles, record.path, prog)
-        roles = (options.role,)
+    record, roles = found
     try:
         known = sorted({key for role in roles for key in record.values(role, strict=False)})
         settings, unknown = explain_keys(
