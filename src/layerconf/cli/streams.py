@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["Output", "OutputError", "discard", "escaped", "standard_output", "write_file"]
+__all__ = ["Output", "OutputError", "discard", "emit", "escaped", "standard_output", "write_file"]
 
 
 def standard_output() -> Output | None:
@@ -104,6 +104,17 @@ def discard(stream: TextIO) -> None:
             os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass  # not a descriptor (a StringIO): nothing buffered outlives the command
+
+
+def emit(text: str, output: str | None, *, what: str, example: str, prog: str) -> Path | None:
+    """`text` on the command's stdout when `output` is None or ``-``, else written to that file
+    (`write_file`): the path written, or None."""
+    if output in (None, "-"):
+        from layerconf.cli.scrub import stdout
+
+        stdout().write(text)
+        return None
+    return write_file(output, text.encode("utf-8"), what=what, example=example, prog=prog)
 
 
 def write_file(output: str, data: bytes, *, what: str, example: str, prog: str) -> Path:

@@ -7,8 +7,8 @@ import json
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, PROG
-from layerconf.cli.scrub import stderr, stdout
-from layerconf.cli.streams import write_file
+from layerconf.cli.scrub import stderr
+from layerconf.cli.streams import emit
 from layerconf.cli.trainer import preset_of, trainer_parser
 
 
@@ -34,16 +34,10 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     schema = role_file_schema(parser, title=title, preset=preset_of(options))
     # As dump_json prints it, to stdout or the file alike.
     text = json.dumps(schema, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    if options.output in (None, "-"):
-        stdout().write(text)
-    else:
-        written = write_file(
-            options.output,
-            text.encode("utf-8"),
-            what="the schema",
-            example="roles.schema.json",
-            prog=f"{PROG} schema",
-        )
+    written = emit(
+        text, options.output, what="the schema", example="roles.schema.json", prog=f"{PROG} schema"
+    )
+    if written is not None:
         print(f"wrote {written}", file=stderr())
     return EXIT_OK
 

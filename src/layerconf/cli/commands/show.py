@@ -15,7 +15,7 @@ from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print
 from layerconf.cli.render import Paint, dump_json, table, value_json, value_text, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
-from layerconf.cli.streams import write_file
+from layerconf.cli.streams import emit
 from layerconf.cli.trainer import preset_of, role_option, selected, trainer_parser
 
 if TYPE_CHECKING:
@@ -87,16 +87,8 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     except ValueError as error:
         print_error(f"{prog}: error: {error}")
         return EXIT_PROBLEMS
-    if options.output in (None, "-"):
-        stdout().write(text)
-    else:
-        written = write_file(
-            options.output,
-            text.encode("utf-8"),
-            what="the role file",
-            example="roles.yaml",
-            prog=prog,
-        )
+    written = emit(text, options.output, what="the role file", example="roles.yaml", prog=prog)
+    if written is not None:
         flags = [
             action.option_strings[-1]
             for action in trainer_parser(options)._actions
