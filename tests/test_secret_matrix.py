@@ -623,3 +623,34 @@ class TestSecretOptionsScan:
         action.dest = "wandb_key"
         found = redact_argv(["--run-cookie", "c00kie-value"], SECRETS, parser=parser)[1]
         assert found == ["c00kie-value"]
+
+
+class TestRuleMessages:
+    """A rule's message and hint never quote a secret key's value, nor its default."""
+
+    def test_a_type_errors_hint(self) -> None:
+        from layerconf import Layer, LayerStack, TypeCoercion
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--wandb-key", default="s3cretDEFAULTkey")
+        parser.add_argument("--hf-token", nargs="+", default=["hf_LEAKEDvalue123"])
+        layer = Layer("role-config", "file", {"wandb_key": None, "hf_token": []})
+        stack = LayerStack([layer], [TypeCoercion(parser)])
+        with pytest.raises(ConfigError) as caught:
+            stack.resolve()
+        text = str(caught.value) + repr(caught.value.problems)
+        assert "s3cretDEFAULTkey" not in text
+        assert "hf_LEAKEDvalue123" not in text
+
+    def test_topology_guard(self) -> None:
+        from layerconf import Layer, LayerStack, resolve_stacks
+        from layerconf.rules import TopologyGuard
+
+        rules = [TopologyGuard(["wandb_key"])]
+        stacks = {
+            role: LayerStack([Layer("cli", "cli", {"wandb_key": f"SECRETvalue{role}"})], rules)
+            for role in ("actor", "critic")
+        }
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(stacks)
+        assert "SECRETvalue" not in str(caught.value)

@@ -291,15 +291,17 @@ class TypeCoercion:
         # A credential's value is never quoted, not even when it is the wrong type.
         # Nor a secret inside it (``{"HF_TOKEN": ...`` in malformed JSON, a URL's password).
         value = failure.value
-        got = (
-            SECRETS.placeholder
-            if SECRETS.is_secret(key) or (isinstance(value, str) and shows_secret(value))
-            else _show(SECRETS.redact(key, value))
-        )
+        hint = failure.hint
+        if SECRETS.is_secret(key) or (isinstance(value, str) and shows_secret(value)):
+            # The hint may quote the value or the default ("write a YAML list: ['hf_...']").
+            got, hint = SECRETS.placeholder, f"write {failure.expected}"
+        else:
+            got = _show(SECRETS.redact(key, value))
         if hidden:  # the value is (or quotes) a secret of its layer: wandb_key's, pasted here
             got = scrub_text(got, hidden)
+            hint = scrub_text(hint, hidden)
         message = f"{failure.subject} must be {failure.expected} (got {got})"
-        return Problem.at(origin, message, key=key, hint=failure.hint, rule=self.name)
+        return Problem.at(origin, message, key=key, hint=hint, rule=self.name)
 
 
 def _secrets_of(values: Mapping[str, Any]) -> list[str]:

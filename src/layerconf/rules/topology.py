@@ -21,7 +21,8 @@ import attrs
 from layerconf.core.checks import check_iterable
 from layerconf.core.records import Origin
 from layerconf.core.rules import Decision, RuleContext
-from layerconf.core.values import same_value
+from layerconf.core.secrets import SECRETS
+from layerconf.core.values import same_value, value_text
 from layerconf.exceptions import Problem
 from layerconf.rules.coercion import spec_of
 
@@ -97,10 +98,11 @@ class TopologyGuard:
             list(settings.values())[-1],
         )
         # The blamed value is where the problem is located: its place is not repeated.
+        shown = {role: value_text(SECRETS.redact(key, s.value)) for role, s in settings.items()}
         parts = [
-            f"{role} {key}={setting.value!r}"
+            f"{role} {key}={shown[role]}"
             if setting is blamed
-            else f"{role} {setting.value!r} from {short_origin(setting.origin)}"
+            else f"{role} {shown[role]} from {short_origin(setting.origin)}"
             for role, setting in sorted(settings.items(), key=lambda item: item[1] is not blamed)
         ]
         return Problem.at(
