@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import layerconf
 from layerconf import (
     PLAIN,
     ConfigError,
@@ -654,3 +655,27 @@ class TestRuleMessages:
         with pytest.raises(ConfigError) as caught:
             resolve_stacks(stacks)
         assert "SECRETvalue" not in str(caught.value)
+
+
+class TestQuotedValues:
+    """Messages about a wrong argument or a slime string conversion quote no secret."""
+
+    def test_argv_as_bytes(self) -> None:
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--wandb-key")
+        with pytest.raises(TypeError) as caught:
+            layerconf.parse_args(parser, b"--wandb-key S3cretBytesValue")
+        assert "S3cretBytesValue" not in str(caught.value)
+
+    def test_a_source_returning_no_reading(self) -> None:
+        class Leaky:
+            name = "leaky"
+
+            def read(self, parser: argparse.ArgumentParser) -> Any:
+                return {"WANDB_KEY": "S3cretSourceValue"}
+
+        with pytest.raises(TypeError) as caught:
+            layerconf.resolve_roles(
+                argparse.ArgumentParser(), [], preset=layerconf.PLAIN, sources=[Leaky()]
+            )
+        assert "S3cretSourceValue" not in str(caught.value)

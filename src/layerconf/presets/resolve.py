@@ -65,8 +65,8 @@ def resolve_roles(
         reading = source.read(parser)
         if not isinstance(reading, Reading):
             raise TypeError(
-                f"source {source.name!r}: read(parser) returned the {type(reading).__name__} "
-                f"{reading!r:.60}, not a layerconf.Reading"
+                f"source {source.name!r}: read(parser) returned the {type(reading).__name__}, "
+                "not a layerconf.Reading"
             )
         found.extend(reading.problems)
         _add_inputs(inputs, reading.inputs)

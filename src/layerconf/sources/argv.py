@@ -136,8 +136,8 @@ def _check_call(
     if args is None:
         strings = sys.argv[1:]
     elif isinstance(args, (str, bytes)):
-        shown = args if isinstance(args, str) else repr(args)
-        shown = " ".join(redacted_argv(shown.split(), parser))  # no secret quoted
+        text = args if isinstance(args, str) else args.decode("utf-8", "replace")
+        shown = " ".join(redacted_argv(text.split(), parser))  # no secret quoted
         raise TypeError(
             f"{function}() takes args as a list of str (got the {type(args).__name__} "
             f"{shown!r:.80}); split a command line first, e.g. with shlex.split()"

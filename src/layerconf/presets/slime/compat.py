@@ -37,8 +37,9 @@ from layerconf.core.merge import Policy, merge_layers
 from layerconf.core.namespace import Namespace, notices, provenance_of
 from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
+from layerconf.core.secrets import SECRETS, shows_secret
 from layerconf.core.stack import LayerStack
-from layerconf.core.values import same_value
+from layerconf.core.values import same_value, value_text
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
 from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES, TOP_KEY
@@ -137,14 +138,15 @@ class _SlimeCoercion:
             except (ValueError, TypeError):
                 yield warning(
                     key,
-                    f"{key!r} stays the string {value!r}: it is not a {kind}",
+                    f"{key!r} stays the string {_quoted(key, value)}: it is not a {kind}",
                     f"write a {kind}, as on the command line",
                 )
                 continue
             if isinstance(original, bool):
                 yield warning(
                     key,
-                    f"{key!r}: the string {value!r} became {converted!r}, as slime computes",
+                    f"{key!r}: the string {_quoted(key, value)} became {converted!r}, as slime "
+                    "computes",
                     "write true or false without quotes",
                 )
             yield Convert(LAYER, key, converted)
@@ -355,3 +357,10 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     if changed:
         layers.append(Layer("runtime", "runtime", changed, Origin("runtime", "runtime")))
     return layers, deleted
+
+
+def _quoted(key: str, value: str) -> str:
+    """`value` as a message may quote it: never a secret's, nor text that shows one."""
+    if SECRETS.is_secret(key) or shows_secret(value):
+        return SECRETS.placeholder
+    return value_text(value)
