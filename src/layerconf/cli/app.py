@@ -89,14 +89,15 @@ def _main(arguments: list[str]) -> int:
         return EXIT_OK
     command, rest = _command(own, commands)
     prog = f"{PROG} {command.name}"
+    parser = command.parser()
     try:
-        options = command.parser().parse_intermixed_args(rest)
+        options = parser.parse_intermixed_args(rest)
     except SystemExit as stop:  # --help
         return int(stop.code or 0)
     except UsageError as error:
         if separated or not command.takes_argv:
             raise
-        raise missing_separator(command.parser(), rest, error) from None
+        raise missing_separator(parser, rest, error) from None
     if command.takes_argv and not separated and not command.argv_optional:
         raise UsageError(
             "give the trainer's command line after '--', as it would be launched "
@@ -110,7 +111,7 @@ def _main(arguments: list[str]) -> int:
     options.separated = separated  # whether '--' was given, even with nothing after it
     if command.takes_parser:
         check_options(options, prog)
-        check_trainer_argv(options, command.parser(), trainer, prog)
+        check_trainer_argv(options, parser, trainer, prog)
     return command.run(options, trainer)
 
 

@@ -200,17 +200,13 @@ def setting_for(
     key: str,
     writes: Sequence[Write] = (),
     count: int | None = None,
-    candidates: Sequence[int] | None = None,
 ) -> Setting:
     """The `Setting` of `key` in `values`, resolved with `provenance`, after `writes` (the
-    writes kept of `count` made, if more).
-
-    `candidates` are the indices of the layers holding the key's first part, if known.
-    """
+    writes kept of `count` made, if more)."""
     path = _path_of(values, key)
     current = _lookup(values, path)
     layers = provenance.layers
-    contributions = trace(layers, provenance.policies, path, candidates).contributions
+    contributions = trace(layers, provenance.policies, path).contributions
     events = provenance.events.get(path, ())
     if not events and not writes and contributions:
         # The common case: no rule touched the key and nobody assigned it since.

@@ -20,7 +20,7 @@ which layers held it and why each lost. The property tests check that `trace` an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from deepmerge import Merger
@@ -128,17 +128,14 @@ def trace(
     layers: Sequence[Layer],
     policies: Mapping[Path, Policy],
     path: Path,
-    candidates: Iterable[int] | None = None,
 ) -> Trace:
     """Which layers set `path`, in order: `merge_layers`'s semantics (`_merges_into`) traced.
 
     A layer that replaces an ancestor of `path` (with a non-mapping, or under a ``replace``
     policy) overrides everything before it at `path`, even where it does not hold `path`.
-    `candidates`, the indices of the layers holding ``path[0]`` in order, saves looking at
-    the others (no other layer can hold or replace `path`).
     """
     entries: list[tuple[int, Any, bool, bool]] = []  # (layer index, value, holds path, wipes)
-    indices = range(len(layers)) if candidates is None else candidates
+    indices = range(len(layers))  # `plain_settings` walks them all at once for most keys
     if len(path) == 1:  # a top-level key, almost every key there is: nothing to wipe
         key = path[0]
         for index in indices:

@@ -49,6 +49,7 @@ from layerconf.core.records import Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
 from layerconf.core.secrets import SECRETS, scrub_text, secret_texts, shows_secret
 from layerconf.core.suggest import did_you_mean_hint
+from layerconf.core.values import shorten
 from layerconf.exceptions import Problem
 
 __all__ = [
@@ -565,8 +566,7 @@ def _int_hint(value: Any) -> str:
 
 def _show(value: Any, limit: int = 60) -> str:
     """`value` as a YAML reader would write it back: null, true, 'text', [1, 2]; shortened."""
-    text = _yamlish(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return shorten(_yamlish(value), limit)
 
 
 def _yamlish(value: Any) -> str:
