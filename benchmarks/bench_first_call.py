@@ -13,7 +13,8 @@ PPO command line; its role file, read from ``tests/fixtures``):
 - ``first call, imports done``: every module the call needs is imported before the clock
   starts (what a trainer that already imported layerconf pays), layerconf's
   ``resolve_roles(parser, argv)`` (argv -> both roles with full provenance) against slime's way
-  (``parse_known_args``, then ``parse_megatron_role_args`` per role; ``run.py`` transcribes it).
+  (``parse_known_args``, then ``parse_megatron_role_args`` per role, as
+  ``tests/slime_reference.py`` transcribes it).
   Target: layerconf >= 2x faster.
 - ``first call, lazy imports counted``: only ``import layerconf`` and its dependencies before
   the clock; the first call also pays the modules it imports on first use.
@@ -70,9 +71,10 @@ def _child(approach: str) -> dict[str, float]:
     import deepmerge  # noqa: F401
     import yaml
 
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(ROOT))
+    from tests import slime_reference as slime  # slime's way, step by step (no layerconf)
+
     import layerconf
-    import run  # slime's way, transcribed step by step
 
     if not approach.endswith("+lazy"):
         for module in _EVERYTHING:
@@ -88,7 +90,7 @@ def _child(approach: str) -> dict[str, float]:
         return layerconf.resolve_roles(parser, argv)
 
     def slime_argv() -> object:
-        return run.slime_resolve_roles(parser, argv)
+        return slime.slime_resolve_roles(parser, argv)
 
     def compat() -> object:
         from layerconf.compat.slime import parse_megatron_role_args
@@ -99,7 +101,7 @@ def _child(approach: str) -> dict[str, float]:
     def slime_function() -> object:
         path = base.megatron_config_path  # type: ignore[union-attr]
         return [
-            run.slime_parse_megatron_role_args(base, path, role) for role in ("actor", "critic")
+            slime.slime_parse_megatron_role_args(base, path, role) for role in ("actor", "critic")
         ]
 
     def floor() -> object:
@@ -212,8 +214,8 @@ def main() -> None:
     for item in rows:
         target = f" (target >= {item['target']:g}x)" if item["target"] else ""
         print(
-            f"{item['verdict'] or '    '}  {item['figure']}: {item['ratio']:.2f}"
-            f"{item['note'][1:] if item['note'].startswith('x') else item['note']}{target}"
+            f"{item['verdict'] or '    '}  {item['figure']}: "
+            f"{item['ratio']:.2f}{item['note']}{target}"
         )
     path = save("first_call", {"samples": SAMPLES, "medians_s": medians, "figures": rows})
     print(f"results: {path}")

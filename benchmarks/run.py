@@ -74,6 +74,7 @@ from tests.slime_reference import (  # noqa: E402
     SLIME_ROLES,
     slime_critic_defaults,
     slime_parse_megatron_role_args,
+    slime_resolve_roles,
 )
 
 ROOT = HERE.parent
@@ -113,17 +114,6 @@ UNITS = {
 # ---------------------------------------------------------------------------------------------
 # slime's way: slime's own function, as tests/slime_reference.py transcribes it (the parity
 # test holds the drop-in to the same copy).
-
-
-def slime_resolve_roles(
-    parser: argparse.ArgumentParser, argv: Sequence[str], roles: Sequence[str] = SLIME_ROLES
-) -> dict[str, argparse.Namespace]:
-    """The whole job as slime does it: parse the command line, then each role (no provenance)."""
-    args, _unknown = parser.parse_known_args(list(argv))
-    return {
-        role: slime_parse_megatron_role_args(args, args.megatron_config_path, role, roles)
-        for role in roles
-    }
 
 
 # ---------------------------------------------------------------------------------------------

@@ -105,3 +105,14 @@ def slime_parse_megatron_role_args(
     result = slime_apply_overrides(base_args, overrides, role)
     _logger.info(f"Parsed megatron config for role={role}: overrides = {list(overrides)}")
     return result
+
+
+def slime_resolve_roles(
+    parser: argparse.ArgumentParser, argv: Sequence[str], roles: Sequence[str] = SLIME_ROLES
+) -> dict[str, argparse.Namespace]:
+    """The whole job as slime does it: parse the command line, then each role (no provenance)."""
+    args, _unknown = parser.parse_known_args(list(argv))
+    return {
+        role: slime_parse_megatron_role_args(args, args.megatron_config_path, role, roles)
+        for role in roles
+    }
