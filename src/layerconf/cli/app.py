@@ -141,7 +141,7 @@ def _top_parser(commands: Mapping[str, Command]) -> argparse.ArgumentParser:
 
 
 def _first_words(commands: Mapping[str, Command]) -> list[str]:
-    """The commands as the command line names them first: ``audit`` once for all three."""
+    """The commands as the command line names them first: ``audit`` once for all its subcommands."""
     return list(dict.fromkeys(name.split()[0] for name in commands))
 
 

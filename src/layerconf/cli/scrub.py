@@ -94,7 +94,8 @@ def scrubbing(argv: Sequence[str], output: TextIO | None = None) -> Iterator[Non
 
 
 def stdout() -> TextIO:
-    """Where the running command writes its output: ``sys.stdout``, scrubbed of secrets."""
+    """Where the running command writes its output (`scrubbing`'s `output`, else
+    ``sys.stdout``), scrubbed of secrets."""
     running = _RUNNING.get()
     return sys.stdout if running is None else running.stdout
 

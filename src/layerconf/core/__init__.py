@@ -6,9 +6,11 @@
 - `merge`: the one definition of how layers merge, and `trace` of a path through them;
 - `rules`: the `Rule` contract, `RuleContext`, the decisions, `RuleSet`;
 - `stack`: `LayerStack` and `resolve_stacks` (layers -> rules -> merge -> rules -> namespace);
-- `namespace`: `Namespace`, an `argparse.Namespace` that carries its `Provenance`;
-- `explain`: `explain(args, key)`, `explain_all(args)`;
-- `suggest`: the did-you-mean of every message.
+- `namespace`: `Namespace`, an `argparse.Namespace` that carries its `Provenance`, its bounded
+  runtime writes, `freeze`;
+- `explain`: `explain(args, key)`, `explain_all(args)`, `plain_settings` (the bulk walk);
+- `suggest`: the did-you-mean of every message; `checks`: the argument types of public
+  functions.
 
 Sources (`layerconf.sources`) make layers, presets (`layerconf.presets`) put stacks and rules
 together; nothing here imports them (an import-linter contract says so).
