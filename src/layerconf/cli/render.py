@@ -19,6 +19,7 @@ __all__ = [
     "Paint",
     "dump_json",
     "heading",
+    "json_text",
     "problem_line",
     "setting_json",
     "table",
@@ -129,11 +130,15 @@ def problem_line(problem: Problem, paint: Paint) -> str:
 
 
 def dump_json(data: Any) -> None:
-    """`data` on stdout as indented JSON (not ASCII-escaped, no NaN), always UTF-8."""
+    """`data` on stdout as `json_text` writes it."""
+    stdout().write(json_text(data))
+
+
+def json_text(data: Any) -> str:
+    """`data` as indented JSON (not ASCII-escaped, no NaN) and a newline, always UTF-8."""
     import json
 
-    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
-    stdout().write(utf8_text(text) + "\n")
+    return utf8_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)) + "\n"
 
 
 def utf8_text(text: str) -> str:

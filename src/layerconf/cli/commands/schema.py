@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from layerconf.cli.command import Command, usage
 from layerconf.cli.errors import EXIT_OK, PROG
+from layerconf.cli.render import json_text
 from layerconf.cli.scrub import stderr
 from layerconf.cli.streams import emit
 from layerconf.cli.trainer import preset_of, trainer_parser
@@ -32,8 +32,7 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     from layerconf.presets import role_file_schema
 
     schema = role_file_schema(parser, title=title, preset=preset_of(options))
-    # As dump_json prints it, to stdout or the file alike.
-    text = json.dumps(schema, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json_text(schema)  # as dump_json prints it, to stdout or the file alike
     written = emit(
         text, options.output, what="the schema", example="roles.schema.json", prog=f"{PROG} schema"
     )
