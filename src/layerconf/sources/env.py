@@ -30,7 +30,13 @@ import attrs
 
 from layerconf.core.checks import check_type, typed
 from layerconf.core.records import Layer, Origin
-from layerconf.core.secrets import SECRETS, SecretPolicy, embedded_secrets, shows_secret
+from layerconf.core.secrets import (
+    SECRETS,
+    SecretPolicy,
+    embedded_secrets,
+    scrub_text,
+    shows_secret,
+)
 from layerconf.core.suggest import did_you_mean
 from layerconf.exceptions import Problem
 from layerconf.sources.base import Reading
@@ -264,13 +270,7 @@ def _without(message: str, text: str, policy: SecretPolicy) -> str:
     words = {text, *text.split()}
     with contextlib.suppress(ValueError):  # an unclosed quote: split on spaces is there
         words.update(shlex.split(text))
-    for word in sorted(words, key=len, reverse=True):
-        if not word:
-            continue
-        message = message.replace(repr(word), repr(policy.placeholder))
-        if len(word) >= policy.min_scrub_length:
-            message = message.replace(word, policy.placeholder)
-    return message
+    return scrub_text(message, list(words), policy)
 
 
 def _actions_by_dest(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
