@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Literal, Union
 
 import attrs
@@ -75,7 +76,13 @@ def _prefixes(prefixes: Iterable[str]) -> tuple[str, ...]:
 
 
 def _mapping(values: Mapping[str, str]) -> Mapping[str, str]:
-    return dict(values)
+    # Read-only: rules are built from these once per preset and parser, so a change in place
+    # would never reach them. (A copy: the caller's dict may change afterwards.)
+    return MappingProxyType(dict(values))
+
+
+def _rebuild(fields: dict[str, Any]) -> Preset:
+    return Preset(**fields)
 
 
 @attrs.frozen
@@ -97,7 +104,8 @@ class Preset:
       the parser's is an error with a did-you-mean either way: the trainer would drop it.
     - `extra_keys`: keys a role file may set though the parser has no such dest, with what they
       mean (for the schema and the unknown-keys rule); `ignored_keys`: keys dropped from role
-      files, with where to set them instead.
+      files, with where to set them instead, and `ignored_because` says why. All three are
+      read-only mappings (build a changed preset with ``attrs.evolve``).
     - `run_wide_keys`: keys that decide the shape of the whole run (slime's ``use_critic``, the
       role file's own dest), with where to set them instead: in a role file they are errors
       (`run_wide_rule`), `run_wide_because` says why.
@@ -127,6 +135,17 @@ class Preset:
     ignored_keys: Mapping[str, str] = attrs.field(factory=dict, converter=_mapping, hash=False)
     run_wide_keys: Mapping[str, str] = attrs.field(factory=dict, converter=_mapping, hash=False)
     run_wide_because: str = "it decides the whole run (every role), not one role"
+    ignored_because: str = "it is set on the command line"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by its fields, the read-only mappings as dicts (a mappingproxy does not
+        # pickle); the constructor makes them read-only again.
+        fields = {
+            field.name: dict(value) if isinstance(value, MappingProxyType) else value
+            for field in attrs.fields(Preset)
+            for value in [getattr(self, field.name)]
+        }
+        return _rebuild, (fields,)
 
     def rules_for(self, parser: argparse.ArgumentParser) -> RuleSet:
         """This preset's rules for `parser` (not cached: `resolve_roles` keeps them).
@@ -169,7 +188,9 @@ def default_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
     if preset.run_wide_keys:
         rules.append(run_wide_rule(preset))
     if preset.ignored_keys:
-        rules.append(IgnoredKeys(preset.ignored_keys, layer=preset.layer))
+        rules.append(
+            IgnoredKeys(preset.ignored_keys, layer=preset.layer, because=preset.ignored_because)
+        )
     rules.append(UnknownKeys(parser, layer=preset.layer, also_known=preset.extra_keys.keys()))
     rules.append(TypeCoercion(parser, layers=(preset.layer,)))
     return RuleSet(rules)

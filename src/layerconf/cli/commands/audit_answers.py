@@ -62,14 +62,46 @@ def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
             "resolved from values, not parsed): there is nothing to re-launch"
         )
         return EXIT_PROBLEMS
-    print(shlex.join(recorded), file=stdout())
+    print(" ".join(map(shell_word, recorded)), file=stdout())
     for index, flag in redacted_flags(recorded):
         print(
-            f"{prog}: argv[{index}]: supply the secret of {flag}: the record holds a "
+            f"{prog}: argv[{index}]: supply the secret of {shell_word(flag)}: the record holds a "
             "placeholder in its place",
             file=stderr(),
         )
     return EXIT_OK
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shell_word(token: str) -> str:
+    """`token` as a shell word: `shlex.quote`'s, or, for a token holding a character a terminal
+    would act on (an escape sequence from a forged record, a line break, a right-to-left
+    override), bash's ANSI-C quoting (zsh and ksh read it too) with that character escaped:
+    ``$'/ckpt\\x1b[2J'``, ``\\n``, ``\\u202e`` (``\\u009b`` for a C1 control). A byte of argv
+    that was not UTF-8 (a lone surrogate) is written as that byte, ``\\xff``, so that the
+    shell gives back the very token."""
+    if token.isprintable():
+        return shlex.quote(token)
+    out = []
+    for char in token:
+        code = ord(char)
+        if char in "\\'":
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        elif char in _NAMED:
+            out.append(_NAMED[char])
+        elif code < 0x80:  # (bash's \\xHH is a byte: above 0x7f it would not be UTF-8)
+            out.append(f"\\x{code:02x}")
+        elif 0xDC80 <= code <= 0xDCFF:  # surrogateescape's byte
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "$'" + "".join(out) + "'"
 
 
 def redacted_flags(argv: tuple[str, ...]) -> list[tuple[int, str]]:
@@ -135,8 +167,9 @@ COMMANDS = (
         "audit relaunch",
         usage("audit relaunch", "[--role ROLE] [--key-file FILE] RECORD", takes_parser=False),
         "the command line that re-launches a recorded run",
-        "Print the command line an audit record kept, shell-quoted (shlex.join), as Hydra's "
-        "saved\noverrides re-launch a run. Secrets were redacted when the record was written: "
+        "Print the command line an audit record kept, shell-quoted (shlex.quote; a token "
+        "holding a\ncontrol character in bash's $'...', the character escaped), as Hydra's "
+        "saved overrides\nre-launch a run. Secrets were redacted when the record was written: "
         "each one\nis a placeholder, and a line on stderr names the flag whose secret to "
         "supply.",
         "example:\n"

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from layerconf.core.checks import check_type
 from layerconf.core.rules import RuleContext, RuleSet
-from layerconf.presets.preset import Preset
+from layerconf.presets.preset import Preset, run_wide_rule
 from layerconf.presets.role_file import RoleFile, RoleFileFormat
 from layerconf.presets.role_file import check_role_file as _check
 from layerconf.presets.role_file import read_role_file as _read
@@ -110,19 +110,40 @@ def slime_rules(
     check_type(
         "slime_rules", "parser", parser, argparse.ArgumentParser, "an argparse.ArgumentParser"
     )
+    return _rules(
+        parser,
+        layer=layer,
+        run_wide=IgnoredKeys(
+            run_wide_keys,
+            action="error",
+            layer=layer,
+            because=RUN_WIDE_BECAUSE,
+            name="run-wide-keys",
+        ),
+        ignored=IgnoredKeys(
+            RESOURCE_KEYS, action=ignored_keys, layer=layer, because=RESOURCES_BECAUSE
+        ),
+        also_known=CRITIC_DEFAULTS.keys(),
+        unknown_keys=unknown_keys,
+        topology=topology,
+    )
+
+
+def _rules(
+    parser: argparse.ArgumentParser,
+    *,
+    layer: str,
+    run_wide: IgnoredKeys,
+    ignored: IgnoredKeys,
+    also_known: Iterable[str],
+    unknown_keys: Literal["error", "warn"] = "error",
+    topology: Literal["error", "warn", "off"] = "error",
+) -> RuleSet:
     return RuleSet(
         [
-            IgnoredKeys(
-                run_wide_keys,
-                action="error",
-                layer=layer,
-                because=RUN_WIDE_BECAUSE,
-                name="run-wide-keys",
-            ),
-            IgnoredKeys(RESOURCE_KEYS, action=ignored_keys, layer=layer, because=RESOURCES_BECAUSE),
-            UnknownKeys(
-                parser, action=unknown_keys, also_known=CRITIC_DEFAULTS.keys(), layer=layer
-            ),
+            run_wide,
+            ignored,
+            UnknownKeys(parser, action=unknown_keys, also_known=also_known, layer=layer),
             TypeCoercion(parser, layers=(layer,)),
             PpoScope(layer=layer),
             critic_defaults(layer),
@@ -135,7 +156,16 @@ def slime_rules(
 
 
 def _standard_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
-    return slime_rules(parser, layer=preset.layer, run_wide_keys=preset.run_wide_keys)
+    """slime's rules as `preset` (SLIME, or an ``attrs.evolve`` of it) says: its run-wide,
+    ignored and extra keys, with why, on its role layer."""
+    layer = preset.layer
+    return _rules(
+        parser,
+        layer=layer,
+        run_wide=run_wide_rule(preset),
+        ignored=IgnoredKeys(preset.ignored_keys, layer=layer, because=preset.ignored_because),
+        also_known=preset.extra_keys.keys(),
+    )
 
 
 #: slime's ``--megatron-config-path`` contract: PPO's actor and critic.
@@ -154,6 +184,7 @@ SLIME = Preset(
     ignored_keys=RESOURCE_KEYS,
     run_wide_keys=RUN_WIDE_KEYS,
     run_wide_because=RUN_WIDE_BECAUSE,
+    ignored_because=RESOURCES_BECAUSE,
     standard_rules=_standard_rules,
 )
 
