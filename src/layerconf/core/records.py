@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -354,6 +353,8 @@ class Setting:
                 found.extend(redact_argv([token], policy)[1])
         if not found:
             return self
+        import json  # only when a setting shows a secret: not at import
+
         texts: set[str] = set()
         for text in found:
             if len(text) >= policy.min_scrub_length:

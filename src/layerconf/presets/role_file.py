@@ -19,7 +19,6 @@ parse.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -28,6 +27,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.checks import PATH, check_type
+from layerconf.core.lazy import sha256_hex
 from layerconf.core.records import Layer, Origin, join_path
 from layerconf.core.secrets import shows_secret
 from layerconf.core.suggest import did_you_mean, suggestion
@@ -137,7 +137,7 @@ def check_role_file(
     if isinstance(data, YamlDocument):
         return _RoleReader(data, valid, layer_name, top).read()
     # The same bytes read the same way: a trainer reads its role file once per role.
-    sha256 = hashlib.sha256(data).hexdigest()
+    sha256 = sha256_hex(data)
     key = (source, valid, layer_name, form, sha256, *reader_settings())
     with _ROLE_FILES_LOCK:
         role_file = _ROLE_FILES.get(key)

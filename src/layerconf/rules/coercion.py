@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import argparse
 import enum
-import json
 import math
 import operator
+import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -518,7 +518,7 @@ def _item(action: argparse.Action, type_: Any) -> ItemSpec:
         family, exact = "int", frozenset({int})
     elif type_ is float:
         family, exact = "float", frozenset({float})
-    elif type_ is json.loads:
+    elif type_ is getattr(sys.modules.get("json"), "loads", None):  # no json: not json.loads
         family, exact = "JSON", frozenset({dict, list, int, float, bool})
     else:
         family, exact = "custom", frozenset()
