@@ -84,6 +84,38 @@ class TestLazyLoading:
         }
         assert sorted(unused.intersection(loaded)) == []
 
+    def test_a_command_loads_only_its_own_module(self) -> None:
+        """``layerconf check`` imports the check command, not the other commands (audit, schema,
+        completion...) nor pathlib (only -o writes a file)."""
+        code = (
+            "import sys\n"
+            "from layerconf.cli import main\n"
+            "status = main(['check', '--', '--rollout-batch-size', '4', '--lr', '1e-6'])\n"
+            "loaded = [m for m in sys.modules if m.startswith('layerconf.cli.commands.')]\n"
+            "print('MODULES', status, *sorted(loaded), 'pathlib' in sys.modules)\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+        modules = out.splitlines()[-1].split()
+        assert modules == ["MODULES", "0", "layerconf.cli.commands.check", "False"]
+
+    def test_every_command_is_listed_where_it_is(self) -> None:
+        """The dispatch table names each command's module: a command added to a module and not
+        to the table, or moved, fails here."""
+        import importlib
+        import pkgutil
+
+        from layerconf.cli import app, commands
+
+        defined = {}
+        for module in pkgutil.iter_modules(commands.__path__):
+            imported = importlib.import_module(f"{commands.__name__}.{module.name}")
+            for command in getattr(imported, "COMMANDS", ()):
+                defined[command.name] = module.name
+        assert defined == app._COMMAND_MODULES
+        assert list(app._commands()) == list(app._COMMAND_MODULES)
+
     def test_first_use_loads(self) -> None:
         """Using a lazy name loads its module, once."""
         code = (
