@@ -1,16 +1,19 @@
-"""Work deferred from import to first use gives what the eager version gave."""
+"""Work deferred from import to first use, or done once instead of once per class, gives what
+the eager version gave."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import threading
+from typing import Any, ClassVar
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from layerconf.core.lazy import LazyPattern, sha256_hex
+from layerconf.core.lazy import LazyPattern, record_repr, sha256_hex
 
 # The patterns layerconf defers, so that the comparison covers what is used.
 PATTERNS = [
@@ -75,3 +78,90 @@ class TestSha256:
     def test_large_input(self) -> None:
         data = bytes(range(256)) * 4099
         assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
+
+
+def _twins(body: dict[str, Any], **options: Any) -> tuple[type, type]:
+    """The same attrs class twice: with the repr attrs compiles, and with `record_repr`."""
+    compiled = attrs.frozen(type("Record", (), dict(body)), **options)
+    shared = attrs.frozen(type("Record", (), {**body, "__repr__": record_repr}), **options)
+    assert shared.__repr__ is record_repr  # attrs left it alone
+    return compiled, shared
+
+
+class TestRecordRepr:
+    """record_repr writes what attrs' compiled __repr__ writes, for any attrs class."""
+
+    FIELDS: ClassVar[dict[str, Any]] = {
+        "__annotations__": {"name": "str", "count": "int", "hidden": "str", "shown": "Any"},
+        "name": attrs.field(),
+        "count": attrs.field(default=3),
+        "hidden": attrs.field(default="secret", repr=False),
+        "shown": attrs.field(default=None, repr=lambda value: f"<{len(str(value))} chars>"),
+    }
+
+    @given(st.text(max_size=20), st.integers(), st.one_of(st.none(), st.text(max_size=5)))
+    def test_same_text(self, name: str, count: int, shown: str | None) -> None:
+        compiled, shared = _twins(self.FIELDS)
+        assert repr(shared(name, count, "x", shown)) == repr(compiled(name, count, "x", shown))
+
+    def test_no_fields(self) -> None:
+        compiled, shared = _twins({})
+        assert repr(shared()) == repr(compiled()) == "Record()"
+
+    def test_a_field_without_init(self) -> None:
+        body = {
+            "__annotations__": {"a": "int", "b": "int"},
+            "a": attrs.field(),
+            "b": attrs.field(init=False, default=7),
+        }
+        compiled, shared = _twins(body)
+        assert repr(shared(1)) == repr(compiled(1)) == "Record(a=1, b=7)"
+
+    def test_a_record_inside_itself(self) -> None:
+        """A cycle through a mutable value prints '...', as attrs does."""
+        body = {"__annotations__": {"items": "list[Any]"}, "items": attrs.field()}
+        compiled, shared = _twins(body)
+        loops = [shared([]), compiled([])]
+        for record in loops:
+            record.items.append(record)
+        assert repr(loops[0]) == repr(loops[1]) == "Record(items=[...])"
+
+    def test_a_local_class_and_a_nested_record(self) -> None:
+        """The name without '<locals>.', as attrs writes it; records inside records."""
+
+        def make() -> type:
+            @attrs.frozen
+            class Inner:
+                __repr__ = record_repr
+                value: Any
+
+            return Inner
+
+        inner = make()
+        assert inner.__qualname__.endswith("<locals>.Inner")
+        assert repr(inner(inner(1))) == "Inner(value=Inner(value=1))"
+
+    def test_threads(self) -> None:
+        """Each thread keeps its own record of what it is printing."""
+        compiled, shared = _twins(self.FIELDS)
+        record, expected = shared("a" * 50, 1, "x", None), repr(compiled("a" * 50, 1, "x", None))
+        barrier = threading.Barrier(6)
+        texts: list[str] = []
+
+        def use() -> None:
+            barrier.wait()
+            texts.extend(repr(record) for _ in range(200))
+
+        threads = [threading.Thread(target=use) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert set(texts) == {expected}
+
+    @pytest.mark.parametrize("name", ["Origin", "Layer", "Problem", "Preset", "TypeCoercion"])
+    def test_layerconf_records_use_it(self, name: str) -> None:
+        """The records a resolution builds share it instead of compiling their own."""
+        import layerconf
+
+        assert getattr(layerconf, name).__repr__ is record_repr

@@ -1,5 +1,8 @@
-"""Work a module would do at import time, done on first use instead: most processes never need it.
+"""Import cost: work a module would do at import time, done on first use or once for all.
 
+`record_repr` is the ``__repr__`` attrs writes for a record, written once: attrs compiles one
+per class at import (a third of the code it compiles for a frozen class), and a record's repr
+serves only a developer reading it, never a resolution.
 `LazyPattern` compiles a regular expression the first time it is used: the patterns that find
 secrets in free text, or the line breaks that locate a YAML error, serve messages a resolution
 rarely writes, and compiling one costs more than importing a small module. `sha256_hex` is the
@@ -11,10 +14,13 @@ resolution import.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["LazyPattern", "sha256_hex"]
+import attrs
+
+__all__ = ["LazyPattern", "record_repr", "sha256_hex"]
 
 
 def _sha256_function() -> Callable[[bytes], Any]:
@@ -70,3 +76,39 @@ def sha256_hex(data: bytes) -> str:
     """The SHA-256 of `data` in hex, as ``hashlib.sha256(data).hexdigest()`` gives it."""
     digest: str = _SHA256(data).hexdigest()
     return digest
+
+
+_PRINTING = threading.local()  # per thread: the records being printed, against cycles
+
+
+def record_repr(self: Any) -> str:
+    """``Name(field=value, ...)`` as attrs' own ``__repr__`` writes it, for any attrs class.
+
+    A class gets it with ``__repr__ = record_repr`` in its body (attrs then writes none). The
+    fields attrs prints are those with ``repr=True`` (``!r``) or a callable (its result); a
+    record met again inside itself prints ``...``.
+    """
+    printing: set[int] | None = getattr(_PRINTING, "ids", None)
+    if printing is None:
+        printing = _PRINTING.ids = set()
+    if id(self) in printing:
+        return "..."
+    printing.add(id(self))
+    try:
+        parts = []
+        for field in self.__attrs_attrs__:
+            if field.repr is False:
+                continue
+            value = (
+                getattr(self, field.name)
+                if field.init
+                else getattr(self, field.name, attrs.NOTHING)
+            )
+            parts.append(
+                f"{field.name}={value!r}"
+                if field.repr is True
+                else f"{field.name}={field.repr(value)}"
+            )
+        return f"{self.__class__.__qualname__.rsplit('>.', 1)[-1]}({', '.join(parts)})"
+    finally:
+        printing.remove(id(self))

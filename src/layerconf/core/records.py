@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from layerconf.core.lazy import record_repr
 from layerconf.core.secrets import (
     SECRETS,
     SecretPolicy,
@@ -120,6 +121,8 @@ class Origin:
     `label` is a free annotation, such as the ``name`` of a role-file entry.
     """
 
+    __repr__ = record_repr
+
     layer: str
     kind: str = "mapping"
     source: str | None = None
@@ -196,6 +199,8 @@ class Layer:
     for problems about the key rather than its value.
     Build one with `Layer.from_mapping`; the constructor copies what it is given too.
     """
+
+    __repr__ = record_repr
 
     name: str = attrs.field(validator=attrs.validators.min_len(1))
     kind: str

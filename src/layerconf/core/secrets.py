@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from layerconf.core.lazy import LazyPattern
+from layerconf.core.lazy import LazyPattern, record_repr
 from layerconf.core.values import MAX_INT_BITS
 
 if TYPE_CHECKING:
@@ -118,6 +118,8 @@ class SecretPolicy:
     (argv tokens, notices, other values) and replaced there; a shorter one is redacted only
     where it is a secret key's value, so that a secret such as ``"1"`` cannot wreck the text.
     """
+
+    __repr__ = record_repr
 
     names: frozenset[str] = attrs.field(default=_DEFAULT_NAMES, converter=_names)
     suffixes: tuple[str, ...] = attrs.field(default=_DEFAULT_SUFFIXES, converter=_suffixes)

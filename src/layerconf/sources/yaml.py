@@ -42,7 +42,7 @@ import yaml
 from yaml.nodes import Node
 
 from layerconf.core.checks import PATH, check_type
-from layerconf.core.lazy import sha256_hex
+from layerconf.core.lazy import record_repr, sha256_hex
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.sources._yaml_walk import (
     Abort,
@@ -99,6 +99,8 @@ class YamlDocument:
     error, an unreadable file, an empty document) `data` is None and ``()`` is in `unreadable`.
     `sha256` is the hex digest of the file's bytes (None for text, or an unreadable file).
     """
+
+    __repr__ = record_repr
 
     source: str
     data: Any
