@@ -1592,6 +1592,20 @@ def two_runs_with_secrets(tmp_path: Path) -> tuple[Path, Path]:
 class TestSecrets:
     """No command ever prints a secret, whichever way it was given."""
 
+    def test_secrets_of_every_role_are_learned(self) -> None:
+        """A value the roles share is visited once; one only a later role holds, or a shared
+        key whose value differs there, is still found."""
+        from layerconf.cli.scrub import _secret_texts
+
+        shared = {"url": "https://user:pa55word-shared@host/x"}
+        actor = argparse.Namespace(wandb_key="k-actor-1234", extra=shared, plain=1)
+        critic = argparse.Namespace(
+            wandb_key="k-critic-5678", extra=shared, plain=1, hf_token="hf-only-critic"
+        )
+        found = _secret_texts({"actor": actor, "critic": critic})
+        assert set(found) == {"k-actor-1234", "k-critic-5678", "pa55word-shared", "hf-only-critic"}
+        assert found.count("pa55word-shared") == 1  # the shared mapping, visited once
+
     @pytest.mark.parametrize(
         "spelling",
         [

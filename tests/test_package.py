@@ -47,6 +47,75 @@ class TestLazyLoading:
             assert f"'layerconf.{package}" not in loaded
         assert "yaml" not in loaded
 
+    def test_a_resolution_loads_only_what_it_uses(self, tmp_path: Path) -> None:
+        """A first resolution with a role file loads no module only other features need: the
+        schema, audits, the CLI, the bundled profile, json, OpenSSL's hashlib, difflib (the
+        did-you-mean of a message), or what reads pipes and locates a line."""
+        role_file = tmp_path / "ppo.yaml"
+        role_file.write_text("megatron:\n  - role: critic\n    overrides: {lr: 1e-5}\n")
+        code = (
+            "import argparse, sys\n"
+            "before = set(sys.modules)\n"
+            "import layerconf\n"
+            "parser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--megatron-config-path')\n"
+            "parser.add_argument('--lr', type=float, default=1e-3)\n"
+            "parser.add_argument('--wandb-key')\n"
+            "roles = layerconf.resolve_roles(parser, sys.argv[1:])\n"
+            "assert (roles['actor'].lr, roles['critic'].lr) == (1e-6, 1e-5), roles\n"
+            "print(*sorted(set(sys.modules) - before))\n"
+        )
+        argv = ["--megatron-config-path", str(role_file), "--lr", "1e-6", "--wandb-key", "k" * 9]
+        loaded = subprocess.run(
+            [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True
+        ).stdout.split()
+        assert "layerconf.presets.resolve" in loaded  # the resolution did run
+        unused = {
+            "layerconf.presets.schema",
+            "layerconf.audits",
+            "layerconf.cli",
+            "layerconf.profiles",
+            "json",
+            "hashlib",
+            "_hashlib",
+            "difflib",
+            "select",
+            "bisect",
+        }
+        assert sorted(unused.intersection(loaded)) == []
+
+    def test_a_command_loads_only_its_own_module(self) -> None:
+        """``layerconf check`` imports the check command, not the other commands (audit, schema,
+        completion...) nor pathlib (only -o writes a file)."""
+        code = (
+            "import sys\n"
+            "from layerconf.cli import main\n"
+            "status = main(['check', '--', '--rollout-batch-size', '4', '--lr', '1e-6'])\n"
+            "loaded = [m for m in sys.modules if m.startswith('layerconf.cli.commands.')]\n"
+            "print('MODULES', status, *sorted(loaded), 'pathlib' in sys.modules)\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+        modules = out.splitlines()[-1].split()
+        assert modules == ["MODULES", "0", "layerconf.cli.commands.check", "False"]
+
+    def test_every_command_is_listed_where_it_is(self) -> None:
+        """The dispatch table names each command's module: a command added to a module and not
+        to the table, or moved, fails here."""
+        import importlib
+        import pkgutil
+
+        from layerconf.cli import app, commands
+
+        defined = {}
+        for module in pkgutil.iter_modules(commands.__path__):
+            imported = importlib.import_module(f"{commands.__name__}.{module.name}")
+            for command in getattr(imported, "COMMANDS", ()):
+                defined[command.name] = module.name
+        assert defined == app._COMMAND_MODULES
+        assert list(app._commands()) == list(app._COMMAND_MODULES)
+
     def test_first_use_loads(self) -> None:
         """Using a lazy name loads its module, once."""
         code = (

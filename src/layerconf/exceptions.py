@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from layerconf.core.lazy import record_repr
 from layerconf.core.records import short_location
 from layerconf.core.suggest import suggestion
 
@@ -42,6 +43,8 @@ class Problem:
     `str(problem)` is one compiler-style line: ``critic.yaml:9:11: error: message (hint)``;
     a command-line problem reads ``argv[7]: error: ...``.
     """
+
+    __repr__ = record_repr
 
     message: str
     key: str | None = None

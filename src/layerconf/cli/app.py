@@ -1,28 +1,20 @@
 """`main`: the top-level command line of ``layerconf``, and dispatch to its commands.
 
-The commands are the `Command` records of the modules in `_COMMAND_MODULES`, listed once:
-their names (``audit diff`` is two words) are what the command line is dispatched on, and
-their summaries are the top-level help's list of commands.
+The commands are the `Command` records of the modules of `layerconf.cli.commands`, and
+`_COMMAND_MODULES` says which module holds each: their names (``audit diff`` is two words) are
+what the command line is dispatched on, and only the module of the command run is imported
+(the top-level help, which lists every command's summary, imports them all).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TextIO, cast
 
 from layerconf.cli.command import Command, CommandParser
-from layerconf.cli.commands import (
-    audit,
-    audit_answers,
-    check,
-    completion,
-    diff,
-    explain,
-    schema,
-    show,
-)
 from layerconf.cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -38,7 +30,22 @@ from layerconf.cli.trainer import check_options, check_trainer_argv, missing_sep
 
 __all__ = ["main"]
 
-_COMMAND_MODULES = (explain, show, diff, check, schema, audit, audit_answers, completion)
+#: Each command, in the order the top-level help lists them, and its module in
+#: `layerconf.cli.commands` (a test checks this against the modules' ``COMMANDS``).
+_COMMAND_MODULES = {
+    "explain": "explain",
+    "show": "show",
+    "diff": "diff",
+    "check": "check",
+    "schema": "schema",
+    "audit": "audit",
+    "audit diff": "audit",
+    "audit replay": "audit",
+    "audit verify": "audit",
+    "audit relaunch": "audit_answers",
+    "audit explain": "audit_answers",
+    "completion": "completion",
+}
 
 _TOP_USAGE = f"{PROG} [-h] [--version] COMMAND [OPTIONS] -- ARGV..."
 
@@ -68,8 +75,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _commands() -> dict[str, Command]:
-    """Every command by name, in the order the top-level help lists them."""
-    return {command.name: command for module in _COMMAND_MODULES for command in module.COMMANDS}
+    """Every command by name, in the order the top-level help lists them (imports them all)."""
+    return {name: _load(name) for name in _COMMAND_MODULES}
+
+
+def _load(name: str) -> Command:
+    """The command `name` (one of `_COMMAND_MODULES`), its module imported now."""
+    module = importlib.import_module(f"layerconf.cli.commands.{_COMMAND_MODULES[name]}")
+    command: Command = next(command for command in module.COMMANDS if command.name == name)
+    return command
 
 
 def _main(arguments: list[str]) -> int:
@@ -79,15 +93,15 @@ def _main(arguments: list[str]) -> int:
         own, trainer, separated = arguments[:split], arguments[split + 1 :], True
     else:
         own, trainer, separated = arguments, [], False
-    commands = _commands()
     if not own or own[0] in ("-h", "--help"):
-        return _top_help(commands, asked=bool(own))
+        return _top_help(_commands(), asked=bool(own))
     if own[0] == "--version":
         from layerconf import __version__
 
         print(f"{PROG} {__version__}", file=stdout())
         return EXIT_OK
-    command, rest = _command(own, commands)
+    name, rest = _command(own, _COMMAND_MODULES)
+    command = _load(name)
     prog = f"{PROG} {command.name}"
     parser = command.parser()
     try:
@@ -140,13 +154,14 @@ def _top_parser(commands: Mapping[str, Command]) -> argparse.ArgumentParser:
     )
 
 
-def _first_words(commands: Mapping[str, Command]) -> list[str]:
+def _first_words(commands: Collection[str]) -> list[str]:
     """The commands as the command line names them first: ``audit`` once for all its subcommands."""
     return list(dict.fromkeys(name.split()[0] for name in commands))
 
 
-def _command(own: list[str], commands: Mapping[str, Command]) -> tuple[Command, list[str]]:
-    """The command `own` names (one word, or two for ``audit diff``), and its arguments."""
+def _command(own: list[str], commands: Collection[str]) -> tuple[str, list[str]]:
+    """The name of the command `own` names (one word, or two for ``audit diff``) among
+    `commands`, and its arguments."""
     from layerconf.core.suggest import suggestion
 
     name, rest = own[0], own[1:]
@@ -160,11 +175,10 @@ def _command(own: list[str], commands: Mapping[str, Command]) -> tuple[Command, 
                 f"{PROG} {name}",
             )
         name, rest = f"{name} {rest[0]}", rest[1:]
-    command = commands.get(name)
-    if command is None:
+    if name not in commands:
         names = _first_words(commands)
         what = "option" if name.startswith("-") else "command"
         raise UsageError(
             f"unknown {what} {name!r}{suggestion(name, names)} (commands: " + ", ".join(names) + ")"
         )
-    return command, rest
+    return name, rest

@@ -18,6 +18,7 @@ from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.scrub import learn_argv_secrets, learn_secrets, stderr
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
+from layerconf.core.lazy import record_repr
 
 if TYPE_CHECKING:
     import traceback
@@ -154,6 +155,8 @@ def resolve_files(
 class _Without:
     """The rules of `preset` but those named in `names` (equal for equal presets, so that
     the rules built for a parser are reused)."""
+
+    __repr__ = record_repr
 
     preset: Preset
     names: tuple[str, ...]

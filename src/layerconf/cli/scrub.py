@@ -160,7 +160,11 @@ def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
             for item in value:
                 visit("", item)
 
+    visited: dict[str, Any] = {}  # each key's value last visited: roles share most values
     for namespace in roles.values():
         for key, value in vars(namespace).items():
+            if key in visited and visited[key] is value:
+                continue  # the very object another role holds: its secrets are found already
+            visited[key] = value
             visit(key, value)
     return found

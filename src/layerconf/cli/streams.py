@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["Output", "OutputError", "discard", "emit", "escaped", "standard_output", "write_file"]
 
@@ -121,6 +123,8 @@ def write_file(output: str, data: bytes, *, what: str, example: str, prog: str) 
     """Write `data` (`what`: ``"the schema"``) to the file ``-o`` `output` names, atomically,
     as audit records are; a path that cannot be written is a usage error naming it and why, and
     nothing is written (`example` is a file name to suggest)."""
+    from pathlib import Path
+
     from layerconf.audits import write_atomic
     from layerconf.cli.errors import UsageError
     from layerconf.exceptions import AuditError

@@ -10,7 +10,8 @@
   runtime writes, `freeze`;
 - `explain`: `explain(args, key)`, `explain_all(args)`, `plain_settings` (the bulk walk);
 - `suggest`: the did-you-mean of every message; `checks`: the argument types of public
-  functions.
+  functions; `lazy`: import cost (regular expressions compiled on first use, the one
+  ``__repr__`` every record shares, a SHA-256 without OpenSSL).
 
 Sources (`layerconf.sources`) make layers, presets (`layerconf.presets`) put stacks and rules
 together; nothing here imports them (an import-linter contract says so).

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, NoReturn
 import attrs
 
 from layerconf.core.checks import check_type
+from layerconf.core.lazy import record_repr
 from layerconf.core.merge import Policy
 from layerconf.core.records import Layer, Origin, Path
 from layerconf.core.values import ATOMIC_TYPES, snapshot, value_text
@@ -46,6 +47,8 @@ class Event:
     ``set``, a position after every layer, in the order the values were set.
     """
 
+    __repr__ = record_repr
+
     action: str
     order: int
     value: Any
@@ -56,6 +59,8 @@ class Event:
 @attrs.frozen
 class Provenance:
     """Everything needed to explain a resolved namespace; immutable, shared by copies."""
+
+    __repr__ = record_repr
 
     role: str | None
     layers: tuple[Layer, ...]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import enum
 import functools
-import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
 
+from layerconf.core.lazy import record_repr
 from layerconf.core.secrets import (
     SECRETS,
     SecretPolicy,
@@ -121,6 +121,8 @@ class Origin:
     `label` is a free annotation, such as the ``name`` of a role-file entry.
     """
 
+    __repr__ = record_repr
+
     layer: str
     kind: str = "mapping"
     source: str | None = None
@@ -197,6 +199,8 @@ class Layer:
     for problems about the key rather than its value.
     Build one with `Layer.from_mapping`; the constructor copies what it is given too.
     """
+
+    __repr__ = record_repr
 
     name: str = attrs.field(validator=attrs.validators.min_len(1))
     kind: str
@@ -354,6 +358,8 @@ class Setting:
                 found.extend(redact_argv([token], policy)[1])
         if not found:
             return self
+        import json  # only when a setting shows a secret: not at import
+
         texts: set[str] = set()
         for text in found:
             if len(text) >= policy.min_scrub_length:

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, Union, runtime_checkable
 
 import attrs
 
+from layerconf.core.lazy import record_repr
 from layerconf.core.records import Layer, Setting
 from layerconf.exceptions import Problem, RuleError
 
@@ -48,6 +49,8 @@ class Drop:
     `key` is a dotted path, or a tuple of parts for a key that itself contains a dot.
     """
 
+    __repr__ = record_repr
+
     layer: str
     key: str | tuple[str, ...]
 
@@ -55,6 +58,8 @@ class Drop:
 @attrs.frozen
 class Convert:
     """Replace the value at `key` (as in `Drop`) in the layer `layer`, keeping its origin."""
+
+    __repr__ = record_repr
 
     layer: str
     key: str | tuple[str, ...]
@@ -67,6 +72,8 @@ class SetValue:
 
     `note` is a short reason shown with the value (``"slime runs the critic without KL"``).
     """
+
+    __repr__ = record_repr
 
     key: str | tuple[str, ...]
     value: Any
@@ -92,6 +99,8 @@ class RuleContext:
     `values` is the result so far (empty in the ``layers`` stage), read-only. `roles` maps each
     role to its resolved namespace in the ``roles`` stage, and is empty before.
     """
+
+    __repr__ = record_repr
 
     stage: Stage
     role: str | None
@@ -134,6 +143,8 @@ class Rule(Protocol):
 @attrs.frozen
 class FunctionRule:
     """A rule made of a plain function; see `rule`."""
+
+    __repr__ = record_repr
 
     name: str
     stage: Stage
@@ -223,6 +234,8 @@ def _check_rules(_: object, __: attrs.Attribute[Any], rules: tuple[Rule, ...]) -
 @attrs.frozen
 class RuleSet:
     """An ordered, immutable collection of rules with unique names, checked on creation."""
+
+    __repr__ = record_repr
 
     rules: tuple[Rule, ...] = attrs.field(default=(), converter=_to_tuple, validator=_check_rules)
     _by_stage: dict[str, tuple[Rule, ...]] = attrs.field(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from layerconf.core.lazy import LazyPattern, record_repr
 from layerconf.core.values import MAX_INT_BITS
 
 if TYPE_CHECKING:
@@ -117,6 +118,8 @@ class SecretPolicy:
     (argv tokens, notices, other values) and replaced there; a shorter one is redacted only
     where it is a secret key's value, so that a secret such as ``"1"`` cannot wreck the text.
     """
+
+    __repr__ = record_repr
 
     names: frozenset[str] = attrs.field(default=_DEFAULT_NAMES, converter=_names)
     suffixes: tuple[str, ...] = attrs.field(default=_DEFAULT_SUFFIXES, converter=_suffixes)
@@ -274,7 +277,7 @@ def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
 
 # A secret's name with its value in free text: ``wandb_key: x``, ``HF_TOKEN=x``,
 # ``"api_key": x``, ``--wandb-key x``. Every part is bounded: linear in the text.
-_NAMED_VALUE = re.compile(
+_NAMED_VALUE = LazyPattern(
     r"(?:^|[^\w.-])-{0,2}([A-Za-z_][\w.-]{0,200})[\"']?[ \t]{0,8}[:=]"
     r"|--([A-Za-z][\w.-]{0,200})[ \t]{1,8}\S"
 )
@@ -483,9 +486,9 @@ def _is_option(token: str) -> bool:
 
 # ``scheme://user:password@host``: the password is a credential. Every part is bounded, so
 # that a long text (a megabyte of letters before a ``://``) is searched in linear time.
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s/@:]{0,256}:([^\s/@]{1,512})@")
+_URL_PASSWORD = LazyPattern(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s/@:]{0,256}:([^\s/@]{1,512})@")
 # A secret-named key in JSON text, however it is written (``"HF_TOKEN":``).
-_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.){1,200})"\s*:')
+_JSON_KEY = LazyPattern(r'"((?:[^"\\]|\\.){1,200})"\s*:')
 
 
 def url_passwords(text: str) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.explain import setting_for
+from layerconf.core.lazy import record_repr
 from layerconf.core.merge import POLICIES, Policy, merge_layers
 from layerconf.core.namespace import Event, Namespace, Provenance, namespace_from
 from layerconf.core.records import Layer, Origin, Path, Setting, join_path, key_path, split_key
@@ -73,6 +74,8 @@ class LayerStack:
     `policies` maps a dotted key to ``merge`` (the default: mappings merge key by key, other
     values are replaced), ``replace`` or ``append`` (lists are concatenated).
     """
+
+    __repr__ = record_repr
 
     layers: tuple[Layer, ...] = attrs.field(converter=_to_layers)
     rules: RuleSet = attrs.field(default=RuleSet(), converter=_to_rules)

@@ -15,7 +15,6 @@ from typing import Any
 from layerconf.core.checks import check_iterable, check_type
 from layerconf.core.namespace import Namespace
 from layerconf.presets import resolve as _resolve
-from layerconf.presets import schema as _schema
 from layerconf.presets.preset import PLAIN, Preset, PresetError, default_rules
 from layerconf.presets.role_file import RoleFile, RoleFileFormat
 from layerconf.presets.slime import SLIME, slime_rules
@@ -77,4 +76,6 @@ def role_file_schema(
 ) -> dict[str, Any]:
     """A JSON Schema (draft 2020-12) of the role files `preset` (slime's by default) reads for
     `parser`'s command line; see `layerconf.presets.schema.role_file_schema`."""
-    return _schema.role_file_schema(parser, roles=roles, title=title, preset=preset)
+    from layerconf.presets import schema  # only for a schema: not at import
+
+    return schema.role_file_schema(parser, roles=roles, title=title, preset=preset)

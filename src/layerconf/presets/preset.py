@@ -17,6 +17,7 @@ from typing import Any, Literal, Union
 import attrs
 
 from layerconf.core.checks import typed
+from layerconf.core.lazy import record_repr
 from layerconf.core.rules import Rule, RuleSet
 from layerconf.exceptions import LayerconfError, RuleError
 from layerconf.presets.role_file import RoleFileFormat
@@ -110,6 +111,8 @@ class Preset:
       role file's own dest), with where to set them instead: in a role file they are errors
       (`run_wide_rule`), `run_wide_because` says why.
     """
+
+    __repr__ = record_repr
 
     name: str = attrs.field(validator=typed(str, "a preset name (str)"))
     roles: tuple[str, ...] = attrs.field(converter=_roles)

@@ -19,7 +19,6 @@ parse.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -28,6 +27,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.checks import PATH, check_type
+from layerconf.core.lazy import record_repr, sha256_hex
 from layerconf.core.records import Layer, Origin, join_path
 from layerconf.core.secrets import shows_secret
 from layerconf.core.suggest import did_you_mean, suggestion
@@ -56,6 +56,8 @@ def _top_key(_: object, __: attrs.Attribute[str], key: str) -> None:
 class RoleFileFormat:
     """A role file's shape: its top-level key, and what to do about a file with no document."""
 
+    __repr__ = record_repr
+
     top_key: str = attrs.field(default="roles", validator=_top_key)
     empty_hint: str | None = None
 
@@ -78,6 +80,8 @@ class RoleFile:
     `sha256` is the hex digest of the file's bytes, for audit records (None if unreadable).
     From `check_role_file`, `layers` holds what could be read even when `problems` has errors.
     """
+
+    __repr__ = record_repr
 
     path: str
     sha256: str | None
@@ -137,7 +141,7 @@ def check_role_file(
     if isinstance(data, YamlDocument):
         return _RoleReader(data, valid, layer_name, top).read()
     # The same bytes read the same way: a trainer reads its role file once per role.
-    sha256 = hashlib.sha256(data).hexdigest()
+    sha256 = sha256_hex(data)
     key = (source, valid, layer_name, form, sha256, *reader_settings())
     with _ROLE_FILES_LOCK:
         role_file = _ROLE_FILES.get(key)

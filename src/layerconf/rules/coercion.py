@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import argparse
 import enum
-import json
 import math
 import operator
+import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -45,6 +45,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import check_type, typed
+from layerconf.core.lazy import record_repr
 from layerconf.core.records import Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
 from layerconf.core.secrets import SECRETS, scrub_text, secret_texts, shows_secret
@@ -83,6 +84,8 @@ _LONG_INT_HINT = "write a shorter number: Python writes ints of at most 4,300 di
 class _Failure:
     """One value that could not be converted: who, what was expected, what came, what to do."""
 
+    __repr__ = record_repr
+
     subject: str  # "'lr'", or "'lr'[1]" for an item of a list
     expected: str
     value: Any
@@ -92,6 +95,8 @@ class _Failure:
 @attrs.frozen
 class ItemSpec:
     """How one item is converted: the parser's `type` and `choices` for one dest."""
+
+    __repr__ = record_repr
 
     family: _Family
     kind: str  # "int", "float", "str", "bool", "JSON", a callable's name, or "one of ..."
@@ -152,6 +157,8 @@ class ItemSpec:
 @attrs.frozen
 class DestSpec:
     """What one dest accepts: one item, or a list of them; and whether null is allowed."""
+
+    __repr__ = record_repr
 
     subject: str  # the dest, quoted
     item: ItemSpec
@@ -237,6 +244,8 @@ class TypeCoercion:
     than true. Every value that cannot be converted is one `Problem` (``key`` is the dest,
     located at the value's origin); keys the parser does not know are left alone.
     """
+
+    __repr__ = record_repr
 
     parser: argparse.ArgumentParser = attrs.field(
         validator=typed(argparse.ArgumentParser, "an argparse.ArgumentParser")
@@ -518,7 +527,7 @@ def _item(action: argparse.Action, type_: Any) -> ItemSpec:
         family, exact = "int", frozenset({int})
     elif type_ is float:
         family, exact = "float", frozenset({float})
-    elif type_ is json.loads:
+    elif type_ is getattr(sys.modules.get("json"), "loads", None):  # no json: not json.loads
         family, exact = "JSON", frozenset({dict, list, int, float, bool})
     else:
         family, exact = "custom", frozenset()

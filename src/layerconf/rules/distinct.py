@@ -16,6 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import check_iterable
+from layerconf.core.lazy import record_repr
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.secrets import SECRETS
 from layerconf.core.values import same_value, value_text
@@ -49,6 +50,8 @@ class DistinctAcrossRoles:
     a critic runs). `because` says why in the message.
     ``error`` (default) refuses a shared value, ``warn`` only says so, ``off`` checks nothing.
     """
+
+    __repr__ = record_repr
 
     keys: tuple[str, ...] = attrs.field(converter=_keys)
     because: str = "each role must have its own"

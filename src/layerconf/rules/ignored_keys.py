@@ -14,6 +14,7 @@ from typing import Literal
 import attrs
 
 from layerconf.core.checks import check_type
+from layerconf.core.lazy import record_repr
 from layerconf.core.rules import Decision, Drop, RuleContext
 from layerconf.exceptions import Problem
 
@@ -33,6 +34,8 @@ class IgnoredKeys:
     `keys` maps each key to where the user should set it instead (shown in the hint);
     `because` says why in the message (slime's: "resources come from the command line").
     """
+
+    __repr__ = record_repr
 
     keys: Mapping[str, str] = attrs.field(converter=_keys)
     action: Literal["warn", "error", "allow"] = attrs.field(

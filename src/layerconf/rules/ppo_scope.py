@@ -16,6 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import typed
+from layerconf.core.lazy import record_repr
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.exceptions import Problem
 
@@ -25,6 +26,8 @@ __all__ = ["PpoScope"]
 @attrs.frozen
 class PpoScope:
     """Warn when `role` has overrides in the role layer but no critic runs."""
+
+    __repr__ = record_repr
 
     role: str = attrs.field(default="critic", validator=typed(str, "a role name (str)"))
     layer: str = attrs.field(default="role-config", validator=typed(str, "a layer name (str)"))

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import check_type, typed
+from layerconf.core.lazy import record_repr
 from layerconf.core.rules import Decision, RuleContext, SetValue
 
 __all__ = ["RoleDefaults"]
@@ -34,6 +35,8 @@ class RoleDefaults:
     With `only_with_layer` (the default) it applies only when the stack has that role layer
     (a role file was given), as slime does. Keys are set even where the parser has no such dest.
     """
+
+    __repr__ = record_repr
 
     role: str = attrs.field(validator=typed(str, "a role name (str)"))
     values: Mapping[str, Any] = attrs.field(converter=_values)

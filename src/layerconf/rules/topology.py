@@ -19,6 +19,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import check_iterable
+from layerconf.core.lazy import record_repr
 from layerconf.core.records import Origin
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.secrets import SECRETS
@@ -55,6 +56,8 @@ class TopologyGuard:
     `subject` names what the keys are in the message ("the parallel topology"; by default
     the key itself); with `parser`, values are compared as the parser converts them.
     """
+
+    __repr__ = record_repr
 
     keys: tuple[str, ...] = attrs.field(converter=_keys)
     action: Literal["error", "warn", "off"] = attrs.field(

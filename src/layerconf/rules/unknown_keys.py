@@ -14,6 +14,7 @@ from typing import Literal
 import attrs
 
 from layerconf.core.checks import check_type
+from layerconf.core.lazy import record_repr
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.suggest import dest_of_flag, did_you_mean_hint
 from layerconf.exceptions import Problem
@@ -48,6 +49,8 @@ class UnknownKeys:
     The parser's dests are read once, when the rule is made; `also_known` adds keys that are
     meaningful though the parser has no such dest.
     """
+
+    __repr__ = record_repr
 
     parser: argparse.ArgumentParser = attrs.field(eq=False, repr=False)
     action: Literal["error", "warn"] = attrs.field(

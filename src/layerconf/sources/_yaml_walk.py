@@ -10,8 +10,6 @@ the limit is reached. `Lines` writes a reader's positions as editors and ``grep 
 
 from __future__ import annotations
 
-import bisect
-import re
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, NamedTuple, NoReturn
 
@@ -19,6 +17,7 @@ import yaml
 from yaml.events import MappingStartEvent, ScalarEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from layerconf.core.lazy import LazyPattern
 from layerconf.core.secrets import SECRETS
 from layerconf.exceptions import Problem
 
@@ -70,8 +69,8 @@ class Position(NamedTuple):
 
 # YAML also breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR; editors and grep -n
 # break them only at \n, \r\n and \r.
-_YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-_EDITOR_BREAK = re.compile("\r\n|[\r\n]")
+_YAML_BREAK = LazyPattern("\r\n|[\r\n\x85\u2028\u2029]")
+_EDITOR_BREAK = LazyPattern("\r\n|[\r\n]")
 _YAML_ONLY_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
@@ -111,6 +110,8 @@ class Lines:
 
     def position(self, index: int) -> Position:
         """The 1-based line and column of the character at `index`, as an editor shows them."""
+        import bisect  # only to locate a message: not at import
+
         starts = self._editor_starts()
         line = bisect.bisect_right(starts, index)
         return Position(line, index - starts[line - 1] + 1)

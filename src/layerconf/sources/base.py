@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from layerconf.core.lazy import record_repr
 from layerconf.core.records import Layer
 from layerconf.exceptions import Problem
 
@@ -42,6 +43,8 @@ def _inputs(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
 @attrs.frozen
 class Reading:
     """What a source read: its layer (None when the input holds nothing), problems, inputs."""
+
+    __repr__ = record_repr
 
     layer: Layer | None
     problems: tuple[Problem, ...] = attrs.field(default=(), converter=_problems)

@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 import attrs
 
 from layerconf.core.checks import check_type, typed
+from layerconf.core.lazy import record_repr
 from layerconf.core.records import Layer, Origin
 from layerconf.core.secrets import (
     SECRETS,
@@ -81,6 +82,8 @@ class EnvSource:
     is the layer's name. `secrets` says which variables and dests hold credentials: a value
     the parser refuses is never quoted for them.
     """
+
+    __repr__ = record_repr
 
     prefix: str = attrs.field(default="", validator=typed(str, "a variable prefix (str)"))
     names: Mapping[str, str] = attrs.field(factory=dict, converter=_names)

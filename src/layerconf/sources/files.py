@@ -12,7 +12,6 @@ with a message and a hint for the user.
 from __future__ import annotations
 
 import os
-import select
 import stat
 import time
 
@@ -135,6 +134,8 @@ def _read(source: str, most: int) -> bytes:
 def _read_pipe(descriptor: int, most: int) -> bytes:
     """What a pipe or FIFO holds until its writer closes it: at most `most` bytes, waiting at
     most `PIPE_WAIT` seconds in all (a FIFO no one writes to is refused, not waited on)."""
+    import select  # only for a pipe: not at import
+
     if not hasattr(select, "poll"):  # no poll() (Windows has no FIFOs at such paths)
         raise UnreadableFile("is a pipe, which cannot be read here", "give the path of a file")
     poller = select.poll()

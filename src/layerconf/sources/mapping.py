@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.checks import check_type, typed
+from layerconf.core.lazy import record_repr
 from layerconf.core.records import Layer
 from layerconf.core.suggest import did_you_mean
 from layerconf.exceptions import Problem
@@ -31,6 +32,8 @@ class MappingSource:
     warning with a did-you-mean when it is close to a dest (a misspelt key leaves the dest it
     meant as it was), else a note.
     """
+
+    __repr__ = record_repr
 
     name: str = attrs.field(validator=typed(str, "a layer name (str)"))
     values: Mapping[str, Any] = attrs.field(converter=_values)

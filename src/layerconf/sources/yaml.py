@@ -33,7 +33,6 @@ on this reader, are read by `layerconf.presets.role_file`.
 from __future__ import annotations
 
 import codecs
-import hashlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -43,6 +42,7 @@ import yaml
 from yaml.nodes import Node
 
 from layerconf.core.checks import PATH, check_type
+from layerconf.core.lazy import record_repr, sha256_hex
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.sources._yaml_walk import (
     Abort,
@@ -99,6 +99,8 @@ class YamlDocument:
     error, an unreadable file, an empty document) `data` is None and ``()`` is in `unreadable`.
     `sha256` is the hex digest of the file's bytes (None for text, or an unreadable file).
     """
+
+    __repr__ = record_repr
 
     source: str
     data: Any
@@ -217,7 +219,7 @@ def _failed(source: str, problem: Problem, sha256: str | None = None) -> YamlDoc
 def _decode(
     data: bytes, source: str, layer: str | None, empty_hint: str, sha256: str | None = None
 ) -> YamlDocument:
-    sha256 = sha256 or hashlib.sha256(data).hexdigest()
+    sha256 = sha256 or sha256_hex(data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -1,0 +1,114 @@
+"""Import cost: work a module would do at import time, done on first use or once for all.
+
+`record_repr` is the ``__repr__`` attrs writes for a record, written once: attrs compiles one
+per class at import (a third of the code it compiles for a frozen class), and a record's repr
+serves only a developer reading it, never a resolution.
+`LazyPattern` compiles a regular expression the first time it is used: the patterns that find
+secrets in free text, or the line breaks that locate a YAML error, serve messages a resolution
+rarely writes, and compiling one costs more than importing a small module. `sha256_hex` is the
+SHA-256 of a file's bytes without ``import hashlib``, which loads OpenSSL (~5 ms) for a digest
+CPython also implements itself. benchmarks/run.py measures what ``import layerconf`` and a first
+resolution import.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+
+__all__ = ["LazyPattern", "record_repr", "sha256_hex"]
+
+
+def _sha256_function() -> Callable[[bytes], Any]:
+    """CPython's own SHA-256 (``_sha256`` up to 3.11, ``_sha2`` since), else OpenSSL's."""
+    for name in ("_sha256", "_sha2"):
+        try:
+            function: Callable[[bytes], Any] = __import__(name).sha256
+        except (ImportError, AttributeError):  # another version, or a build without it
+            continue
+        return function
+    import hashlib
+
+    return hashlib.sha256
+
+
+_SHA256 = _sha256_function()
+
+
+class LazyPattern:
+    """A regular expression compiled on its first use, with the `re.Pattern` methods used here.
+
+    Thread-safe: threads that use it first at the same moment may each compile it; they get
+    equal patterns, and whichever is stored last is kept.
+    """
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled now if it is the first use)."""
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.pattern)
+        return compiled
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled().finditer(text)
+
+    def findall(self, text: str) -> list[Any]:
+        return self.compiled().findall(text)
+
+    def sub(self, replacement: str | Callable[[re.Match[str]], str], text: str) -> str:
+        return self.compiled().sub(replacement, text)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self.pattern!r})"
+
+
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of `data` in hex, as ``hashlib.sha256(data).hexdigest()`` gives it."""
+    digest: str = _SHA256(data).hexdigest()
+    return digest
+
+
+_PRINTING = threading.local()  # per thread: the records being printed, against cycles
+
+
+def record_repr(self: Any) -> str:
+    """``Name(field=value, ...)`` as attrs' own ``__repr__`` writes it, for any attrs class.
+
+    A class gets it with ``__repr__ = record_repr`` in its body (attrs then writes none). The
+    fields attrs prints are those with ``repr=True`` (``!r``) or a callable (its result); a
+    record met again inside itself prints ``...``.
+    """
+    printing: set[int] | None = getattr(_PRINTING, "ids", None)
+    if printing is None:
+        printing = _PRINTING.ids = set()
+    if id(self) in printing:
+        return "..."
+    printing.add(id(self))
+    try:
+        parts = []
+        for field in self.__attrs_attrs__:
+            if field.repr is False:
+                continue
+            value = (
+                getattr(self, field.name)
+                if field.init
+                else getattr(self, field.name, attrs.NOTHING)
+            )
+            parts.append(
+                f"{field.name}={value!r}"
+                if field.repr is True
+                else f"{field.name}={field.repr(value)}"
+            )
+        return f"{self.__class__.__qualname__.rsplit('>.', 1)[-1]}({', '.join(parts)})"
+    finally:
+        printing.remove(id(self))
