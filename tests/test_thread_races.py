@@ -121,11 +121,6 @@ def test_origins_of_one_command_line_are_not_shared_across_parsers() -> None:
     assert origin.token == "--key=<redacted>"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli/trainer.py _import_file puts the module in sys.modules before running it and "
-    "another thread takes it half made; fix proposed in the report (one lock around the import)",
-)
 def test_two_commands_import_one_parser_file_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 from layerconf.cli.errors import UsageError, describe
@@ -293,8 +294,18 @@ def _made(target: Any, spec: str, option: str, kind: type, named: str) -> Any:
     return made
 
 
+# Held while a file is imported: another thread must not take the module half made from
+# sys.modules (a reentrant lock: the file may itself run the command).
+_IMPORTING = threading.RLock()
+
+
 def _import_file(path: str, option: str) -> Any:
     """The module of a ``.py`` file, under its own name, its directory on sys.path."""
+    with _IMPORTING:
+        return _import_file_locked(path, option)
+
+
+def _import_file_locked(path: str, option: str) -> Any:
     import importlib.util
 
     if not os.path.isfile(path):
