@@ -606,6 +606,19 @@ class TestTheRule:
         parser.register("type", "number", int)
         assert "must be an int" in problems({"x": "1.5"}, parser)[0]
 
+    def test_a_dest_added_after_a_first_resolution(self) -> None:
+        """A key looked up before the parser had its dest is converted once it has one: the
+        positions found per dest are the table's, rebuilt when an action is added."""
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--a", type=int)
+        assert coerce({"a": "1", "b": "2"}, parser).b == "2"  # not a dest: left alone
+        parser.add_argument("--b", type=int)
+        assert coerce({"a": "1", "b": "2"}, parser).b == 2
+        assert coerce({"c": "yes"}, parser).c == "yes"  # looked up before it is a dest
+        parser.add_argument("--c", action="store_true")
+        parser.add_argument("--no-c", dest="c", action="store_false")  # two actions, one dest
+        assert "'c' must be true or false" in problems({"c": "yes"}, parser)[0]
+
     def test_dotted_dest_left_alone(self) -> None:
         """A dest with a dot cannot be addressed by a dotted key: it is not converted."""
         parser = argparse.ArgumentParser()

@@ -613,6 +613,18 @@ class TestSecretOptionsScan:
         module._SECRET_OPTIONS.clear()
         assert sorted(module._secret_options(actions, SECRETS)) == expected
 
+    @pytest.mark.parametrize("option", ["--\u0130-api-key", "--X\nY-TOKEN", "--WANDB-KEY"])
+    def test_names_the_text_search_cannot_split(self, option: str) -> None:
+        """A name whose lower case is longer (``İ``) or that holds a line break is still
+        found, and so is one in capitals."""
+        from layerconf.core import secrets as module
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr")
+        parser.add_argument(option, dest="x")
+        module._SECRET_OPTIONS.clear()
+        assert module._secret_options(parser._option_string_actions, SECRETS) == [option]
+
     def test_a_changed_action_is_classified_anew(self) -> None:
         """The per-option cache of the steady path never keeps a verdict its action outlived:
         an action whose dest becomes a secret's after a first command line is read as one."""
