@@ -31,6 +31,7 @@ __all__ = [
     "redact",
     "redact_argv",
     "redacted_argv",
+    "redacted_token",
     "scrub_text",
     "secret_texts",
     "shows_secret",
@@ -252,6 +253,24 @@ def redact_argv(
     return redacted, found
 
 
+def redacted_token(
+    token: str, parser: argparse.ArgumentParser, policy: SecretPolicy = SECRETS
+) -> str:
+    """``redact_argv([token], policy, parser=parser)[0][0]``: one token as it may be shown
+    alone, the common case (an option of the parser's, no secret's) in one table lookup."""
+    actions = parser._option_string_actions
+    if (
+        token in actions
+        and len(token) > 1
+        and token[0] in parser.prefix_chars
+        and "://" not in token
+        and token.lstrip()[:1] not in ("{", "[")
+        and not _exact_takes(actions, token, policy)
+    ):
+        return token  # an exact option string, no secret's flag: nothing in it to hide
+    return redact_argv([token], policy, parser=parser)[0][0]
+
+
 def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS) -> str:
     """`text` without `secrets`: each quoted as repr() quotes it, however short, and each at
     least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text)."""
@@ -455,12 +474,12 @@ def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy
     text = "\n".join([*options, *map(operator.attrgetter("dest"), every)])
     lowered = text.lower().replace("-", "_") + "\n"
     endings = (*policy.names, *policy.suffixes)
-    size, tails = _tails(endings)
+    size = min(3, *map(len, endings)) if endings else 0  # the default's 43 endings: 5 tails
     # (line i is option i, line count + i its dest, unless a name holds a line break, which
     # argparse allows, or lower() changes a length)
     if size and len(lowered) == len(text) + 1 and text.count("\n") == 2 * count - 1:
         ends: set[int] = set()
-        for tail in tails:
+        for tail in {ending[-size:] + "\n" for ending in endings}:
             at = lowered.find(tail)
             while at >= 0:
                 ends.add(at + size)
@@ -482,15 +501,6 @@ def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy
     # (the table itself is kept, so that its id is not reused by another one)
     _SECRET_OPTIONS[id(actions)] = (actions, len(actions), policy, secret)
     return secret
-
-
-@functools.lru_cache(maxsize=16)
-def _tails(endings: tuple[str, ...]) -> tuple[int, list[str]]:
-    """The last (up to) three characters of `endings`, each with a line break: the default
-    policy's 43 endings have 5 such tails (each one more search of the text) and few names
-    that are no secret's end with one."""
-    size = min(3, *map(len, endings)) if endings else 0
-    return size, [tail + "\n" for tail in sorted({ending[-size:] for ending in endings})]
 
 
 def _is_option(token: str) -> bool:
