@@ -364,10 +364,9 @@ def same_shape(parser: argparse.ArgumentParser, shape: ParserShape) -> bool:
 class _Table:
     """One parser's dests, and the spec of each dest a layer has held so far.
 
-    The dests are listed at C speed and a dest's positions found when a layer first holds it,
-    so a process pays for the ten keys of a role file, not for a thousand actions. The table
-    keeps positions in ``parser._actions``, never the actions (they refer to the parser,
-    which would then outlive its last user in `_TABLES`).
+    A dest's positions are found when a layer first holds it: a process pays for the ten keys
+    of a role file, not for a thousand actions. The table keeps positions in ``_actions``,
+    never the actions (they refer to the parser, which would outlive its user in `_TABLES`).
     """
 
     __slots__ = ("checked", "defaults", "dests", "found", "marks", "shape", "specs")
@@ -389,18 +388,17 @@ class _Table:
         return same_shape(parser, self.shape) and self.defaults == parser._defaults
 
     def positions(self, dest: str) -> tuple[int, ...]:
-        """Where the actions of `dest` are in ``parser._actions`` (none for a dest layerconf
-        leaves alone: SUPPRESS, or a dotted one, which Convert's dotted key cannot name)."""
+        """Where the actions of `dest` are in ``parser._actions`` (none for SUPPRESS, or a
+        dotted dest, which Convert's dotted key cannot name: layerconf leaves it alone)."""
         found = self.found.get(dest)
         if found is None:
             at: list[int] = []
-            if "." not in dest:
-                dests, start = self.dests, 0
-                with contextlib.suppress(ValueError):
-                    while True:  # list.index compares in C: no Python pass over every dest
-                        start = dests.index(dest, start) + 1
-                        if dests[start - 1] is not argparse.SUPPRESS:
-                            at.append(start - 1)
+            start = 0
+            with contextlib.suppress(ValueError):
+                while "." not in dest:  # list.index compares in C: no Python pass per dest
+                    start = self.dests.index(dest, start) + 1
+                    if self.dests[start - 1] is not argparse.SUPPRESS:
+                        at.append(start - 1)
             found = self.found[dest] = tuple(at)
         return found
 
