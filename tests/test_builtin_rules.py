@@ -159,6 +159,33 @@ class TestUnknownKeys:
         with pytest.warns(LayerconfWarning, match="set anyway"):
             assert stack.resolve().my_flag == 1
 
+    def test_help_and_suppressed_dests_are_not_keys(self) -> None:
+        """``help`` and a SUPPRESS dest are no role-file keys; a dest shared with help is."""
+        made = parser()
+        made.add_argument("--quiet", dest=argparse.SUPPRESS, action="store_true")
+        stack = LayerStack([*base(), role_layer({"help": 1})], rules=[UnknownKeys(made)])
+        with pytest.raises(ConfigError, match="'help' is not an argument"):
+            stack.resolve()
+        made.add_argument("--help-text", dest="help")
+        stack = LayerStack([*base(), role_layer({"help": "x"})], rules=[UnknownKeys(made)])
+        assert stack.resolve().help == "x"
+
+    def test_dests_are_those_when_the_rule_is_made(self) -> None:
+        """A rule's verdicts are those of the parser it was made of, asked once or again
+        (each key's verdict is kept); a rule made after the parser changed knows the change."""
+        made = parser()
+        rule = UnknownKeys(made)
+        for _ in range(2):
+            stack = LayerStack([*base(), role_layer({"lr": 1.0, "seed": 2})], rules=[rule])
+            with pytest.raises(ConfigError, match="'seed' is not an argument"):
+                stack.resolve()
+        made.add_argument("--seed", type=int)
+        stack = LayerStack([*base(), role_layer({"seed": 2})], rules=[rule])
+        with pytest.raises(ConfigError, match="'seed' is not an argument"):
+            stack.resolve()
+        stack = LayerStack([*base(), role_layer({"seed": 2})], rules=[UnknownKeys(made)])
+        assert stack.resolve().seed == 2
+
     def test_also_known(self) -> None:
         """Keys meaningful without a dest can be declared known."""
         rule = UnknownKeys(parser(), also_known={"disable_param_buffers_cpu_backup"})

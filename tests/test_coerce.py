@@ -606,11 +606,24 @@ class TestTheRule:
         parser.register("type", "number", int)
         assert "must be an int" in problems({"x": "1.5"}, parser)[0]
 
+    def test_a_dest_added_after_a_first_resolution(self) -> None:
+        """A key looked up before the parser had its dest is converted once it has one: the
+        positions found per dest are the table's, rebuilt when an action is added."""
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--a", type=int)
+        assert coerce({"a": "1", "b": "2"}, parser).b == "2"  # not a dest: left alone
+        parser.add_argument("--b", type=int)
+        assert coerce({"a": "1", "b": "2"}, parser).b == 2
+        assert coerce({"c": "yes"}, parser).c == "yes"  # looked up before it is a dest
+        parser.add_argument("--c", action="store_true")
+        parser.add_argument("--no-c", dest="c", action="store_false")  # two actions, one dest
+        assert "'c' must be true or false" in problems({"c": "yes"}, parser)[0]
+
     def test_dotted_dest_left_alone(self) -> None:
         """A dest with a dot cannot be addressed by a dotted key: it is not converted."""
         parser = argparse.ArgumentParser()
         parser.add_argument("--a", dest="a.b", type=int)
-        assert "a.b" not in _table_of(parser).positions
+        assert _table_of(parser).positions("a.b") == ()
 
 
 class TestHugeNumbers:
@@ -713,7 +726,8 @@ class TestTheRealParser:
         kinds = {expected_kind(action) for action in real_parser._actions}
         assert {"int", "float", "str", "bool", "JSON", "list of int", "tuple_type"} <= kinds
         # 1,037 dumped dests (two actions share one), help and the profile's three additions
-        assert len(_table_of(real_parser).positions) == 1041
+        table = _table_of(real_parser)
+        assert len({dest for dest in table.dests if table.positions(dest)}) == 1041
 
     def test_the_slime_role_file(
         self, real_parser: argparse.ArgumentParser, fixtures_dir: Path

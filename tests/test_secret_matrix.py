@@ -613,6 +613,37 @@ class TestSecretOptionsScan:
         module._SECRET_OPTIONS.clear()
         assert sorted(module._secret_options(actions, SECRETS)) == expected
 
+    @pytest.mark.parametrize("option", ["--\u0130-api-key", "--X\nMY-API-KEY", "--WANDB-KEY"])
+    def test_names_the_text_search_cannot_split(self, option: str) -> None:
+        """A name whose lower case is longer (``İ``) or that holds a line break is still
+        found, and so is one in capitals."""
+        from layerconf.core import secrets as module
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr")
+        parser.add_argument(option, dest="x")
+        module._SECRET_OPTIONS.clear()
+        assert module._secret_options(parser._option_string_actions, SECRETS) == [option]
+
+    @pytest.mark.parametrize(
+        "token",
+        ["--lr", "--wandb-key", "--wandb-key=s3cr3t-value", "-k", "-ks3cr3t", "--wandb-k",
+         "--lr=https://u:pa55word@host", "--name", "--", "-", "x", "--nope=1"],
+    )  # fmt: skip
+    def test_one_token_as_redact_argv_shows_it(self, token: str) -> None:
+        """`redacted_token` (the recorder's, per origin) is `redact_argv` of that one token,
+        also once the action of an option it classified becomes a secret's."""
+        from layerconf.core.secrets import redact_argv, redacted_token
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--wandb-key", "-k")
+        parser.add_argument("--lr")
+        name = parser.add_argument("--name")
+        for _ in range(2):
+            assert redacted_token(token, parser) == redact_argv([token], parser=parser)[0][0]
+            name.dest = "hf_token"
+        assert redacted_token("--name=s3cr3t-value", parser) == "--name=<redacted>"
+
     def test_a_changed_action_is_classified_anew(self) -> None:
         """The per-option cache of the steady path never keeps a verdict its action outlived:
         an action whose dest becomes a secret's after a first command line is read as one."""

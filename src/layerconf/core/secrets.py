@@ -10,6 +10,7 @@ variable inside a mapping value (``HF_TOKEN``) or the last part of a dotted path
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ __all__ = [
     "redact",
     "redact_argv",
     "redacted_argv",
+    "redacted_token",
     "scrub_text",
     "secret_texts",
     "shows_secret",
@@ -254,6 +256,24 @@ def redact_argv(
     return redacted, found
 
 
+def redacted_token(
+    token: str, parser: argparse.ArgumentParser, policy: SecretPolicy = SECRETS
+) -> str:
+    """``redact_argv([token], policy, parser=parser)[0][0]``: one token as it may be shown
+    alone, the common case (an option of the parser's, no secret's) in one table lookup."""
+    actions = parser._option_string_actions
+    if (
+        token in actions
+        and len(token) > 1
+        and token[0] in parser.prefix_chars
+        and "://" not in token
+        and token.lstrip()[:1] not in ("{", "[")
+        and not _exact_takes(actions, token, policy)
+    ):
+        return token  # an exact option string, no secret's flag: nothing in it to hide
+    return redact_argv([token], policy, parser=parser)[0][0]
+
+
 def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS) -> str:
     """`text` without `secrets`: each quoted as repr() quotes it, however short, and each at
     least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text)."""
@@ -448,21 +468,34 @@ def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy
     cached = _SECRET_OPTIONS.get(id(actions))
     if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
         return cached[3]
-    # One pass in C over every option and dest finds the few that may be secret-named (a
-    # superset: `_takes` decides), instead of normalising a thousand names one by one: a name
-    # the policy accepts ends, lower-cased with '-' as '_', with one of its names or suffixes.
-    words = [*actions, *{action.dest for action in actions.values()}]
-    lines = "\n".join(words).lower().replace("-", "_").split("\n")
+    # A few searches in C over every option and dest find the few that may be secret-named (a
+    # superset: `_takes` decides), instead of a Python pass over a thousand names: a name the
+    # policy accepts ends, lower-cased with '-' as '_', with one of its names or suffixes.
+    options = list(actions)
+    every = list(actions.values())
+    count = len(options)
+    text = "\n".join([*options, *map(operator.attrgetter("dest"), every)])
+    lowered = text.lower().replace("-", "_") + "\n"
     endings = (*policy.names, *policy.suffixes)
-    size = min(map(len, endings), default=0)
-    if size and len(lines) == len(words):  # no name holds a line break (argparse allows one)
-        tails = {ending[-size:] for ending in endings}  # a set lookup first, then endswith
-        hits = {
-            word
-            for word, line in zip(words, lines, strict=True)
-            if line[-size:] in tails and line.endswith(endings)
-        }
-        candidates = [(o, a) for o, a in actions.items() if o in hits or a.dest in hits]
+    size = min(3, *map(len, endings)) if endings else 0  # the default's 43 endings: 5 tails
+    # (line i is option i, line count + i its dest, unless a name holds a line break, which
+    # argparse allows, or lower() changes a length)
+    if size and len(lowered) == len(text) + 1 and text.count("\n") == 2 * count - 1:
+        ends: set[int] = set()
+        for tail in {ending[-size:] + "\n" for ending in endings}:
+            at = lowered.find(tail)
+            while at >= 0:
+                ends.add(at + size)
+                at = lowered.find(tail, at + 1)
+        found: set[int] = set()
+        line = last = 0
+        for end in sorted(ends):
+            start = lowered.rfind("\n", 0, end) + 1
+            if lowered.endswith(endings, start, end):
+                line += lowered.count("\n", last, start)  # (linear: the ends are in order)
+                last = start
+                found.add(line % count)
+        candidates = [(options[index], every[index]) for index in sorted(found)]
     else:
         candidates = list(actions.items())
     secret = [option for option, action in candidates if _takes(action, policy)]

@@ -34,6 +34,7 @@ changes a verdict.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import enum
 import math
 import operator
@@ -372,26 +373,20 @@ def same_shape(parser: argparse.ArgumentParser, shape: ParserShape) -> bool:
 class _Table:
     """One parser's dests, and the spec of each dest a layer has held so far.
 
-    Indexing the dests is cheap; a spec is compiled the first time a layer holds its dest,
-    so a process pays for the ten keys of a role file, not for a thousand actions. The table
-    keeps positions in ``parser._actions``, never the actions (they refer to the parser,
-    which would then outlive its last user in `_TABLES`).
+    A dest's positions are found when a layer first holds it: a process pays for the ten keys
+    of a role file, not for a thousand actions. The table keeps positions in ``_actions``,
+    never the actions (they refer to the parser, which would outlive its user in `_TABLES`).
     """
 
-    __slots__ = ("checked", "defaults", "marks", "positions", "shape", "specs")
+    __slots__ = ("checked", "defaults", "dests", "found", "marks", "shape", "specs")
 
     def __init__(self, parser: argparse.ArgumentParser) -> None:
-        actions = parser._actions
         # What the parser looked like: argparse only ever appends actions (a conflict_handler
         # "resolve" replacement too), and set_defaults rewrites action defaults.
         self.shape = parser_shape(parser)
         self.defaults = dict(parser._defaults)
-        positions: dict[str, list[int]] = {}
-        for index, action in enumerate(actions):
-            # A dotted dest cannot be named by Convert's dotted key: leave it alone.
-            if action.dest is not argparse.SUPPRESS and "." not in action.dest:
-                positions.setdefault(action.dest, []).append(index)
-        self.positions = positions
+        self.dests = list(map(_DEST, parser._actions))  # each action's dest, as listed
+        self.found: dict[str, tuple[int, ...]] = {}  # the positions of each dest looked up
         self.specs: dict[str, DestSpec | None] = {}
         self.marks: dict[str, Any] = {}  # what each spec was compiled from (`_mark`)
         # The specs of dests of one action with a type that is not a registry name, with the
@@ -401,12 +396,27 @@ class _Table:
     def current(self, parser: argparse.ArgumentParser) -> bool:
         return same_shape(parser, self.shape) and self.defaults == parser._defaults
 
+    def positions(self, dest: str) -> tuple[int, ...]:
+        """Where the actions of `dest` are in ``parser._actions`` (none for SUPPRESS, or a
+        dotted dest, which Convert's dotted key cannot name: layerconf leaves it alone)."""
+        found = self.found.get(dest)
+        if found is None:
+            at: list[int] = []
+            start = 0
+            with contextlib.suppress(ValueError):
+                while "." not in dest:  # list.index compares in C: no Python pass per dest
+                    start = self.dests.index(dest, start) + 1
+                    if self.dests[start - 1] is not argparse.SUPPRESS:
+                        at.append(start - 1)
+            found = self.found[dest] = tuple(at)
+        return found
+
     def spec(self, parser: argparse.ArgumentParser, dest: str) -> DestSpec | None:
         """The spec of `dest`, compiled again if an action it was compiled from changed."""
         spec = self.specs.get(dest, _UNSEEN)
         if spec is not _UNSEEN:
             actions = parser._actions
-            now = [_mark(parser, actions[index]) for index in self.positions.get(dest, ())]
+            now = [_mark(parser, actions[index]) for index in self.positions(dest)]
             was = self.marks[dest]
             if len(now) == len(was) and all(
                 len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
@@ -417,11 +427,11 @@ class _Table:
 
     def compile(self, parser: argparse.ArgumentParser, dest: str) -> DestSpec | None:
         """The spec of `dest` (None: not a dest, or one layerconf leaves alone), kept."""
-        actions = [parser._actions[index] for index in self.positions.get(dest, ())]
+        positions = self.positions(dest)
+        actions = [parser._actions[index] for index in positions]
         marks = [_mark(parser, action) for action in actions]
         self.marks[dest] = marks
         self.specs[dest] = spec = dest_spec(parser, actions) if actions else None
-        positions = self.positions.get(dest, ())
         if not positions:
             self.checked[dest] = (spec, -1, ())
         elif len(positions) == 1 and len(marks[0]) == len(_ATTRIBUTES_NAMES):
@@ -430,6 +440,8 @@ class _Table:
             self.checked.pop(dest, None)
         return spec
 
+
+_DEST = operator.attrgetter("dest")
 
 #: What a dest's spec is compiled from, besides the action's class.
 _ATTRIBUTES_NAMES = ("type", "choices", "nargs", "default", "required", "const")

@@ -24,15 +24,22 @@ __all__ = ["UnknownKeys", "parser_dests"]
 
 def parser_dests(parser: argparse.ArgumentParser) -> tuple[frozenset[str], dict[str, str]]:
     """The dests of `parser` (help excluded) and a map from each option string to its dest."""
-    dests: set[str] = set()
+    return _index_of(parser._actions, [action.dest for action in parser._actions])
+
+
+def _index_of(
+    actions: list[argparse.Action], dests: list[str]
+) -> tuple[frozenset[str], dict[str, str]]:
+    """`parser_dests` of `actions`, whose dests are `dests`."""
+    known: set[str] = set()
     flags: dict[str, str] = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._HelpAction) or action.dest == argparse.SUPPRESS:
+    for action, dest in zip(actions, dests, strict=True):
+        if isinstance(action, argparse._HelpAction) or dest == argparse.SUPPRESS:
             continue
-        dests.add(action.dest)
+        known.add(dest)
         for option in action.option_strings:
-            flags[option] = action.dest
-    return frozenset(dests), flags
+            flags[option] = dest
+    return frozenset(known), flags
 
 
 _PARSER = "an argparse.ArgumentParser"
@@ -60,32 +67,46 @@ class UnknownKeys:
     also_known: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     name: str = "unknown-keys"
     stage: Literal["layers"] = "layers"
-    _index: tuple[frozenset[str], dict[str, str]] = attrs.field(init=False, eq=False, repr=False)
-    _dests: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
+    # The actions and their dests when the rule was made, in order: a key is looked up in
+    # them at C speed (list.index), not by a set of a thousand dests built for ten keys.
+    _actions: list[argparse.Action] = attrs.field(init=False, eq=False, repr=False)
+    _dest_list: list[str] = attrs.field(init=False, eq=False, repr=False)
+    # Each key looked up so far: whether it is a dest (a resolution per role asks again).
+    _seen: dict[str, bool] = attrs.field(init=False, eq=False, repr=False, factory=dict)
+    # The full index (`parser_dests` of those actions), built on the first unknown key.
+    _lazy: dict[str, tuple[frozenset[str], dict[str, str]]] = attrs.field(
+        init=False, eq=False, repr=False, factory=dict
+    )
 
-    @_index.default
-    def _read_index(self) -> tuple[frozenset[str], dict[str, str]]:
+    @_actions.default
+    def _read_actions(self) -> list[argparse.Action]:
         check_type("UnknownKeys", "parser", self.parser, argparse.ArgumentParser, _PARSER)
-        return parser_dests(self.parser)  # one walk over the parser's actions
+        return list(self.parser._actions)
 
-    @_dests.default
-    def _read_dests(self) -> frozenset[str]:
-        return self._index[0] | self.also_known
+    @_dest_list.default
+    def _read_dests(self) -> list[str]:
+        return [action.dest for action in self._actions]
 
     def __call__(self, context: RuleContext) -> Iterator[Decision]:
         layer = context.layer(self.layer)
         if layer is None:
             return
         for key in layer.values:
-            if key in self._dests:
+            known = self._seen.get(key)
+            if known is None:
+                if len(self._seen) >= 4096:  # bounded, whatever the role files hold
+                    self._seen.clear()
+                known = self._seen[key] = key in self.also_known or self._is_dest(key)
+            if known:
                 continue
-            dest = self._dest_of_flag(key)
+            dests, flags = self._index()
+            dest = self._dest_of_flag(key, dests, flags)
             if dest is not None:
                 message = f"{key!r} is a command-line flag; role files use argparse dest names"
                 hint = f"write {dest}"
             else:
                 message = f"{key!r} is not an argument of this parser"
-                hint = did_you_mean_hint(key, self._dests) or "check the spelling in --help"
+                hint = did_you_mean_hint(key, dests) or "check the spelling in --help"
             if self.action == "warn":
                 message += "; it is set anyway"
             yield Problem.at(
@@ -96,8 +117,29 @@ class UnknownKeys:
                 severity="warning" if self.action == "warn" else "error",
             )
 
-    def _dest_of_flag(self, key: str) -> str | None:
+    def _is_dest(self, key: str) -> bool:
+        """Whether `key` is the dest of an action (help excluded) when the rule was made."""
+        dests, at = self._dest_list, 0
+        while True:
+            try:
+                at = dests.index(key, at) + 1
+            except ValueError:
+                return False
+            if key != argparse.SUPPRESS and not isinstance(
+                self._actions[at - 1], argparse._HelpAction
+            ):
+                return True
+
+    def _index(self) -> tuple[frozenset[str], dict[str, str]]:
+        """The known keys and each option string's dest (`parser_dests`), built once."""
+        index = self._lazy.get("index")
+        if index is None:
+            dests, flags = _index_of(self._actions, self._dest_list)
+            index = self._lazy["index"] = (dests | self.also_known, flags)
+        return index
+
+    def _dest_of_flag(self, key: str, dests: frozenset[str], flags: dict[str, str]) -> str | None:
         for option in (key, "--" + key, "-" + key):
-            if option in self._index[1]:
-                return self._index[1][option]
-        return dest_of_flag(key, self._dests)
+            if option in flags:
+                return flags[option]
+        return dest_of_flag(key, dests)

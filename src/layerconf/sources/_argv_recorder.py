@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from layerconf.core.records import Origin, Path
-from layerconf.core.secrets import redact_argv, scrub_text, shows_secret
+from layerconf.core.secrets import redact_argv, redacted_token, scrub_text, shows_secret
 
 __all__ = ["CLI", "CLI_ORIGIN", "Changes", "Recorder", "record"]
 
@@ -499,7 +499,7 @@ class Recorder:
 
     def _origin(self, table: list[Origin | None], position: int) -> Origin:
         # ('--wandb-key=S', '-kS', an abbreviation: a token holding a secret shows without it)
-        token = redact_argv([self.strings[position]], parser=self.clone)[0][0]
+        token = redacted_token(self.strings[position], self.clone)
         if self.wheres is None:
             origin = Origin(CLI, "argv", None, None, None, position, token)
         else:
