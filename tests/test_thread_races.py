@@ -73,11 +73,6 @@ def _verdict(stack: LayerStack) -> Any:
         return str(error)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rules/coercion.py _Table.compile publishes the new marks before the new spec; "
-    "fix proposed in the report (one dict of (marks, spec) pairs, written once)",
-)
 def test_a_spec_recompiled_in_another_thread_is_never_half_seen() -> None:
     """After `choices` changed in place, a thread that finds another thread recompiling the
     spec never gets the old spec: 'c', now a choice, is accepted in both."""
@@ -103,11 +98,6 @@ def test_a_spec_recompiled_in_another_thread_is_never_half_seen() -> None:
     assert results == {"held": "c", "other": "c"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sources/_argv_recorder.py shares _ORIGIN_TABLES by command line alone, across "
-    "parsers; fix proposed in the report (key the tables by the parser too)",
-)
 def test_origins_of_one_command_line_are_not_shared_across_parsers() -> None:
     """Two parsers (two threads, say) parsing the same command line: the origin of a flag that
     is a secret in the second parser only holds its token redacted, as it does alone."""

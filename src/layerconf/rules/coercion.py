@@ -346,8 +346,6 @@ def _registered(container: Any, type_: Any) -> Any:
     return type_
 
 
-_UNSEEN: Any = object()
-
 #: What a parser's actions looked like: their number and a weak reference to the last one.
 ParserShape = tuple[int, "weakref.ref[argparse.Action] | None"]
 
@@ -378,7 +376,7 @@ class _Table:
     never the actions (they refer to the parser, which would outlive its user in `_TABLES`).
     """
 
-    __slots__ = ("checked", "defaults", "dests", "found", "marks", "shape", "specs")
+    __slots__ = ("checked", "defaults", "dests", "found", "shape", "specs")
 
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         # What the parser looked like: argparse only ever appends actions (a conflict_handler
@@ -387,8 +385,9 @@ class _Table:
         self.defaults = dict(parser._defaults)
         self.dests = list(map(_DEST, parser._actions))  # each action's dest, as listed
         self.found: dict[str, tuple[int, ...]] = {}  # the positions of each dest looked up
-        self.specs: dict[str, DestSpec | None] = {}
-        self.marks: dict[str, Any] = {}  # what each spec was compiled from (`_mark`)
+        # Each spec with what it was compiled from (`_mark`), published as one pair: a thread
+        # never sees a new spec beside old marks, or the reverse.
+        self.specs: dict[str, tuple[list[tuple[Any, ...]], DestSpec | None]] = {}
         # The specs of dests of one action with a type that is not a registry name, with the
         # action's position (-1: no action) and attributes, for `TypeCoercion`'s fast check.
         self.checked: dict[str, tuple[DestSpec | None, int, tuple[Any, ...]]] = {}
@@ -413,16 +412,16 @@ class _Table:
 
     def spec(self, parser: argparse.ArgumentParser, dest: str) -> DestSpec | None:
         """The spec of `dest`, compiled again if an action it was compiled from changed."""
-        spec = self.specs.get(dest, _UNSEEN)
-        if spec is not _UNSEEN:
+        compiled = self.specs.get(dest)
+        if compiled is not None:
+            was, spec = compiled
             actions = parser._actions
             now = [_mark(parser, actions[index]) for index in self.positions(dest)]
-            was = self.marks[dest]
             if len(now) == len(was) and all(
                 len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
                 for a, b in zip(now, was, strict=True)
             ):
-                return spec  # type: ignore[no-any-return]
+                return spec
         return self.compile(parser, dest)
 
     def compile(self, parser: argparse.ArgumentParser, dest: str) -> DestSpec | None:
@@ -430,8 +429,8 @@ class _Table:
         positions = self.positions(dest)
         actions = [parser._actions[index] for index in positions]
         marks = [_mark(parser, action) for action in actions]
-        self.marks[dest] = marks
-        self.specs[dest] = spec = dest_spec(parser, actions) if actions else None
+        spec = dest_spec(parser, actions) if actions else None
+        self.specs[dest] = (marks, spec)
         if not positions:
             self.checked[dest] = (spec, -1, ())
         elif len(positions) == 1 and len(marks[0]) == len(_ATTRIBUTES_NAMES):

@@ -35,7 +35,7 @@ from __future__ import annotations
 import argparse
 import copy
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from layerconf.core.records import Origin, Path
@@ -455,7 +455,7 @@ class Recorder:
             if position is None:
                 origin = CLI_ORIGIN
             else:
-                origin = table[position] or self._origin(table, position)
+                origin = self._origin(table, position)
             if type(occurrence) is tuple:  # a built-in action: `events` is its dest's old value
                 note(action.dest, events, origin)
                 continue
@@ -486,26 +486,36 @@ class Recorder:
         return cli, origins, raw, setters
 
     def _origins(self) -> list[Origin | None]:
-        """The origins of this command line's tokens, shared by parses of the same one."""
+        """The origins of this command line's tokens, shared by parses of the same one with
+        the same table of options (a parser and its copies)."""
         if not self.occurrences:
             return []
         key = tuple(self.strings) if self.wheres is None else (*self.strings, *self.wheres)
-        table = _ORIGIN_TABLES.get(key)
-        if table is None:
+        options = self.clone._option_string_actions
+        entry = _ORIGIN_TABLES.get(key)
+        if entry is None or entry[0] is not options:
             if len(_ORIGIN_TABLES) >= 64:
                 _ORIGIN_TABLES.clear()
-            table = _ORIGIN_TABLES[key] = [None] * self.size
-        return table
+            entry = _ORIGIN_TABLES[key] = (options, [None] * self.size)
+        return entry[1]
 
     def _origin(self, table: list[Origin | None], position: int) -> Origin:
-        # ('--wandb-key=S', '-kS', an abbreviation: a token holding a secret shows without it)
-        token = redacted_token(self.strings[position], self.clone)
+        """The origin of the token at `position`: kept in `table` only for a token that is one
+        of the parser's option strings, which shows as written whatever the parser's actions
+        are now; any other ('--wandb-key=S', '-kS', an abbreviation) is shown as the parser
+        classifies it at this parse, without the secret it holds."""
+        string = self.strings[position]
+        exact = string in self.clone._option_string_actions
+        if exact and table[position] is not None:
+            return table[position]  # type: ignore[return-value]
+        token = redacted_token(string, self.clone)
         if self.wheres is None:
             origin = Origin(CLI, "argv", None, None, None, position, token)
         else:
             argv_index, source, line = self.wheres[position]
             origin = Origin(CLI, "argv", source, line, None, argv_index, token)
-        table[position] = origin
+        if exact and token == string:
+            table[position] = origin
         return origin
 
 
@@ -514,5 +524,6 @@ class Recorder:
 Changes = tuple[
     dict[str, Any], dict[Path, Origin], dict[str, Any], dict[str, list[tuple[Any, Origin]]]
 ]
-# Origins are values: parses of the same command line (one per role, say) share them.
-_ORIGIN_TABLES: dict[tuple[Any, ...], list[Origin | None]] = {}
+# Origins are values: parses of the same command line (one per role, say) by a parser and its
+# copies share them.
+_ORIGIN_TABLES: dict[tuple[Any, ...], tuple[Mapping[str, Any], list[Origin | None]]] = {}
