@@ -55,6 +55,7 @@ from layerconf.audits import (
 from layerconf.audits import io as io_module
 from layerconf.audits import record as audit_record_module
 from layerconf.audits import record as record_module
+from layerconf.audits.codec import compact
 from layerconf.audits.io import _dumps
 from layerconf.audits.record import _settings
 from layerconf.core.explain import Plain
@@ -1478,6 +1479,37 @@ class TestLeaves:
         assert explain(replayed, "opt.b2").source == "critic.yaml"
 
 
+def _layout(value: Any, depth: int = 0) -> str:
+    """The file's layout, as docs/audit.md describes it, one `compact` call at a time."""
+    if depth < 4 and type(value) in (dict, list) and value:
+        pad = " " * (depth + 1)
+        if type(value) is dict:
+            lines = [f"{pad}{compact(k)}: {_layout(v, depth + 1)}" for k, v in value.items()]
+            return "{\n" + ",\n".join(lines) + "\n" + " " * depth + "}"
+        lines = [pad + _layout(item, depth + 1) for item in value]
+        return "[\n" + ",\n".join(lines) + "\n" + " " * depth + "]"
+    return compact(value)
+
+
+def _outcome(dumps: Any, tree: Any) -> Any:
+    try:
+        return dumps(tree)
+    except (TypeError, ValueError) as error:
+        return type(error), str(error)
+
+
+_json_keys = st.one_of(st.text(max_size=4), st.integers(-3, 3), st.floats(), st.none())
+_json_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=6), st.binary(max_size=2)
+)
+
+
+def _json_containers(children: Any) -> Any:
+    return st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(_json_keys, children, max_size=4)
+    )
+
+
 class TestText:
     """The file is one key per line: easy to grep and diff."""
 
@@ -1486,6 +1518,20 @@ class TestText:
         text = _dumps(audit({"r": stack(lr=1e-5)}))
         assert text.splitlines()[:3] == ["{", ' "format": 2,', ' "layerconf": "0.1.0",']
         assert '    "lr": {"value": 1e-05, "layer": "cli", "kind": "argv"}' in text.splitlines()
+
+    @settings(deadline=None, max_examples=300)
+    @given(st.recursive(_json_leaves, _json_containers, max_leaves=40))
+    def test_any_tree(self, tree: Any) -> None:
+        """Any JSON-shaped data: indented one level a step down to depth 4, then compact, keys
+        in their order; the same error (a cycle, a NaN, a type JSON cannot hold) as compact."""
+        assert _outcome(_dumps, tree) == _outcome(_layout, tree)
+
+    def test_a_cycle(self) -> None:
+        """A list that holds itself, deep in an entry, is refused as compact refuses it."""
+        loop: list[Any] = [1]
+        loop.append(loop)
+        tree = {"roles": {"r": {"settings": {"k": {"value": loop}}}}}
+        assert _outcome(_dumps, tree) == (ValueError, "Circular reference detected")
 
 
 # Secret-like text: at least one character that is not hex, so it cannot be a digest by chance.

@@ -159,38 +159,49 @@ def plain_settings(
     if values is None:
         values = dict(vars(args))
     layers = provenance.layers
-    holders: dict[str, list[int]] = {}
     touched = {path[0] for path in provenance.events} | written_keys(args)
+    # The last layer holding each key, in dict operations that run in C; every holder only
+    # for the few keys more than one layer holds.
+    last: dict[str, int] = {}
+    holders: dict[str, list[int]] = {}
     for index, layer in enumerate(layers):
-        for key in layer.values:
-            held = holders.get(key)
-            if held is None:
-                holders[key] = [index]
-            else:
-                held.append(index)
+        keys = layer.values.keys()
+        if last:
+            for key in keys & last.keys():
+                held = holders.get(key)
+                if held is None:
+                    holders[key] = [last[key], index]
+                else:
+                    held.append(index)
+        last.update(dict.fromkeys(keys, index))
         touched.update(layer.mutable_keys)  # a list or mapping: a merge may apply
     atomic = ATOMIC_TYPES
     found: dict[str, Plain] = {}
+    alone: dict[int, Plain] = {}  # one answer per origin for the keys no value was shadowed of
     for key, current in values.items():
-        held = holders.get(key)
-        if held is None or key in touched:
+        holder = last.get(key)
+        if holder is None or key in touched:
             continue
         if type(current) not in atomic and not is_atomic(current):
             continue
-        last = layers[held[-1]]
-        recorded = last.values[key]
+        layer = layers[holder]
+        recorded = layer.values[key]
         if recorded is not current and not same_value(recorded, current):
             continue
-        path = (key,)
-        shadowed = (
-            tuple(
-                (layers[index].values[key], layers[index].origin_at(path))
-                for index in reversed(held[:-1])
+        origin = layer.origins.get((key,), layer.origin) if layer.origins else layer.origin
+        held = holders.get(key)
+        if held is None:
+            plain = alone.get(id(origin))
+            if plain is None:
+                plain = alone[id(origin)] = Plain(origin, ())
+            found[key] = plain
+        else:
+            path = (key,)
+            shadowed = tuple(
+                (layers[earlier].values[key], layers[earlier].origin_at(path))
+                for earlier in reversed(held[:-1])
             )
-            if len(held) > 1
-            else ()
-        )
-        found[key] = Plain(last.origins.get(path, last.origin), shadowed)
+            found[key] = Plain(origin, shadowed)
     return found
 
 
