@@ -57,8 +57,7 @@ from layerconf.audits import record as audit_record_module
 from layerconf.audits import record as record_module
 from layerconf.audits.codec import compact
 from layerconf.audits.io import _dumps
-from layerconf.audits.record import _settings
-from layerconf.core.explain import Plain
+from layerconf.core.explain import plain_settings
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
 from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
@@ -259,13 +258,16 @@ def _explained(namespace: Namespace, key: str) -> tuple[Any, ...]:
 
 
 def _bulk(namespace: Namespace) -> dict[str, tuple[Any, ...]]:
+    """What an audit record takes for each key: the walk's answer, else explain's."""
     found = {}
-    for key, _, setting in _settings(namespace, provenance_of(namespace)):
-        assert setting is not None
-        if isinstance(setting, Plain):  # the walk's answer, without a Setting
-            shadowed = [(v, o, Reason.OVERRIDDEN, None) for v, o in setting.shadowed]
-            found[key] = (setting.origin, shadowed)
+    walked = plain_settings(namespace)
+    for key in vars(namespace):
+        plain = walked.get(key)
+        if plain is not None:  # the walk's answer, without a Setting
+            shadowed = [(v, o, Reason.OVERRIDDEN, None) for v, o in plain.shadowed]
+            found[key] = (plain.origin, shadowed)
         else:
+            setting = explain(namespace, key)
             history = [(h.value, h.origin, h.reason, h.by) for h in setting.history]
             found[key] = (setting.origin, history)
     return found

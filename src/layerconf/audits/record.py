@@ -20,6 +20,7 @@ import enum
 import functools
 import hashlib
 import json
+import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -40,7 +41,7 @@ from layerconf.audits.scrubbed import SCRUBBED, matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
-from layerconf.core.explain import Plain, explain, plain_settings
+from layerconf.core.explain import Plain, plain_settings, unscrubbed
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
     Layer,
@@ -94,6 +95,7 @@ def audit(
     files: dict[str, str] = {}
     sections: dict[str, dict[str, Any]] = {}
     role_argv: dict[str, list[str] | None] = {}
+    redacted: tuple[Any, list[str]] = (None, [])  # the last command line, redacted
     for role, namespace in roles.items():
         if not isinstance(namespace, argparse.Namespace):
             raise TypeError(
@@ -106,9 +108,12 @@ def audit(
             files.update(provenance.inputs.get(FILES, {}))
             own: list[str] | None = None
             command_line = provenance.inputs.get(ARGV)
-            if command_line is not None:
+            if command_line is not None and command_line == redacted[0]:
+                own = list(redacted[1])  # the roles of one resolution share a command line
+            elif command_line is not None:
                 own, found = redact_argv(command_line, secrets)
                 encoder.found.extend(found)
+                redacted = (command_line, own)
                 if argv is None:
                     argv = own
             role_argv[str(role)] = own
@@ -143,30 +148,24 @@ def audit(
 def _role_section(
     namespace: argparse.Namespace, provenance: Provenance | None, encoder: Encoder
 ) -> dict[str, Any]:
-    values = vars(namespace)
-    is_secret = encoder.policy.is_secret
+    values = dict(vars(namespace))  # one C call: other threads may be adding keys
+    secret_keys = _secret_keys(encoder.policy, frozenset(values))
+    plain = {} if provenance is None else plain_settings(namespace, values)
+    origin = encoder.origin
     settings: dict[str, Any] = {}
     leaves: dict[str, Any] = {}
-    for key, value, explained in _settings(namespace, provenance):
-        secret = is_secret(key)
-        if isinstance(explained, Plain):
-            settings[str(key)] = _plain_entry(encoder, secret, value, explained)
-        else:
+    for key, value in values.items():
+        found = plain.get(key)
+        secret = key in secret_keys
+        if found is None:
+            explained = None if provenance is None else unscrubbed(namespace, key)
             settings[str(key)] = _entry(encoder, secret, value, explained)
-        if (
-            provenance is not None
-            and not secret
-            and type(value) is dict
-            and value
-            and "." not in key
-        ):
-            for path in _leaf_paths(value, (key,), is_secret):
-                dotted = join_path(path)
-                if dotted in values:
-                    continue  # a top-level key spelt like this path: explain means that one
-                setting = explain(namespace, dotted)
-                leaf_secret = is_secret(path[-1])
-                leaves[dotted] = _entry(encoder, leaf_secret, setting.value, setting)
+        elif secret or found.shadowed:
+            settings[str(key)] = _plain_entry(encoder, secret, value, found)
+        else:  # almost every key: its value and its layer's origin, nothing shadowed
+            settings[str(key)] = {"value": encoder.value(value), **origin(found.origin)}
+        if type(value) is dict and value and provenance is not None and not secret:
+            leaves.update(_leaves(namespace, encoder, key, value, values))
     section: dict[str, Any] = {
         "layers": [],
         "policies": [],
@@ -177,6 +176,7 @@ def _role_section(
     }
     if provenance is None:
         return section
+    is_secret = encoder.policy.is_secret
     section["layers"] = [
         {"name": layer.name, "kind": layer.kind, **_optional(source=layer.source)}
         for layer in provenance.layers
@@ -199,20 +199,29 @@ def _role_section(
     return section
 
 
-def _settings(
-    namespace: argparse.Namespace, provenance: Provenance | None
-) -> Iterator[tuple[str, Any, Setting | Plain | None]]:
-    """(key, value, what `explain` says of it) for every key, None without provenance: the
-    bulk walk's `Plain` answer for almost every key, `explain`'s `Setting` for the others."""
-    values = dict(vars(namespace))
-    if provenance is None:
-        for key, value in values.items():
-            yield key, value, None
+@functools.lru_cache(maxsize=16)
+def _secret_keys(policy: SecretPolicy, keys: frozenset[Any]) -> frozenset[Any]:
+    """The keys of `keys` that `policy` calls secret (cached: a trainer's keys repeat)."""
+    return frozenset(key for key in keys if policy.is_secret(key))
+
+
+def _leaves(
+    namespace: argparse.Namespace,
+    encoder: Encoder,
+    key: str,
+    value: dict[str, Any],
+    values: Mapping[str, Any],
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(dotted path, entry) of each leaf `explain` can name in the mapping `value` of `key`."""
+    if "." in key:
         return
-    plain = plain_settings(namespace, values)
-    for key, value in values.items():
-        found = plain.get(key)
-        yield key, value, found if found is not None else explain(namespace, key)
+    is_secret = encoder.policy.is_secret
+    for path in _leaf_paths(value, (key,), is_secret):
+        dotted = join_path(path)
+        if dotted in values:
+            continue  # a top-level key spelt like this path: explain means that one
+        setting = unscrubbed(namespace, dotted)
+        yield dotted, _entry(encoder, is_secret(path[-1]), setting.value, setting)
 
 
 #: What a record's structure already says of an entry: its key, and the role of its section.
@@ -275,12 +284,27 @@ def _fingerprint(roles: Mapping[str, Mapping[str, Any]], version: int = FORMAT) 
     Format 2 covers the digest of every value a secret's text was scrubbed from; format 1
     records had no such values, and only their prefix differs.
     """
-    values = {
-        role: {key: entry["value"] for key, entry in section["settings"].items()}
-        for role, section in roles.items()
-    }
+    values = {}
+    for role, section in roles.items():
+        settings = section["settings"]
+        # In sorted order already (the text sorts them: a sorted list sorts at once), in
+        # operations that run in C; a trainer's keys repeat, and so does their order.
+        order = _sorted_keys(tuple(settings))
+        values[role] = dict(zip(order, map(_VALUE, map(settings.__getitem__, order)), strict=True))
     prefix = _FINGERPRINT_PREFIX if version == FORMAT else b"layerconf-fingerprint-1\n"
     return hashlib.sha256(prefix + canonical(values).encode("ascii")).hexdigest()
+
+
+_VALUE = operator.itemgetter("value")
+
+
+@functools.lru_cache(maxsize=16)
+def _sorted_keys(keys: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`keys` sorted; as they are when they cannot be (the canonical text then says why)."""
+    try:
+        return tuple(sorted(keys))
+    except TypeError:
+        return keys
 
 
 @attrs.frozen(eq=False)

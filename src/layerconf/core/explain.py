@@ -30,7 +30,7 @@ from layerconf.core.values import (
 )
 from layerconf.exceptions import NoProvenanceError, UnknownKeyError
 
-__all__ = ["Plain", "explain", "explain_all", "plain_settings", "setting_for"]
+__all__ = ["Plain", "explain", "explain_all", "plain_settings", "setting_for", "unscrubbed"]
 
 _RUNTIME = Origin("runtime", "runtime")
 
@@ -45,9 +45,19 @@ def explain(args: argparse.Namespace, key: str) -> Setting:
     many, the first and the latest are kept (`layerconf.core.namespace.RECENT_WRITES`).
     """
     provenance = _provenance(args)
-    setting = setting_for(vars(args), provenance, key, _writes_at(args, key), _count_at(args, key))
+    setting = _setting(args, provenance, key)
     scrub = _other_secrets(args, provenance, vars(args))
     return attrs.evolve(setting, scrub=scrub) if scrub else setting
+
+
+def unscrubbed(args: argparse.Namespace, key: str) -> Setting:
+    """`explain(args, key)` without the secrets' texts its setting scrubs from what it shows
+    (`Setting.scrub`): for a caller that redacts and scrubs values itself, an audit record."""
+    return _setting(args, _provenance(args), key)
+
+
+def _setting(args: argparse.Namespace, provenance: Provenance, key: str) -> Setting:
+    return setting_for(vars(args), provenance, key, _writes_at(args, key), _count_at(args, key))
 
 
 # The secret keys of a provenance's layers, per provenance (kept alive beside its id).
