@@ -312,7 +312,7 @@ class TestBulkOrigins:
         roles = ppo(parser)
         roles["critic"].lr = 3e-6  # one key the walk leaves to explain
         walked = record_bytes(audit(roles, key=b"k"))
-        monkeypatch.setattr(record_module, "plain_settings", lambda namespace, values: {})
+        monkeypatch.setattr(record_module, "plain_groups", lambda namespace, values: [])
         assert record_bytes(audit(roles, key=b"k")) == walked
 
     @settings(deadline=None)
@@ -323,12 +323,12 @@ class TestBulkOrigins:
         """Any stack of layers, with any merge policies: the same record both ways."""
         roles = {"main": LayerStack(layers, policies=merge).resolve()}
         walked = record_bytes(audit(roles, key=b"k"))
-        saved = record_module.plain_settings
-        record_module.plain_settings = lambda namespace, values: {}  # type: ignore[assignment]
+        saved = record_module.plain_groups
+        record_module.plain_groups = lambda namespace, values: []  # type: ignore[assignment]
         try:
             assert record_bytes(audit(roles, key=b"k")) == walked
         finally:
-            record_module.plain_settings = saved
+            record_module.plain_groups = saved
 
 
 class TestRoundTrip:

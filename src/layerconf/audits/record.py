@@ -16,9 +16,11 @@ every other text of the record the secret's text is replaced.
 from __future__ import annotations
 
 import argparse
+import collections
 import enum
 import functools
 import hashlib
+import itertools
 import json
 import operator
 from collections.abc import Iterable, Iterator, Mapping
@@ -41,7 +43,7 @@ from layerconf.audits.scrubbed import SCRUBBED, matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
-from layerconf.core.explain import Plain, plain_settings, unscrubbed
+from layerconf.core.explain import Plain, plain_groups, unscrubbed
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
     Layer,
@@ -150,20 +152,26 @@ def _role_section(
 ) -> dict[str, Any]:
     values = dict(vars(namespace))  # one C call: other threads may be adding keys
     secret_keys = _secret_keys(encoder.policy, frozenset(values))
-    plain = {} if provenance is None else plain_settings(namespace, values)
-    origin = encoder.origin
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = dict.fromkeys(map(str, values))  # the keys, in their order
+    alike: dict[str, Any] = {}  # the entries of the keys that share the walk's answer
+    plain: dict[str, Plain] = {}  # the walk's other answers
+    if provenance is not None and set(map(type, values)) <= {str}:
+        for answer, keys in plain_groups(namespace, values):
+            if answer.shadowed:
+                plain[keys[0]] = answer
+            else:
+                alike.update(_alike(encoder, answer, keys, values, secret_keys, plain))
+        settings.update(alike)
     leaves: dict[str, Any] = {}
-    for key, value in values.items():
+    for key in itertools.filterfalse(alike.__contains__, values):
+        value = values[key]
         found = plain.get(key)
         secret = key in secret_keys
-        if found is None:
+        if found is not None:
+            settings[str(key)] = _plain_entry(encoder, secret, value, found)
+        else:
             explained = None if provenance is None else unscrubbed(namespace, key)
             settings[str(key)] = _entry(encoder, secret, value, explained)
-        elif secret or found.shadowed:
-            settings[str(key)] = _plain_entry(encoder, secret, value, found)
-        else:  # almost every key: its value and its layer's origin, nothing shadowed
-            settings[str(key)] = {"value": encoder.value(value), **origin(found.origin)}
         if type(value) is dict and value and provenance is not None and not secret:
             leaves.update(_leaves(namespace, encoder, key, value, values))
     section: dict[str, Any] = {
@@ -197,6 +205,36 @@ def _role_section(
     ]
     section["notices"] = [_problem(problem) for problem in provenance.notices]
     return section
+
+
+def _alike(
+    encoder: Encoder,
+    found: Plain,
+    keys: list[str],
+    values: Mapping[str, Any],
+    secret_keys: frozenset[Any],
+    others: dict[str, Plain],
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
+    shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
+    A key whose value is a secret's, or does not encode as itself, goes to `others`."""
+    if secret_keys:
+        others.update(dict.fromkeys(filter(secret_keys.__contains__, keys), found))
+        keys = list(itertools.filterfalse(secret_keys.__contains__, keys))
+    current = list(map(values.__getitem__, keys))
+    plain = encoder.as_is(current)
+    if not all(plain):
+        others.update(dict.fromkeys(itertools.compress(keys, map(operator.not_, plain)), found))
+        keys = list(itertools.compress(keys, plain))
+        current = list(itertools.compress(current, plain))
+    template = {"value": None, **encoder.origin(found.origin)}
+    entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
+    collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
+    return zip(keys, entries, strict=True)
+
+
+#: The key of each entry's value, as many times as `map` asks.
+_VALUES = itertools.repeat("value")
 
 
 @functools.lru_cache(maxsize=16)
