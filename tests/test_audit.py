@@ -606,6 +606,24 @@ HASH_SEED_SCRIPT = textwrap.dedent(
 class TestFingerprint:
     """The fingerprint names a configuration: stable everywhere, different for any difference."""
 
+    def test_the_key_order_kept_never_changes_a_fingerprint(self) -> None:
+        """The sorted order of a role's keys is kept: the same keys with other values, and
+        other keys, give the fingerprints a fresh computation gives."""
+        for values in (
+            {"b": 1, "a": 2},
+            {"b": 3, "a": 2},
+            {"b": 1, "c": 2},
+            {"b": 1, "a": 2, "c": 0},
+        ):
+            record = audit({"r": stack(**values)})
+            text = json.dumps(
+                {"r": {key: record["roles"]["r"]["settings"][key]["value"] for key in values}},
+                sort_keys=True,
+                separators=(",", ":"),
+            )
+            digest = hashlib.sha256(b"layerconf-fingerprint-2\n" + text.encode()).hexdigest()
+            assert record["fingerprint"] == digest
+
     def test_same_in_processes_with_other_hash_seeds(self) -> None:
         """Two processes with different PYTHONHASHSEED (sets of strings iterate differently)."""
         seen = set()
@@ -685,6 +703,19 @@ class TestFingerprint:
 
 class TestSecrets:
     """Credentials never reach a record: not as values, not in argv, not in any text."""
+
+    def test_the_secret_keys_kept_never_change_a_verdict(self) -> None:
+        """The secret keys found for a set of keys are kept: another policy, or the same
+        keys and one more, is asked again."""
+        namespace = stack(lr=1e-5, run_name="a", seed=1)
+        first = audit({"r": namespace})["roles"]["r"]["settings"]
+        wider = SECRETS.extend(names=["run_name"])
+        second = audit({"r": namespace}, secrets=wider)["roles"]["r"]["settings"]
+        namespace.hf_token = "hf_0123456789"
+        third = audit({"r": namespace})["roles"]["r"]["settings"]
+        assert first["run_name"]["value"] == "a"
+        assert second["run_name"]["value"] == REDACTED
+        assert (third["run_name"]["value"], third["hf_token"]["value"]) == ("a", REDACTED)
 
     def test_which_profile_keys_are_secrets(self, parser: argparse.ArgumentParser) -> None:
         """Of the real profile's 1,000+ dests and flags, only wandb_key / --wandb-key."""

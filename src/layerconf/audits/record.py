@@ -30,7 +30,6 @@ import attrs
 
 from layerconf.audits.codec import (
     FORMAT,
-    TAG,
     Decoder,
     Encoder,
     ValueTypes,
@@ -39,7 +38,7 @@ from layerconf.audits.codec import (
     decode_origin,
     value_types,
 )
-from layerconf.audits.scrubbed import SCRUBBED, matches, scrub_record
+from layerconf.audits.scrubbed import first_marker, given_matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
@@ -470,7 +469,7 @@ class AuditRecord:
     ) -> None:
         """Raise for a scrubbed value not given back, or given back but not the one recorded."""
         for key, entry in section["settings"].items():
-            marker = _marker(entry["value"])
+            marker = first_marker(entry["value"])
             if marker is None:
                 continue
             if key not in given:
@@ -480,7 +479,7 @@ class AuditRecord:
                     f"it scrubbed ({shown}): replay will not hand it back as if it were real; "
                     f"pass its real value: namespace({role!r}, secrets={{{key!r}: ...}})"
                 )
-            if self.key is not None and not _given_matches(entry["value"], given[key], self.key):
+            if self.key is not None and not given_matches(entry["value"], given[key], self.key):
                 raise AuditError(
                     f"{self._where(role)}: the value given for {key!r} is not the one recorded "
                     "(its digest under the record's key differs)"
@@ -572,38 +571,6 @@ _PROBLEM_FIELDS = frozenset(attrs.fields_dict(Problem))
 
 def _notice(data: Mapping[str, Any]) -> Problem:
     return Problem(**{name: value for name, value in data.items() if name in _PROBLEM_FIELDS})
-
-
-def _marker(value: Any) -> Mapping[str, Any] | None:
-    """The first scrubbed marker in an encoded value, or None."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if type(item) is dict:
-            if item.get(TAG) == SCRUBBED:
-                return item
-            pending.extend(item.values())
-        elif type(item) is list:
-            pending.extend(item)
-    return None
-
-
-def _given_matches(recorded: Any, given: Any, key: bytes) -> bool:
-    """Whether `given` is the value recorded: equal where the record shows it, and each
-    scrubbed part's digest that of the given part."""
-    from layerconf.core.secrets import SECRETS
-
-    def same(recorded: Any, encoded: Any) -> bool:
-        if type(recorded) is dict and recorded.get(TAG) == SCRUBBED:
-            # A digest salted once (written without the key, signed later) checks nothing.
-            return recorded.get("keyed") is not True or matches(recorded, encoded, key)
-        if type(recorded) is list and type(encoded) is list and len(recorded) == len(encoded):
-            return all(same(a, b) for a, b in zip(recorded, encoded, strict=True))
-        if type(recorded) is dict and type(encoded) is dict and recorded.keys() == encoded.keys():
-            return all(same(recorded[name], encoded[name]) for name in recorded)
-        return canonical(recorded) == canonical(encoded)
-
-    return same(recorded, Encoder(SECRETS).value(given))
 
 
 def lookup_entry(section: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
