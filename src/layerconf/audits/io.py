@@ -16,6 +16,7 @@ import itertools
 import json
 import json.encoder
 import math
+import operator
 import os
 import pathlib
 import socket
@@ -116,7 +117,7 @@ class _Text:
             lines = (self.dumps(item, depth + 1) for item in items)
         if kind is dict:
             keys = map(_ascii if set(map(type, value)) == {str} else compact, value)
-            lines = map("{}: {}".format, keys, lines)
+            lines = map(operator.add, map(operator.add, keys, itertools.repeat(": ")), lines)
         opening, closing = ("{", "}") if kind is dict else ("[", "]")
         return f"{opening}\n{pad}" + f",\n{pad}".join(lines) + f"\n{' ' * depth}{closing}"
 
