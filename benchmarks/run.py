@@ -67,6 +67,7 @@ from bench_stack import (  # noqa: E402
     synthetic_parser,
     synthetic_role_file,
 )
+from layerconf.audits import record_bytes  # noqa: E402
 from layerconf.compat.slime import parse_megatron_role_args  # noqa: E402
 
 sys.path.insert(0, str(HERE.parent))
@@ -835,6 +836,7 @@ GROUPS = {
 
 AUDIT_ROW = "layerconf.audit(roles) (every key of both roles)"
 WRITE_AUDIT_ROW = "layerconf.write_audit(roles, dir) (fsync included)"
+AUDIT_BYTES_ROW = "layerconf record_bytes(audit(roles)) (write_audit without its file)"
 
 
 def first_call_targets() -> list[dict[str, Any]]:
@@ -942,6 +944,11 @@ def per_key_rows(w: Workload, results: dict[str, Any]) -> list[Row]:
                 WRITE_AUDIT_ROW,
                 "write_audit",
                 lambda: layerconf.write_audit(roles, directory),
+            ),
+            (
+                AUDIT_BYTES_ROW,
+                "audit-bytes",
+                lambda: record_bytes(layerconf.audit(roles)),
             ),
             ("layerconf.load_profile() (1,041 actions)", "load_profile", layerconf.load_profile),
         ]:
@@ -1334,6 +1341,18 @@ def targets(rows: list[Row], memory: dict[str, int]) -> list[dict[str, Any]]:
             share,
             share <= 3.0,
             f"{share:.2f}x ({write_time * 1e3:.2f} ms)",
+        )
+    bytes_time = by_name.get(AUDIT_BYTES_ROW)
+    if bytes_time:  # what the durable file write (write, fsync, rename, fsync) adds is the rest
+        share = bytes_time / by_key["layerconf"]
+        found.append(
+            {
+                "target": "write_audit without its file (audit + record_bytes), vs one resolve",
+                "goal": "(reported)",
+                "measured": share,
+                "verdict": "-",
+                "how": f"{share:.2f}x ({bytes_time * 1e3:.2f} ms)",
+            }
         )
     process = by_name.get("python -c 'import layerconf'")
     deps = by_name.get(DEPS_PROCESS)
