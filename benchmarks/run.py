@@ -1342,18 +1342,6 @@ def targets(rows: list[Row], memory: dict[str, int]) -> list[dict[str, Any]]:
             share <= 3.0,
             f"{share:.2f}x ({write_time * 1e3:.2f} ms)",
         )
-    bytes_time = by_name.get(AUDIT_BYTES_ROW)
-    if bytes_time:  # what the durable file write (write, fsync, rename, fsync) adds is the rest
-        share = bytes_time / by_key["layerconf"]
-        found.append(
-            {
-                "target": "write_audit without its file (audit + record_bytes), vs one resolve",
-                "goal": "(reported)",
-                "measured": share,
-                "verdict": "-",
-                "how": f"{share:.2f}x ({bytes_time * 1e3:.2f} ms)",
-            }
-        )
     process = by_name.get("python -c 'import layerconf'")
     deps = by_name.get(DEPS_PROCESS)
     imports = by_name.get(IMPORTS_PROCESS)
