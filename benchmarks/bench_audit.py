@@ -2,10 +2,13 @@
 
 Baselines measured in the same run: ``json.dumps(vars(ns), default=repr)`` for each role (a
 dump with no origins, no tags, no fingerprint) and one `resolve_roles` call (the resolution
-the record describes). Also measured: `write_audit` (with its fsyncs), reading the record back,
-replaying both roles, `flatten`, `diff_audits`, and `explain` on every key of both roles (what
-the bulk origin walk of `audit` replaces), and shipping one role to a worker: pickling its
-namespace, loading it, and the one-role audit a worker checks its fingerprint with.
+the record describes). Also measured: `write_audit` (with its fsyncs), what it costs without
+its file (`record_bytes(audit(roles))`: the record and its text) and the durable file write
+alone (write, fsync, rename, fsync of the directory: the disk's time, measured apart),
+reading the record back, replaying both roles, `flatten`, `diff_audits`, and `explain` on
+every key of both roles (what the bulk origin walk of `audit` replaces), and shipping one
+role to a worker: pickling its namespace, loading it, and the one-role audit a worker checks
+its fingerprint with.
 
 Run: ``python benchmarks/bench_audit.py`` (``--quick`` for a smoke run).
 """
@@ -21,7 +24,16 @@ from pathlib import Path
 
 from _timing import cold, measure, report, save
 from layerconf import explain, load_profile, resolve_roles
-from layerconf.audits import audit, diff_audits, flatten, load_audit, write_audit
+from layerconf.audits import (
+    AUDIT_FILE,
+    audit,
+    diff_audits,
+    flatten,
+    load_audit,
+    record_bytes,
+    write_atomic,
+    write_audit,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
@@ -52,6 +64,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = write_audit(roles, directory)
         size = path.stat().st_size
+        data = path.read_bytes()
+
+        def text() -> None:
+            record_bytes(audit(roles))
 
         def replay() -> None:
             loaded = load_audit(path)
@@ -65,6 +81,11 @@ def main() -> None:
             (
                 "write_audit(roles, dir) (fsync included)",
                 measure(lambda: write_audit(roles, directory)),
+            ),
+            ("record_bytes(audit(roles)) (write_audit without its file)", measure(text)),
+            (
+                "write_atomic(dir, bytes) (the file: write, fsync, rename, fsync the dir)",
+                measure(lambda: write_atomic(Path(directory), AUDIT_FILE, data)),
             ),
             ("load_audit(path)", measure(lambda: load_audit(path))),
             ("load_audit + namespace() of both roles", measure(replay)),

@@ -67,6 +67,7 @@ from bench_stack import (  # noqa: E402
     synthetic_parser,
     synthetic_role_file,
 )
+from layerconf.audits import record_bytes  # noqa: E402
 from layerconf.compat.slime import parse_megatron_role_args  # noqa: E402
 
 sys.path.insert(0, str(HERE.parent))
@@ -835,6 +836,7 @@ GROUPS = {
 
 AUDIT_ROW = "layerconf.audit(roles) (every key of both roles)"
 WRITE_AUDIT_ROW = "layerconf.write_audit(roles, dir) (fsync included)"
+AUDIT_BYTES_ROW = "layerconf record_bytes(audit(roles)) (write_audit without its file)"
 
 
 def first_call_targets() -> list[dict[str, Any]]:
@@ -942,6 +944,11 @@ def per_key_rows(w: Workload, results: dict[str, Any]) -> list[Row]:
                 WRITE_AUDIT_ROW,
                 "write_audit",
                 lambda: layerconf.write_audit(roles, directory),
+            ),
+            (
+                AUDIT_BYTES_ROW,
+                "audit-bytes",
+                lambda: record_bytes(layerconf.audit(roles)),
             ),
             ("layerconf.load_profile() (1,041 actions)", "load_profile", layerconf.load_profile),
         ]:

@@ -55,9 +55,9 @@ from layerconf.audits import (
 from layerconf.audits import io as io_module
 from layerconf.audits import record as audit_record_module
 from layerconf.audits import record as record_module
+from layerconf.audits.codec import compact
 from layerconf.audits.io import _dumps
-from layerconf.audits.record import _settings
-from layerconf.core.explain import Plain
+from layerconf.core.explain import plain_settings
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
 from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
@@ -258,13 +258,16 @@ def _explained(namespace: Namespace, key: str) -> tuple[Any, ...]:
 
 
 def _bulk(namespace: Namespace) -> dict[str, tuple[Any, ...]]:
+    """What an audit record takes for each key: the walk's answer, else explain's."""
     found = {}
-    for key, _, setting in _settings(namespace, provenance_of(namespace)):
-        assert setting is not None
-        if isinstance(setting, Plain):  # the walk's answer, without a Setting
-            shadowed = [(v, o, Reason.OVERRIDDEN, None) for v, o in setting.shadowed]
-            found[key] = (setting.origin, shadowed)
+    walked = plain_settings(namespace)
+    for key in vars(namespace):
+        plain = walked.get(key)
+        if plain is not None:  # the walk's answer, without a Setting
+            shadowed = [(v, o, Reason.OVERRIDDEN, None) for v, o in plain.shadowed]
+            found[key] = (plain.origin, shadowed)
         else:
+            setting = explain(namespace, key)
             history = [(h.value, h.origin, h.reason, h.by) for h in setting.history]
             found[key] = (setting.origin, history)
     return found
@@ -309,7 +312,7 @@ class TestBulkOrigins:
         roles = ppo(parser)
         roles["critic"].lr = 3e-6  # one key the walk leaves to explain
         walked = record_bytes(audit(roles, key=b"k"))
-        monkeypatch.setattr(record_module, "plain_settings", lambda namespace, values: {})
+        monkeypatch.setattr(record_module, "plain_groups", lambda namespace, values: [])
         assert record_bytes(audit(roles, key=b"k")) == walked
 
     @settings(deadline=None)
@@ -320,12 +323,12 @@ class TestBulkOrigins:
         """Any stack of layers, with any merge policies: the same record both ways."""
         roles = {"main": LayerStack(layers, policies=merge).resolve()}
         walked = record_bytes(audit(roles, key=b"k"))
-        saved = record_module.plain_settings
-        record_module.plain_settings = lambda namespace, values: {}  # type: ignore[assignment]
+        saved = record_module.plain_groups
+        record_module.plain_groups = lambda namespace, values: []  # type: ignore[assignment]
         try:
             assert record_bytes(audit(roles, key=b"k")) == walked
         finally:
-            record_module.plain_settings = saved
+            record_module.plain_groups = saved
 
 
 class TestRoundTrip:
@@ -603,6 +606,24 @@ HASH_SEED_SCRIPT = textwrap.dedent(
 class TestFingerprint:
     """The fingerprint names a configuration: stable everywhere, different for any difference."""
 
+    def test_the_key_order_kept_never_changes_a_fingerprint(self) -> None:
+        """The sorted order of a role's keys is kept: the same keys with other values, and
+        other keys, give the fingerprints a fresh computation gives."""
+        for values in (
+            {"b": 1, "a": 2},
+            {"b": 3, "a": 2},
+            {"b": 1, "c": 2},
+            {"b": 1, "a": 2, "c": 0},
+        ):
+            record = audit({"r": stack(**values)})
+            text = json.dumps(
+                {"r": {key: record["roles"]["r"]["settings"][key]["value"] for key in values}},
+                sort_keys=True,
+                separators=(",", ":"),
+            )
+            digest = hashlib.sha256(b"layerconf-fingerprint-2\n" + text.encode()).hexdigest()
+            assert record["fingerprint"] == digest
+
     def test_same_in_processes_with_other_hash_seeds(self) -> None:
         """Two processes with different PYTHONHASHSEED (sets of strings iterate differently)."""
         seen = set()
@@ -682,6 +703,19 @@ class TestFingerprint:
 
 class TestSecrets:
     """Credentials never reach a record: not as values, not in argv, not in any text."""
+
+    def test_the_secret_keys_kept_never_change_a_verdict(self) -> None:
+        """The secret keys found for a set of keys are kept: another policy, or the same
+        keys and one more, is asked again."""
+        namespace = stack(lr=1e-5, run_name="a", seed=1)
+        first = audit({"r": namespace})["roles"]["r"]["settings"]
+        wider = SECRETS.extend(names=["run_name"])
+        second = audit({"r": namespace}, secrets=wider)["roles"]["r"]["settings"]
+        namespace.hf_token = "hf_0123456789"
+        third = audit({"r": namespace})["roles"]["r"]["settings"]
+        assert first["run_name"]["value"] == "a"
+        assert second["run_name"]["value"] == REDACTED
+        assert (third["run_name"]["value"], third["hf_token"]["value"]) == ("a", REDACTED)
 
     def test_which_profile_keys_are_secrets(self, parser: argparse.ArgumentParser) -> None:
         """Of the real profile's 1,000+ dests and flags, only wandb_key / --wandb-key."""
@@ -1478,6 +1512,37 @@ class TestLeaves:
         assert explain(replayed, "opt.b2").source == "critic.yaml"
 
 
+def _layout(value: Any, depth: int = 0) -> str:
+    """The file's layout, as docs/audit.md describes it, one `compact` call at a time."""
+    if depth < 4 and type(value) in (dict, list) and value:
+        pad = " " * (depth + 1)
+        if type(value) is dict:
+            lines = [f"{pad}{compact(k)}: {_layout(v, depth + 1)}" for k, v in value.items()]
+            return "{\n" + ",\n".join(lines) + "\n" + " " * depth + "}"
+        lines = [pad + _layout(item, depth + 1) for item in value]
+        return "[\n" + ",\n".join(lines) + "\n" + " " * depth + "]"
+    return compact(value)
+
+
+def _outcome(dumps: Any, tree: Any) -> Any:
+    try:
+        return dumps(tree)
+    except (TypeError, ValueError) as error:
+        return type(error), str(error)
+
+
+_json_keys = st.one_of(st.text(max_size=4), st.integers(-3, 3), st.floats(), st.none())
+_json_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=6), st.binary(max_size=2)
+)
+
+
+def _json_containers(children: Any) -> Any:
+    return st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(_json_keys, children, max_size=4)
+    )
+
+
 class TestText:
     """The file is one key per line: easy to grep and diff."""
 
@@ -1486,6 +1551,20 @@ class TestText:
         text = _dumps(audit({"r": stack(lr=1e-5)}))
         assert text.splitlines()[:3] == ["{", ' "format": 2,', ' "layerconf": "0.1.0",']
         assert '    "lr": {"value": 1e-05, "layer": "cli", "kind": "argv"}' in text.splitlines()
+
+    @settings(deadline=None, max_examples=300)
+    @given(st.recursive(_json_leaves, _json_containers, max_leaves=40))
+    def test_any_tree(self, tree: Any) -> None:
+        """Any JSON-shaped data: indented one level a step down to depth 4, then compact, keys
+        in their order; the same error (a cycle, a NaN, a type JSON cannot hold) as compact."""
+        assert _outcome(_dumps, tree) == _outcome(_layout, tree)
+
+    def test_a_cycle(self) -> None:
+        """A list that holds itself, deep in an entry, is refused as compact refuses it."""
+        loop: list[Any] = [1]
+        loop.append(loop)
+        tree = {"roles": {"r": {"settings": {"k": {"value": loop}}}}}
+        assert _outcome(_dumps, tree) == (ValueError, "Circular reference detected")
 
 
 # Secret-like text: at least one character that is not hex, so it cannot be a digest by chance.

@@ -186,6 +186,11 @@ class Encoder:
             pass
         return _object(value)
 
+    def as_is(self, values: Iterable[Any]) -> list[bool]:
+        """For each of `values`, whether `value()` gives it back as it is, with no secret to
+        look for in it: None, a bool, an int or finite float JSON holds, a plain string."""
+        return [_AS_IS.get(type(value), _never)(value) for value in values]
+
     def container(self, value: Any, encode: Callable[[], Any]) -> Any:
         """encode(), or a ``<cycle>`` object when `value` is already being encoded."""
         marker = id(value)
@@ -207,6 +212,24 @@ class Encoder:
         fields = origin_json(origin, nulls=False)
         self._origins[id(origin)] = (origin, fields)
         return fields
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+#: What `Encoder.as_is` asks of a value of each type (the tests of `Encoder.value`).
+_AS_IS: dict[type, Callable[[Any], bool]] = {
+    type(None): _always,
+    bool: _always,
+    int: lambda value: value.bit_length() <= MAX_INT_BITS,
+    float: math.isfinite,
+    str: lambda value: "://" not in value and value[:1] not in ("{", "["),
+}
 
 
 def _subclass(value: Any, base: type) -> dict[str, str]:

@@ -16,10 +16,13 @@ every other text of the record the secret's text is replaced.
 from __future__ import annotations
 
 import argparse
+import collections
 import enum
 import functools
 import hashlib
+import itertools
 import json
+import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -27,7 +30,6 @@ import attrs
 
 from layerconf.audits.codec import (
     FORMAT,
-    TAG,
     Decoder,
     Encoder,
     ValueTypes,
@@ -36,11 +38,11 @@ from layerconf.audits.codec import (
     decode_origin,
     value_types,
 )
-from layerconf.audits.scrubbed import SCRUBBED, matches, scrub_record
+from layerconf.audits.scrubbed import first_marker, given_matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
-from layerconf.core.explain import Plain, explain, plain_settings
+from layerconf.core.explain import Plain, plain_groups, unscrubbed
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
     Layer,
@@ -94,6 +96,7 @@ def audit(
     files: dict[str, str] = {}
     sections: dict[str, dict[str, Any]] = {}
     role_argv: dict[str, list[str] | None] = {}
+    redacted: tuple[Any, list[str]] = (None, [])  # the last command line, redacted
     for role, namespace in roles.items():
         if not isinstance(namespace, argparse.Namespace):
             raise TypeError(
@@ -106,9 +109,12 @@ def audit(
             files.update(provenance.inputs.get(FILES, {}))
             own: list[str] | None = None
             command_line = provenance.inputs.get(ARGV)
-            if command_line is not None:
+            if command_line is not None and command_line == redacted[0]:
+                own = list(redacted[1])  # the roles of one resolution share a command line
+            elif command_line is not None:
                 own, found = redact_argv(command_line, secrets)
                 encoder.found.extend(found)
+                redacted = (command_line, own)
                 if argv is None:
                     argv = own
             role_argv[str(role)] = own
@@ -143,30 +149,30 @@ def audit(
 def _role_section(
     namespace: argparse.Namespace, provenance: Provenance | None, encoder: Encoder
 ) -> dict[str, Any]:
-    values = vars(namespace)
-    is_secret = encoder.policy.is_secret
-    settings: dict[str, Any] = {}
+    values = dict(vars(namespace))  # one C call: other threads may be adding keys
+    secret_keys = _secret_keys(encoder.policy, frozenset(values))
+    settings: dict[str, Any] = dict.fromkeys(map(str, values))  # the keys, in their order
+    alike: dict[str, Any] = {}  # the entries of the keys that share the walk's answer
+    plain: dict[str, Plain] = {}  # the walk's other answers
+    if provenance is not None and set(map(type, values)) <= {str}:
+        for answer, keys in plain_groups(namespace, values):
+            if answer.shadowed:
+                plain[keys[0]] = answer
+            else:
+                alike.update(_alike(encoder, answer, keys, values, secret_keys, plain))
+        settings.update(alike)
     leaves: dict[str, Any] = {}
-    for key, value, explained in _settings(namespace, provenance):
-        secret = is_secret(key)
-        if isinstance(explained, Plain):
-            settings[str(key)] = _plain_entry(encoder, secret, value, explained)
+    for key in itertools.filterfalse(alike.__contains__, values):
+        value = values[key]
+        found = plain.get(key)
+        secret = key in secret_keys
+        if found is not None:
+            settings[str(key)] = _plain_entry(encoder, secret, value, found)
         else:
+            explained = None if provenance is None else unscrubbed(namespace, key)
             settings[str(key)] = _entry(encoder, secret, value, explained)
-        if (
-            provenance is not None
-            and not secret
-            and type(value) is dict
-            and value
-            and "." not in key
-        ):
-            for path in _leaf_paths(value, (key,), is_secret):
-                dotted = join_path(path)
-                if dotted in values:
-                    continue  # a top-level key spelt like this path: explain means that one
-                setting = explain(namespace, dotted)
-                leaf_secret = is_secret(path[-1])
-                leaves[dotted] = _entry(encoder, leaf_secret, setting.value, setting)
+        if type(value) is dict and value and provenance is not None and not secret:
+            leaves.update(_leaves(namespace, encoder, key, value, values))
     section: dict[str, Any] = {
         "layers": [],
         "policies": [],
@@ -177,6 +183,7 @@ def _role_section(
     }
     if provenance is None:
         return section
+    is_secret = encoder.policy.is_secret
     section["layers"] = [
         {"name": layer.name, "kind": layer.kind, **_optional(source=layer.source)}
         for layer in provenance.layers
@@ -199,20 +206,59 @@ def _role_section(
     return section
 
 
-def _settings(
-    namespace: argparse.Namespace, provenance: Provenance | None
-) -> Iterator[tuple[str, Any, Setting | Plain | None]]:
-    """(key, value, what `explain` says of it) for every key, None without provenance: the
-    bulk walk's `Plain` answer for almost every key, `explain`'s `Setting` for the others."""
-    values = dict(vars(namespace))
-    if provenance is None:
-        for key, value in values.items():
-            yield key, value, None
+def _alike(
+    encoder: Encoder,
+    found: Plain,
+    keys: list[str],
+    values: Mapping[str, Any],
+    secret_keys: frozenset[Any],
+    others: dict[str, Plain],
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
+    shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
+    A key whose value is a secret's, or does not encode as itself, goes to `others`."""
+    if secret_keys:
+        others.update(dict.fromkeys(filter(secret_keys.__contains__, keys), found))
+        keys = list(itertools.filterfalse(secret_keys.__contains__, keys))
+    current = list(map(values.__getitem__, keys))
+    plain = encoder.as_is(current)
+    if not all(plain):
+        others.update(dict.fromkeys(itertools.compress(keys, map(operator.not_, plain)), found))
+        keys = list(itertools.compress(keys, plain))
+        current = list(itertools.compress(current, plain))
+    template = {"value": None, **encoder.origin(found.origin)}
+    entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
+    collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
+    return zip(keys, entries, strict=True)
+
+
+#: The key of each entry's value, as many times as `map` asks.
+_VALUES = itertools.repeat("value")
+
+
+@functools.lru_cache(maxsize=16)
+def _secret_keys(policy: SecretPolicy, keys: frozenset[Any]) -> frozenset[Any]:
+    """The keys of `keys` that `policy` calls secret (cached: a trainer's keys repeat)."""
+    return frozenset(key for key in keys if policy.is_secret(key))
+
+
+def _leaves(
+    namespace: argparse.Namespace,
+    encoder: Encoder,
+    key: str,
+    value: dict[str, Any],
+    values: Mapping[str, Any],
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(dotted path, entry) of each leaf `explain` can name in the mapping `value` of `key`."""
+    if "." in key:
         return
-    plain = plain_settings(namespace, values)
-    for key, value in values.items():
-        found = plain.get(key)
-        yield key, value, found if found is not None else explain(namespace, key)
+    is_secret = encoder.policy.is_secret
+    for path in _leaf_paths(value, (key,), is_secret):
+        dotted = join_path(path)
+        if dotted in values:
+            continue  # a top-level key spelt like this path: explain means that one
+        setting = unscrubbed(namespace, dotted)
+        yield dotted, _entry(encoder, is_secret(path[-1]), setting.value, setting)
 
 
 #: What a record's structure already says of an entry: its key, and the role of its section.
@@ -275,12 +321,27 @@ def _fingerprint(roles: Mapping[str, Mapping[str, Any]], version: int = FORMAT) 
     Format 2 covers the digest of every value a secret's text was scrubbed from; format 1
     records had no such values, and only their prefix differs.
     """
-    values = {
-        role: {key: entry["value"] for key, entry in section["settings"].items()}
-        for role, section in roles.items()
-    }
+    values = {}
+    for role, section in roles.items():
+        settings = section["settings"]
+        # In sorted order already (the text sorts them: a sorted list sorts at once), in
+        # operations that run in C; a trainer's keys repeat, and so does their order.
+        order = _sorted_keys(tuple(settings))
+        values[role] = dict(zip(order, map(_VALUE, map(settings.__getitem__, order)), strict=True))
     prefix = _FINGERPRINT_PREFIX if version == FORMAT else b"layerconf-fingerprint-1\n"
     return hashlib.sha256(prefix + canonical(values).encode("ascii")).hexdigest()
+
+
+_VALUE = operator.itemgetter("value")
+
+
+@functools.lru_cache(maxsize=16)
+def _sorted_keys(keys: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`keys` sorted; as they are when they cannot be (the canonical text then says why)."""
+    try:
+        return tuple(sorted(keys))
+    except TypeError:
+        return keys
 
 
 @attrs.frozen(eq=False)
@@ -408,7 +469,7 @@ class AuditRecord:
     ) -> None:
         """Raise for a scrubbed value not given back, or given back but not the one recorded."""
         for key, entry in section["settings"].items():
-            marker = _marker(entry["value"])
+            marker = first_marker(entry["value"])
             if marker is None:
                 continue
             if key not in given:
@@ -418,7 +479,7 @@ class AuditRecord:
                     f"it scrubbed ({shown}): replay will not hand it back as if it were real; "
                     f"pass its real value: namespace({role!r}, secrets={{{key!r}: ...}})"
                 )
-            if self.key is not None and not _given_matches(entry["value"], given[key], self.key):
+            if self.key is not None and not given_matches(entry["value"], given[key], self.key):
                 raise AuditError(
                     f"{self._where(role)}: the value given for {key!r} is not the one recorded "
                     "(its digest under the record's key differs)"
@@ -510,38 +571,6 @@ _PROBLEM_FIELDS = frozenset(attrs.fields_dict(Problem))
 
 def _notice(data: Mapping[str, Any]) -> Problem:
     return Problem(**{name: value for name, value in data.items() if name in _PROBLEM_FIELDS})
-
-
-def _marker(value: Any) -> Mapping[str, Any] | None:
-    """The first scrubbed marker in an encoded value, or None."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if type(item) is dict:
-            if item.get(TAG) == SCRUBBED:
-                return item
-            pending.extend(item.values())
-        elif type(item) is list:
-            pending.extend(item)
-    return None
-
-
-def _given_matches(recorded: Any, given: Any, key: bytes) -> bool:
-    """Whether `given` is the value recorded: equal where the record shows it, and each
-    scrubbed part's digest that of the given part."""
-    from layerconf.core.secrets import SECRETS
-
-    def same(recorded: Any, encoded: Any) -> bool:
-        if type(recorded) is dict and recorded.get(TAG) == SCRUBBED:
-            # A digest salted once (written without the key, signed later) checks nothing.
-            return recorded.get("keyed") is not True or matches(recorded, encoded, key)
-        if type(recorded) is list and type(encoded) is list and len(recorded) == len(encoded):
-            return all(same(a, b) for a, b in zip(recorded, encoded, strict=True))
-        if type(recorded) is dict and type(encoded) is dict and recorded.keys() == encoded.keys():
-            return all(same(recorded[name], encoded[name]) for name in recorded)
-        return canonical(recorded) == canonical(encoded)
-
-    return same(recorded, Encoder(SECRETS).value(given))
 
 
 def lookup_entry(section: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:

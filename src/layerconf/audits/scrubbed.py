@@ -25,9 +25,10 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from layerconf.audits.codec import TAG, canonical
+from layerconf.audits.codec import TAG, Encoder, canonical
+from layerconf.core.secrets import SECRETS
 
-__all__ = ["SCRUBBED", "digest_key", "matches", "scrub_record"]
+__all__ = ["SCRUBBED", "digest_key", "first_marker", "given_matches", "matches", "scrub_record"]
 
 #: The tag of a value a secret's text was found in.
 SCRUBBED = "scrubbed"
@@ -156,3 +157,34 @@ def scrub_record(
     shown = {name: scrubber.text(item) for name, item in record.items() if name != "roles"}
     shown["roles"] = {role: scrubber.section(item) for role, item in record["roles"].items()}
     return {name: shown[name] for name in record}
+
+
+def first_marker(value: Any) -> Mapping[str, Any] | None:
+    """The first scrubbed marker in an encoded value, or None."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is dict:
+            if item.get(TAG) == SCRUBBED:
+                return item
+            pending.extend(item.values())
+        elif type(item) is list:
+            pending.extend(item)
+    return None
+
+
+def given_matches(recorded: Any, given: Any, key: bytes) -> bool:
+    """Whether `given` is the value recorded: equal where the record shows it, and each
+    scrubbed part's digest that of the given part."""
+
+    def same(recorded: Any, encoded: Any) -> bool:
+        if type(recorded) is dict and recorded.get(TAG) == SCRUBBED:
+            # A digest salted once (written without the key, signed later) checks nothing.
+            return recorded.get("keyed") is not True or matches(recorded, encoded, key)
+        if type(recorded) is list and type(encoded) is list and len(recorded) == len(encoded):
+            return all(same(a, b) for a, b in zip(recorded, encoded, strict=True))
+        if type(recorded) is dict and type(encoded) is dict and recorded.keys() == encoded.keys():
+            return all(same(recorded[name], encoded[name]) for name in recorded)
+        return canonical(recorded) == canonical(encoded)
+
+    return same(recorded, Encoder(SECRETS).value(given))

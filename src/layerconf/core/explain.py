@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+import itertools
+import operator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import attrs
@@ -17,7 +19,7 @@ from layerconf.core.namespace import (
     write_count,
     written_keys,
 )
-from layerconf.core.records import Origin, Path, Reason, Setting, join_path, split_key
+from layerconf.core.records import Layer, Origin, Path, Reason, Setting, join_path, split_key
 from layerconf.core.secrets import SECRETS, secret_texts
 from layerconf.core.suggest import suggestion
 from layerconf.core.values import (
@@ -30,7 +32,15 @@ from layerconf.core.values import (
 )
 from layerconf.exceptions import NoProvenanceError, UnknownKeyError
 
-__all__ = ["Plain", "explain", "explain_all", "plain_settings", "setting_for"]
+__all__ = [
+    "Plain",
+    "explain",
+    "explain_all",
+    "plain_groups",
+    "plain_settings",
+    "setting_for",
+    "unscrubbed",
+]
 
 _RUNTIME = Origin("runtime", "runtime")
 
@@ -45,9 +55,19 @@ def explain(args: argparse.Namespace, key: str) -> Setting:
     many, the first and the latest are kept (`layerconf.core.namespace.RECENT_WRITES`).
     """
     provenance = _provenance(args)
-    setting = setting_for(vars(args), provenance, key, _writes_at(args, key), _count_at(args, key))
+    setting = _setting(args, provenance, key)
     scrub = _other_secrets(args, provenance, vars(args))
     return attrs.evolve(setting, scrub=scrub) if scrub else setting
+
+
+def unscrubbed(args: argparse.Namespace, key: str) -> Setting:
+    """`explain(args, key)` without the secrets' texts its setting scrubs from what it shows
+    (`Setting.scrub`): for a caller that redacts and scrubs values itself, an audit record."""
+    return _setting(args, _provenance(args), key)
+
+
+def _setting(args: argparse.Namespace, provenance: Provenance, key: str) -> Setting:
+    return setting_for(vars(args), provenance, key, _writes_at(args, key), _count_at(args, key))
 
 
 # The secret keys of a provenance's layers, per provenance (kept alive beside its id).
@@ -153,45 +173,97 @@ def plain_settings(
     merge can apply), no rule dropped, converted or set it, no write since resolution made
     it, and its current value is still the last layer's. `explain_all` and audit records take
     these answers as they are and ask `explain` about the other keys; the tests check that
-    both ways agree.
+    both ways agree. The same answers, grouped: `plain_groups`.
     """
+    found: dict[str, Plain] = {}
+    for plain, keys in plain_groups(args, values):
+        found.update(dict.fromkeys(keys, plain))
+    return found
+
+
+def plain_groups(
+    args: argparse.Namespace, values: Mapping[str, Any] | None = None
+) -> list[tuple[Plain, list[str]]]:
+    """`plain_settings` as (answer, the keys it is the answer of): keys that share an origin
+    and shadowed nothing share one answer (every key a layer set without a position of its
+    own), so that a caller can handle them together."""
     provenance = _provenance(args)
     if values is None:
         values = dict(vars(args))
     layers = provenance.layers
-    holders: dict[str, list[int]] = {}
     touched = {path[0] for path in provenance.events} | written_keys(args)
-    for index, layer in enumerate(layers):
-        for key in layer.values:
-            held = holders.get(key)
-            if held is None:
-                holders[key] = [index]
-            else:
-                held.append(index)
+    for layer in layers:
         touched.update(layer.mutable_keys)  # a list or mapping: a merge may apply
-    atomic = ATOMIC_TYPES
-    found: dict[str, Plain] = {}
-    for key, current in values.items():
-        held = holders.get(key)
-        if held is None or key in touched:
-            continue
-        if type(current) not in atomic and not is_atomic(current):
-            continue
-        last = layers[held[-1]]
-        recorded = last.values[key]
-        if recorded is not current and not same_value(recorded, current):
-            continue
-        path = (key,)
-        shadowed = (
-            tuple(
-                (layers[index].values[key], layers[index].origin_at(path))
-                for index in reversed(held[:-1])
-            )
-            if len(held) > 1
-            else ()
+    # Newest first: what each layer set last, and which earlier layers a key's value shadowed
+    # (only for the few keys more than one layer holds), in set operations that run in C.
+    shadowed: dict[str, list[int]] = {}
+    last: list[tuple[int, list[str]]] = []
+    later: set[str] = set()  # the keys a later layer holds
+    for index in range(len(layers) - 1, -1, -1):
+        held = layers[index].values.keys()
+        for key in held & later:
+            shadowed.setdefault(key, []).append(index)
+        mine = held - later - touched
+        if mine:
+            last.append((index, list(filter(mine.__contains__, values))))
+        if index:
+            later.update(held)
+    groups: list[tuple[Plain, list[str]]] = []
+    for index, keys in last:
+        groups.extend(_grouped(layers, index, _current(layers[index], keys, values), shadowed))
+    return groups
+
+
+def _current(layer: Layer, keys: list[str], values: Mapping[str, Any]) -> list[str]:
+    """The `keys` whose value in `values` is still `layer`'s, and atomic. The common case (the
+    layer's own object, of an atomic type) is told apart in C-level loops (`map`)."""
+    current = list(map(values.__getitem__, keys))
+    recorded = list(map(layer.values.__getitem__, keys))
+    common = list(
+        map(
+            operator.and_,
+            map(operator.is_, current, recorded),
+            map(ATOMIC_TYPES.__contains__, map(type, current)),
         )
-        found[key] = Plain(last.origins.get(path, last.origin), shadowed)
+    )
+    if all(common):
+        return keys
+    found = list(itertools.compress(keys, common))
+    others = zip(keys, current, recorded, strict=True)
+    for key, now, then in itertools.compress(others, map(operator.not_, common)):
+        if (type(now) in ATOMIC_TYPES or is_atomic(now)) and same_value(then, now):
+            found.append(key)
     return found
+
+
+def _grouped(
+    layers: Sequence[Layer], index: int, keys: list[str], shadowed: Mapping[str, list[int]]
+) -> Iterator[tuple[Plain, list[str]]]:
+    """The answers of `keys`, which layer `index` set last, each with its keys; `shadowed`
+    gives the earlier layers that hold a key too, newest first."""
+    layer = layers[index]
+    if shadowed:
+        for key in filter(shadowed.__contains__, keys):
+            path = (key,)
+            history = tuple(
+                (layers[earlier].values[key], layers[earlier].origin_at(path))
+                for earlier in shadowed[key]
+            )
+            yield Plain(layer.origin_at(path), history), [key]
+        keys = list(itertools.filterfalse(shadowed.__contains__, keys))
+    if not layer.origins:
+        if keys:
+            yield Plain(layer.origin, ()), keys
+        return
+    alike: dict[int, tuple[Plain, list[str]]] = {}  # by origin
+    for key, origin in zip(
+        keys, map(layer.origins.get, zip(keys), itertools.repeat(layer.origin)), strict=True
+    ):
+        group = alike.get(id(origin))
+        if group is None:
+            group = alike[id(origin)] = (Plain(origin, ()), [])
+        group[1].append(key)
+    yield from alike.values()
 
 
 def setting_for(
