@@ -35,10 +35,25 @@ policies = st.dictionaries(
 )
 
 
+# Beside plain values, lists and mappings: tuples (immutable, or holding a list), sets.
+odd_leaves = st.one_of(
+    leaves,
+    st.tuples(st.integers(0, 9)),
+    st.tuples(st.lists(st.integers(0, 9), max_size=2)),
+    st.frozensets(st.integers(0, 9), max_size=2),
+    st.sets(st.integers(0, 9), max_size=2),
+)
+odd_mappings = st.dictionaries(keys, st.recursive(odd_leaves, _children, max_leaves=6), max_size=5)
+
+
 @st.composite
-def layer_lists(draw: st.DrawFn, min_size: int = 1, max_size: int = 5) -> list[Layer]:
-    """Layers named l0, l1, ... in precedence order."""
-    contents = draw(st.lists(mappings, min_size=min_size, max_size=max_size))
+def layer_lists(
+    draw: st.DrawFn, min_size: int = 1, max_size: int = 5, odd: bool = False
+) -> list[Layer]:
+    """Layers named l0, l1, ... in precedence order (with tuples and sets too when `odd`)."""
+    contents = draw(
+        st.lists(odd_mappings if odd else mappings, min_size=min_size, max_size=max_size)
+    )
     return [Layer.from_mapping(f"l{i}", mapping) for i, mapping in enumerate(contents)]
 
 

@@ -11,7 +11,8 @@ import tracemalloc
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from layerconf import (
     FrozenNamespaceError,
@@ -25,6 +26,7 @@ from layerconf import (
     notices,
     provenance_of,
 )
+from layerconf.core import namespace as namespace_module
 from layerconf.core.namespace import RECENT_WRITES, is_frozen, runtime_writes, write_count
 from layerconf.core.records import join_path
 
@@ -304,6 +306,33 @@ class TestRuntimeWritesAreBounded:
             assert write_count(args, "step") == 50
             assert explain(clone, "step").origin.label == "write 51 of 51"
 
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.sampled_from(["a", "b", "c"]), max_size=80), st.integers(1, 9))
+    def test_batches_fold_into_the_same_histories(self, keys: list[str], pending: int) -> None:
+        """Writes wait in a bounded batch and are folded per key: whatever the batch size and
+        the order of the keys, each key keeps its first write, its latest writes and count."""
+        original = namespace_module.PENDING_WRITES
+        namespace_module.PENDING_WRITES = pending
+        try:
+            args = example()
+            made: dict[str, list[tuple[int, int]]] = {}
+            for step, key in enumerate(keys):
+                line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+                setattr(args, key, step)
+                made.setdefault(key, []).append((step, line))
+                assert len(args._layerconf_log) < pending
+        finally:
+            namespace_module.PENDING_WRITES = original
+        for key in ("a", "b", "c"):
+            writes = made.get(key, [])
+            assert write_count(args, key) == len(writes)
+            numbered = list(enumerate(writes, 1))
+            expected = numbered[:1] + [w for w in numbered[-RECENT_WRITES:] if w[0] != 1]
+            assert [(w.number, w.value, w.line) for w in runtime_writes(args, key)] == [
+                (number, value, line) for number, (value, line) in expected
+            ]
+            assert all(w.source == __file__ for w in runtime_writes(args, key))
+
 
 class TestWritesKeepPythonSemantics:
     """Recording a write changes nothing of what the write does."""
@@ -326,6 +355,25 @@ class TestWritesKeepPythonSemantics:
         args.scaled = 8.0
         assert (args.lr, "scaled" in vars(args)) == (4.0, False)
         assert explain(args, "lr").layer == "runtime"
+
+    def test_every_data_descriptor_goes_through_object_setattr(self) -> None:
+        """The names the write path stores in the instance dict have no data descriptor on
+        Namespace: every one that has is in the set written through object.__setattr__."""
+        described = {
+            name
+            for klass in Namespace.__mro__
+            for name, attribute in vars(klass).items()
+            if hasattr(type(attribute), "__set__")
+        }
+        assert described <= namespace_module._DESCRIBED
+
+    def test_a_new_instance_dict_is_followed(self) -> None:
+        """Assigning __dict__ replaces the instance dict: later writes land in the new one."""
+        args = example()
+        args.__dict__ = {"lr": 3.0}
+        args.step = 1
+        assert vars(args) == {"lr": 3.0, "step": 1}
+        assert (args.step, write_count(args, "step")) == (1, 1)
 
     def test_odd_names(self) -> None:
         """An empty or underscored name is set as Python sets it, and recorded."""

@@ -10,8 +10,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from layerconf import Layer, LayerStack, Reason, explain
-from layerconf.core.merge import merge_layers, trace
+from layerconf.core.merge import _PolicyMerger, merge_layers, trace
+from layerconf.core.records import Layer as LayerRecord
 from layerconf.core.records import join_path
+from layerconf.core.values import copy_value, same_value
 
 from .strategies import containers, layer_lists, leaf_paths, mappings, policies
 
@@ -120,8 +122,38 @@ class TestMergeSemantics:
         assert vars(LayerStack([]).resolve()) == {}
 
 
+def eager_merge(layers: list[LayerRecord], policies: dict[tuple[str, ...], Any]) -> dict[str, Any]:
+    """The merge as it was written before it was made lazy: every layer's containers copied
+    and merged into the result in turn (the reference `merge_layers` must equal)."""
+    result: dict[str, Any] = {}
+    merger = _PolicyMerger(policies)
+    for layer in layers:
+        earlier = {key: result[key] for key in layer.mutable_keys if key in result}
+        result.update(layer.values)
+        for key in layer.mutable_keys:
+            value = copy_value(layer.values[key])
+            if key in earlier:
+                value = merger.value_strategy([key], earlier[key], value)
+            result[key] = value
+    return result
+
+
 class TestMergeLaws:
     """Property tests of the laws every resolution obeys."""
+
+    @given(layer_lists(max_size=6, odd=True), policies)
+    def test_merge_equals_the_eager_merge(
+        self, layers: list[Layer], policy: dict[str, Any]
+    ) -> None:
+        """Merging only what the last layers keep gives what merging every layer in turn gave:
+        the same keys in the same order, the same types and values all the way down."""
+        stack = LayerStack(layers, policies=policy)
+        lazy = merge_layers(stack.layers, stack.policies)
+        eager = eager_merge(list(stack.layers), dict(stack.policies))
+        assert list(lazy) == list(eager)
+        assert same_value(eager, lazy, copied=False)
+        inputs = {id(c) for layer in layers for c in containers(layer.values)}
+        assert not {id(c) for c in containers(lazy)} & inputs
 
     @given(layer_lists(), policies)
     def test_never_mutates_an_input(self, layers: list[Layer], policy: dict[str, Any]) -> None:

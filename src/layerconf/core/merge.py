@@ -28,7 +28,7 @@ from deepmerge.strategy.dict import DictStrategies
 from deepmerge.strategy.list import ListStrategies
 
 from layerconf.core.records import Layer, Path, Reason
-from layerconf.core.values import copy_value
+from layerconf.core.values import ATOMIC_TYPES, copy_value
 
 __all__ = [
     "POLICIES",
@@ -86,24 +86,61 @@ class _PolicyMerger(Merger):
 
 
 def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> dict[str, Any]:
-    """Merge `layers` in order (later wins) into a new dict sharing nothing mutable with them."""
+    """Merge `layers` in order (later wins) into a new dict sharing nothing mutable with them.
+
+    The top level is one ``dict.update`` per layer: a key's last layer wins. Only a key whose
+    final value is a container (`Layer.mutable_keys`) needs more: its own copy, merged with
+    the earlier layers' values where `_merges_into` says so (`_merged`). Nothing is copied
+    or merged for a value a later layer replaces, so the work per layer is C-level dict work,
+    whatever the containers of the layers a later one overrides.
+    """
     result: dict[str, Any] = {}
-    merger: _PolicyMerger | None = None
+    candidates: set[str] = set()
     for layer in layers:
-        values = layer.values
-        mutable = layer.mutable_keys
-        if not mutable:
-            result.update(values)
-            continue
-        earlier = {key: result[key] for key in mutable if key in result}
-        result.update(values)
-        for key in mutable:
-            value = copy_value(values[key])
-            if key in earlier:
-                merger = merger or _PolicyMerger(policies)
-                value = merger.value_strategy([key], earlier[key], value)
-            result[key] = value
+        result.update(layer.values)
+        if layer.mutable_keys:
+            candidates.update(layer.mutable_keys)
+    if not candidates:
+        return result
+    merger: _PolicyMerger | None = None
+    atomic = ATOMIC_TYPES
+    for key in candidates:
+        if type(result[key]) in atomic:
+            continue  # a later layer set a plain value: it wins whole
+        chain = _chain(layers, key, policies.get((key,)))
+        if chain is None:
+            continue  # a later layer set an immutable value (a tuple of numbers...)
+        value = copy_value(chain[0])
+        for later in chain[1:]:
+            merger = merger or _PolicyMerger(policies)
+            value = merger.value_strategy([key], value, copy_value(later))
+        result[key] = value
     return result
+
+
+def _chain(layers: Sequence[Layer], key: str, policy: Policy | None) -> list[Any] | None:
+    """The values of `key` that make its merged value, oldest first: the last layer's, and
+    before it each earlier value that lives on in the next one (`_merges_into`); None when
+    the last layer's value is immutable and so is shared as it is.
+
+    A merged value has the type of the later value, so whether the merge so far lives on in
+    the next value depends on the types of the two layers' own values alone: the chain can be
+    found walking back from the last layer, and stops at the first value that is replaced.
+    """
+    chain: list[Any] = []
+    for layer in reversed(layers):
+        values = layer.values
+        if key not in values:
+            continue
+        value = values[key]
+        if not chain:
+            if key not in layer.mutable_keys:
+                return None
+        elif not _merges_into(value, chain[-1], policy):
+            break
+        chain.append(value)
+    chain.reverse()
+    return chain
 
 
 class Contribution(NamedTuple):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import collections
-import itertools
+import operator
 import sys
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple, NoReturn
 
 import attrs
@@ -81,9 +82,12 @@ class Provenance:
 
 _SLOT = "_layerconf_provenance"
 _WRITES = "_layerconf_writes"
+_LOG = "_layerconf_log"
 
 #: How many of the latest writes to a key are kept, beside the first.
 RECENT_WRITES = 8
+#: How many writes wait, as they were made, before they are folded into the kept histories.
+PENDING_WRITES = 512
 
 
 class Write(NamedTuple):
@@ -101,35 +105,23 @@ class _History:
 
     A write is ``(number, value, where, position)``: `where` is the code object that made it
     and `position` the offset of its instruction, turned into a file and line only when read
-    (`_place`), so that a write costs no line-table lookup; a history read back from a pickle
-    holds the file name and the line instead. The number comes from an `itertools.count` and
-    the latest writes are a bounded deque: both are updated atomically, so writes from several
-    threads are all counted without a lock.
+    (`_place`); a history read back from a pickle holds the file name and the line instead.
+    Changed only by `_fold`, under `_FOLDING`.
     """
 
-    __slots__ = ("append", "first", "recent", "tick")
+    __slots__ = ("count", "first", "recent")
 
     def __init__(self, first: tuple[Any, ...], recent: Iterable[tuple[Any, ...]] = ()) -> None:
         self.first = first
         self.recent: collections.deque[tuple[Any, ...]] = collections.deque(
             recent, maxlen=RECENT_WRITES
         )
-        # Bound once: the write path calls them without looking anything up.
-        self.append: Callable[[tuple[Any, ...]], None] = self.recent.append
-        after = max((write[0] for write in self.recent), default=first[0])
-        self.tick: Callable[[], int] = itertools.count(after + 1).__next__
-
-    @property
-    def count(self) -> int:
-        """How many writes there were (the highest number given out so far)."""
-        # deque.copy() is one C call: atomic, where iterating would meet concurrent appends.
-        count: int = max((write[0] for write in self.recent.copy()), default=self.first[0])
-        return count
+        # The latest write is always among the recent ones (or is the first).
+        self.count: int = max((write[0] for write in self.recent), default=first[0])
 
     def kept(self) -> list[Write]:
         """The writes kept, oldest first: the first one, then the latest."""
-        recent = self.recent.copy()  # atomic (see count)
-        writes = [self.first, *(write for write in recent if write[0] != self.first[0])]
+        writes = [self.first, *(write for write in self.recent if write[0] != self.first[0])]
         writes.sort(key=lambda write: write[0])
         return [
             Write(value, *_place(where, position), number)
@@ -154,6 +146,63 @@ def _place(where: Any, position: int) -> tuple[str, int]:
     return where.co_filename, line if line is not None else where.co_firstlineno
 
 
+#: Held while pending writes are folded into histories and while histories are read: the
+#: write path itself takes no lock (it appends to a list, which is atomic).
+_FOLDING = threading.Lock()
+
+
+def _fold(args: Namespace) -> dict[str, _History]:
+    """Fold the pending writes of `args` into its histories and return them (`_FOLDING` held).
+
+    The pending log holds ``(key, value, code, offset)`` in the order the writes were made.
+    Per key of the batch: the count, the first write if the key is new, and the latest
+    `RECENT_WRITES`, found walking the batch back from its end (it stops once every key has
+    its latest writes), so a batch costs little more than the C loops that count it.
+    """
+    histories: dict[str, _History] = getattr(args, _WRITES)
+    log: list[tuple[Any, ...]] = getattr(args, _LOG)
+    batch = log[:]  # one C call each: writes other threads append meanwhile stay pending
+    del log[: len(batch)]
+    if not batch:
+        return histories
+    names = list(map(_NAME, batch))
+    counts = collections.Counter(names)
+    # Each key's first write of the batch (the earliest one wins the last assignment).
+    firsts = (
+        dict(zip(reversed(names), reversed(batch), strict=True))
+        if any(name not in histories for name in counts)
+        else {}
+    )
+    wanted = {name: min(count, RECENT_WRITES) for name, count in counts.items()}
+    latest: dict[str, list[tuple[Any, ...]]] = {name: [] for name in counts}
+    missing = len(wanted)
+    for write in reversed(batch):
+        found = latest[write[0]]
+        if len(found) < wanted[write[0]]:
+            found.append(write)
+            if len(found) == wanted[write[0]]:
+                missing -= 1
+                if not missing:
+                    break
+    for name, count in counts.items():
+        history = histories.get(name)
+        if history is None:
+            _, value, where, position = firsts[name]
+            history = histories[name] = _History((1, value, where, position))
+            history.count = 0
+        total = history.count + count
+        found = latest[name]
+        history.recent.extend(
+            (total - back, value, where, position)
+            for back, (_, value, where, position) in reversed(list(enumerate(found)))
+        )
+        history.count = total
+    return histories
+
+
+_NAME = operator.itemgetter(0)
+
+
 def _rebuild(
     cls: type[Namespace],
     values: dict[str, Any],
@@ -164,7 +213,9 @@ def _rebuild(
     namespace = cls._from_values(values, provenance)
     if writes or frozen:
         made = {key: _History(*portable) for key, portable in (writes or {}).items()}
-        object.__setattr__(namespace, _WRITES, _FrozenWrites(made) if frozen else made)
+        object.__setattr__(namespace, _WRITES, made)
+        if frozen:
+            _freeze(namespace, made)
     return namespace
 
 
@@ -172,9 +223,16 @@ class _FrozenWrites(dict[str, _History]):
     """The writes of a frozen namespace (`freeze`): its type is what refuses a write."""
 
 
+def _freeze(args: Namespace, histories: dict[str, _History]) -> None:
+    object.__setattr__(args, _WRITES, _FrozenWrites(histories))
+
+
 _setattr = object.__setattr__
 _frame = sys._getframe
 _ATOMIC = ATOMIC_TYPES
+# The names an exact Namespace has a data descriptor for: a write to one goes through
+# object.__setattr__; any other name is a key of the instance dict (a test checks the set).
+_DESCRIBED = frozenset({"__class__", "__dict__", "__weakref__", _SLOT, _WRITES, _LOG})
 
 
 class Namespace(argparse.Namespace):
@@ -184,14 +242,16 @@ class Namespace(argparse.Namespace):
     resolution (``args.lr = 3e-6``) is recorded with the file and line that made it, so
     `explain` reports it as layer ``runtime`` and keeps the earlier history. What is kept is
     bounded whatever the number of writes: per key the first and the latest `RECENT_WRITES`
-    writes and their count; a value is kept as `layerconf.core.values.snapshot` keeps it
-    (immutable values as they are, small plain containers copied, anything else described).
+    writes and their count, and at most `PENDING_WRITES` writes not yet folded into those; a
+    value is kept as `layerconf.core.values.snapshot` keeps it (immutable values as they are,
+    small plain containers copied, anything else described).
     `layerconf.freeze(args)` makes every later write an error.
     """
 
-    __slots__ = (_SLOT, _WRITES)
+    __slots__ = (_SLOT, _WRITES, _LOG)
     _layerconf_provenance: Provenance | None
     _layerconf_writes: dict[str, _History]
+    _layerconf_log: list[tuple[Any, ...]]
 
     @classmethod
     def _from_values(cls, values: dict[str, Any], provenance: Provenance | None) -> Namespace:
@@ -200,50 +260,51 @@ class Namespace(argparse.Namespace):
         object.__setattr__(namespace, _SLOT, provenance)
         if provenance is not None:
             object.__setattr__(namespace, _WRITES, {})
+            object.__setattr__(namespace, _LOG, [])
         return namespace
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The hot path of a trainer's loop (a step counter written every step): no lock, no
-        # copy of an immutable value, no line lookup (see _History).
+        # copy of an immutable value, no line lookup; the write is appended as it was made
+        # and folded into the kept histories in batches (`_fold`).
         try:
-            writes = self._layerconf_writes
+            log = self._layerconf_log
         except AttributeError:  # Namespace(**kwargs): nothing to record
             _setattr(self, name, value)
             return
-        if type(writes) is not dict:
-            _refuse(self, name, "set")
-        if name[:1] != "_" and type(self) is Namespace:
-            # No data descriptor can be in the way (slots and dunders start with "_", and
-            # the class is ours): the instance dict takes it, at half object.__setattr__'s cost.
-            self.__dict__[name] = value
-        else:
+        if type(self._layerconf_writes) is _FrozenWrites:
+            _refuse(name, "set", 2)
+        if name in _DESCRIBED or type(self) is not Namespace:
             _setattr(self, name, value)
+        else:
+            # No data descriptor is in the way: the instance dict takes the value, as
+            # object.__setattr__ would, for a fraction of its cost.
+            self.__dict__[name] = value
         caller = _frame(1)
         if type(value) not in _ATOMIC:
             value = snapshot(value)
-        history = writes.get(name)
-        if history is None:
-            first = (1, value, caller.f_code, caller.f_lasti)
-            history = writes.setdefault(name, _History(first))
-            if history.first is first:
-                return
-        history.append((history.tick(), value, caller.f_code, caller.f_lasti))
+        log.append((name, value, caller.f_code, caller.f_lasti))
+        if len(log) >= PENDING_WRITES:
+            with _FOLDING:
+                _fold(self)
 
     def __delattr__(self, name: str) -> None:
         if type(getattr(self, _WRITES, None)) is _FrozenWrites:
-            _refuse(self, name, "delete")
+            _refuse(name, "delete", 2)
         object.__delattr__(self, name)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        writes = getattr(self, _WRITES, None)
-        # list(items()) is one C call: atomic, while another thread may add a key.
-        portable = {key: history.portable() for key, history in list((writes or {}).items())}
-        frozen = type(writes) is _FrozenWrites
+        portable: dict[str, Any] = {}
+        if getattr(self, _WRITES, None) is not None:
+            with _FOLDING:
+                writes = _fold(self)
+                portable = {key: history.portable() for key, history in writes.items()}
+        frozen = type(getattr(self, _WRITES, None)) is _FrozenWrites
         return (_rebuild, (type(self), dict(vars(self)), provenance_of(self), portable, frozen))
 
 
-def _refuse(args: Namespace, name: str, verb: str) -> NoReturn:
-    caller = _frame(2)
+def _refuse(name: str, verb: str, depth: int) -> NoReturn:
+    caller = _frame(depth)
     source, line = caller.f_code.co_filename, caller.f_lineno
     raise FrozenNamespaceError(
         f"{source}:{line}: cannot {verb} {value_text(name)}: this namespace is frozen "
@@ -270,7 +331,9 @@ def freeze(args: argparse.Namespace) -> argparse.Namespace:
             "freeze() takes args as a namespace layerconf resolved (got one without provenance)"
         )
     if type(writes) is not _FrozenWrites:
-        object.__setattr__(args, _WRITES, _FrozenWrites(writes))
+        assert isinstance(args, Namespace)
+        with _FOLDING:
+            _freeze(args, _fold(args))
     return args
 
 
@@ -292,25 +355,31 @@ def namespace_from(values: dict[str, Any], provenance: Provenance | None) -> Nam
 def runtime_writes(args: argparse.Namespace, key: str) -> list[Write]:
     """The assignments to `key` after resolution that are kept, oldest first (empty when
     none): the first and the latest `RECENT_WRITES`; `write_count` says how many there were."""
-    history = _history(args, key)
-    return history.kept() if history is not None else []
+    with _FOLDING:
+        history = _history(args, key)
+        return history.kept() if history is not None else []
 
 
 def write_count(args: argparse.Namespace, key: str) -> int:
     """How many assignments to `key` were made after resolution."""
-    history = _history(args, key)
-    return history.count if history is not None else 0
+    with _FOLDING:
+        history = _history(args, key)
+        return history.count if history is not None else 0
 
 
 def written_keys(args: argparse.Namespace) -> frozenset[str]:
-    """The keys assigned after resolution (read at once: other threads may be writing)."""
-    writes = getattr(args, _WRITES, None) if isinstance(args, Namespace) else None
-    return frozenset(list(writes)) if writes else frozenset()
+    """The keys assigned after resolution."""
+    if not isinstance(args, Namespace) or getattr(args, _WRITES, None) is None:
+        return frozenset()
+    with _FOLDING:
+        return frozenset(_fold(args))
 
 
 def _history(args: argparse.Namespace, key: str) -> _History | None:
-    writes = getattr(args, _WRITES, None) if isinstance(args, Namespace) else None
-    return writes.get(key) if writes else None
+    """The history of `key` (`_FOLDING` held by the caller)."""
+    if not isinstance(args, Namespace) or getattr(args, _WRITES, None) is None:
+        return None
+    return _fold(args).get(key)
 
 
 def provenance_of(args: argparse.Namespace) -> Provenance | None:

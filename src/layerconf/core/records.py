@@ -178,6 +178,8 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
             if not isinstance(key, str) or not key:
                 raise TypeError(f"layer keys must be non-empty strings (got {value_text(key)})")
     atomic = ATOMIC_TYPES
+    if atomic.issuperset(map(type, private.values())):
+        return private, frozenset()  # every value atomic (one C loop): nothing to copy
     others = [key for key, value in private.items() if type(value) not in atomic]
     mutable = [key for key in others if not is_atomic(private[key])]
     for key in mutable:
