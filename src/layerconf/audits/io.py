@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from secrets import token_hex
 from typing import Any
 
-from layerconf.audits.codec import ValueTypes, compact
-from layerconf.audits.record import AuditRecord, audit
+from layerconf.audits.codec import Encoder, ValueTypes, compact
+from layerconf.audits.record import AuditRecord, record_of
 from layerconf.audits.signing import Key, sign
 from layerconf.audits.validate import AGAIN
 from layerconf.core.checks import PATH, check_type
@@ -62,10 +62,13 @@ def write_audit(
     (and at most its temporary file). The directory is created if it does not exist.
     """
     check_type("write_audit", "directory", directory, PATH, "a path (str or pathlib.Path)")
-    record = audit(roles, secrets=secrets, key=key)
+    encoder = Encoder(secrets)
+    encoder.shared = []
+    record = record_of(roles, encoder, key)
     if key is not None:
         record = sign(record, key)
-    return write_atomic(pathlib.Path(directory), AUDIT_FILE, record_bytes(record))
+    text = _Text(_entry_texts(encoder.shared)).dumps(record, 0)
+    return write_atomic(pathlib.Path(directory), AUDIT_FILE, (text + "\n").encode("ascii"))
 
 
 def record_bytes(record: Mapping[str, Any]) -> bytes:
@@ -87,7 +90,8 @@ class _Text:
     the same, character for character.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, known: Mapping[int, str] | None = None) -> None:
+        self.known = known or {}  # the text of an entry, by its id (`_entry_texts`)
         make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
         if make is None:  # a Python without the json module's C part
             self.encode: Callable[[Any, int], list[str]] = lambda value, _: [compact(value)]
@@ -112,7 +116,7 @@ class _Text:
         items = value.values() if kind is dict else value
         lines: Iterable[str]
         if depth == 3:  # the items are entries, each on one line
-            lines = map("".join, map(self.encode, items, itertools.repeat(0)))
+            lines = self._entries(list(items))
         else:
             lines = (self.dumps(item, depth + 1) for item in items)
         if kind is dict:
@@ -120,6 +124,36 @@ class _Text:
             lines = map(operator.add, map(operator.add, keys, itertools.repeat(": ")), lines)
         opening, closing = ("{", "}") if kind is dict else ("[", "]")
         return f"{opening}\n{pad}" + f",\n{pad}".join(lines) + f"\n{' ' * depth}{closing}"
+
+    def _entries(self, entries: list[Any]) -> list[str]:
+        """The text of each of `entries`: its known text, else encoded."""
+        texts: list[str | None] = list(map(self.known.get, map(id, entries)))
+        if all(texts):
+            return texts  # type: ignore[return-value]  # no None left
+        return [
+            "".join(self.encode(entry, 0)) if text is None else text
+            for text, entry in zip(texts, entries, strict=True)
+        ]
+
+
+def _entry_texts(
+    shared: Iterable[tuple[dict[str, Any], list[Any], list[dict[str, Any]]]] | None,
+) -> dict[int, str]:
+    """The text of each entry `audit` made as a copy of a template with its value put in
+    (`Encoder.shared`), by the entry's id: the template's text with the value's text in its
+    place (the value comes first: ``{"value": V, ...origin}``), the same text `_Text`
+    encodes the entry as, character for character (the tests compare both ways)."""
+    texts: dict[int, str] = {}
+    encode = _Text().encode
+    for template, values, entries in shared or ():
+        whole = "".join(encode(template, 0))  # {"value": null...}
+        head, tail = '{"value": ', whole[len('{"value": null') :]
+        shown = map("".join, map(encode, values, itertools.repeat(0)))
+        lines = map(
+            operator.add, map(operator.add, itertools.repeat(head), shown), itertools.repeat(tail)
+        )
+        texts.update(zip(map(id, entries), lines, strict=True))
+    return texts
 
 
 #: The options `compact` encodes with (its `default` refuses a value JSON cannot hold).
