@@ -374,6 +374,29 @@ class TestFileText:
         monkeypatch.setattr(io_module, "_entry_texts", lambda shared: {})
         assert write_audit(roles, tmp_path / "slow").read_bytes() == fast
 
+    def test_values_of_every_plain_type(self, tmp_path: pathlib.Path) -> None:
+        """Each kind of value the template path writes (1 and True, 0.0 and -0.0, text that
+        JSON escapes) as the encoder writes it."""
+        values = {
+            "one": 1,
+            "true": True,
+            "false": False,
+            "zero": 0,
+            "none": None,
+            "negative_zero": -0.0,
+            "small": 1e-05,
+            "large": 1e300,
+            "big": 2**62,
+            "text": 'ünï "q" \\ \u2028 \x00 😀',
+            "empty": "",
+            "url": "https://host/x",  # found secrets are looked for: not the template path
+        }
+        roles = {"r": LayerStack([Layer.from_mapping("defaults", values)]).resolve()}
+        expected = record_bytes(audit(roles))
+        assert write_audit(roles, tmp_path).read_bytes() == expected
+        assert b'"true": {"value": true,' in expected
+        assert b'"one": {"value": 1,' in expected
+
     @settings(deadline=None)
     @given(layer_lists(), policies, st.sampled_from([None, b"k"]))
     def test_generated_stacks(

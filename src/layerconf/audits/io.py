@@ -127,13 +127,10 @@ class _Text:
 
     def _entries(self, entries: list[Any]) -> list[str]:
         """The text of each of `entries`: its known text, else encoded."""
-        texts: list[str | None] = list(map(self.known.get, map(id, entries)))
-        if all(texts):
-            return texts  # type: ignore[return-value]  # no None left
-        return [
-            "".join(self.encode(entry, 0)) if text is None else text
-            for text, entry in zip(texts, entries, strict=True)
-        ]
+        texts: list[Any] = list(map(self.known.get, map(id, entries)))
+        for index in itertools.compress(range(len(texts)), map(operator.not_, texts)):
+            texts[index] = "".join(self.encode(entries[index], 0))
+        return texts
 
 
 def _entry_texts(
@@ -148,12 +145,27 @@ def _entry_texts(
     for template, values, entries in shared or ():
         whole = "".join(encode(template, 0))  # {"value": null...}
         head, tail = '{"value": ', whole[len('{"value": null') :]
-        shown = map("".join, map(encode, values, itertools.repeat(0)))
+        shown = map(_call, map(_SCALAR_TEXT.__getitem__, map(type, values)), values)
         lines = map(
             operator.add, map(operator.add, itertools.repeat(head), shown), itertools.repeat(tail)
         )
         texts.update(zip(map(id, entries), lines, strict=True))
     return texts
+
+
+#: The JSON text of a value `Encoder.as_is` passes (the only values of `Encoder.shared`), by
+#: its exact type: what `compact`'s encoder writes for it (its C part calls these too).
+_SCALAR_TEXT: dict[type, Callable[[Any], str]] = {
+    type(None): {None: "null"}.__getitem__,
+    bool: {True: "true", False: "false"}.__getitem__,
+    int: int.__repr__,
+    float: float.__repr__,
+    str: json.encoder.encode_basestring_ascii,
+}
+#: f(value), in C where the Python has it (3.11).
+_call: Callable[[Callable[[Any], str], Any], str] = getattr(
+    operator, "call", lambda function, value: function(value)
+)
 
 
 #: The options `compact` encodes with (its `default` refuses a value JSON cannot hold).
