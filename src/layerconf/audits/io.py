@@ -113,42 +113,53 @@ class _Text:
         if depth >= 4 or (kind is not dict and kind is not list) or not value:
             return "".join(self.encode(value, 0))
         pad = " " * (depth + 1)
-        items = value.values() if kind is dict else value
         lines: Iterable[str]
-        if depth == 3:  # the items are entries, each on one line
-            lines = self._entries(list(items))
+        if depth == 3 and kind is dict:  # a role's entries, each on one line with its key
+            lines = self._entries(value)
+        elif depth == 3:
+            lines = map("".join, map(self.encode, value, itertools.repeat(0)))
         else:
+            items = value.values() if kind is dict else value
             lines = (self.dumps(item, depth + 1) for item in items)
-        if kind is dict:
-            keys = map(_ascii if set(map(type, value)) == {str} else compact, value)
-            lines = map(operator.add, map(operator.add, keys, itertools.repeat(": ")), lines)
+            if kind is dict:
+                keys = map(_key_text(value), value)
+                lines = map(operator.add, map(operator.add, keys, itertools.repeat(": ")), lines)
         opening, closing = ("{", "}") if kind is dict else ("[", "]")
         return f"{opening}\n{pad}" + f",\n{pad}".join(lines) + f"\n{' ' * depth}{closing}"
 
-    def _entries(self, entries: list[Any]) -> list[str]:
-        """The text of each of `entries`: its known text, else encoded."""
-        texts: list[Any] = list(map(self.known.get, map(id, entries)))
-        for index in itertools.compress(range(len(texts)), map(operator.not_, texts)):
-            texts[index] = "".join(self.encode(entries[index], 0))
-        return texts
+    def _entries(self, entries: dict[Any, Any]) -> list[str]:
+        """The line of each of `entries` (key, ``: ``, entry): its known text, else encoded."""
+        lines: list[Any] = list(map(self.known.get, map(id, entries.values())))
+        missing = list(itertools.compress(range(len(lines)), map(operator.not_, lines)))
+        if missing:
+            keys, items, key_text = list(entries), list(entries.values()), _key_text(entries)
+            for index in missing:
+                entry = "".join(self.encode(items[index], 0))
+                lines[index] = f"{key_text(keys[index])}: {entry}"
+        return lines
+
+
+def _key_text(mapping: Mapping[Any, Any]) -> Callable[[Any], str]:
+    """How the keys of `mapping` are written (every key a str: as JSON strings, at once)."""
+    return _ascii if set(map(type, mapping)) == {str} else compact
 
 
 def _entry_texts(
-    shared: Iterable[tuple[dict[str, Any], list[Any], list[dict[str, Any]]]] | None,
+    shared: Iterable[tuple[dict[str, Any], list[str], list[Any], list[dict[str, Any]]]] | None,
 ) -> dict[int, str]:
-    """The text of each entry `audit` made as a copy of a template with its value put in
-    (`Encoder.shared`), by the entry's id: the template's text with the value's text in its
-    place (the value comes first: ``{"value": V, ...origin}``), the same text `_Text`
-    encodes the entry as, character for character (the tests compare both ways)."""
+    """The line of each entry `audit` made as a copy of a template with its value put in
+    (`Encoder.shared`: template, keys, values, entries), by the entry's id: its key's text,
+    ``: `` and the template's text with the value's text in its place (the value comes first:
+    ``{"value": V, ...origin}``): what `_Text` writes for it, character for character (the
+    tests compare both ways)."""
     texts: dict[int, str] = {}
     encode = _Text().encode
-    for template, values, entries in shared or ():
+    for template, keys, values, entries in shared or ():
         whole = "".join(encode(template, 0))  # {"value": null...}
-        head, tail = '{"value": ', whole[len('{"value": null') :]
+        tail = whole[len('{"value": null') :]
+        starts = map(operator.add, map(_ascii, keys), itertools.repeat(': {"value": '))
         shown = map(_call, map(_SCALAR_TEXT.__getitem__, map(type, values)), values)
-        lines = map(
-            operator.add, map(operator.add, itertools.repeat(head), shown), itertools.repeat(tail)
-        )
+        lines = map(operator.add, map(operator.add, starts, shown), itertools.repeat(tail))
         texts.update(zip(map(id, entries), lines, strict=True))
     return texts
 

@@ -238,7 +238,7 @@ def _alike(
     entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
     collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
     if encoder.shared is not None:
-        encoder.shared.append((template, current, entries))
+        encoder.shared.append((template, keys, current, entries))
     return zip(keys, entries, strict=True)
 
 
