@@ -133,9 +133,8 @@ class _Text:
         missing = list(itertools.compress(range(len(lines)), map(operator.not_, lines)))
         if missing:
             keys, items, key_text = list(entries), list(entries.values()), _key_text(entries)
-            for index in missing:
-                entry = "".join(self.encode(items[index], 0))
-                lines[index] = f"{key_text(keys[index])}: {entry}"
+            for index in missing:  # the key first, as the other levels write them
+                lines[index] = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
         return lines
 
 
