@@ -57,6 +57,7 @@ from layerconf.audits import record as audit_record_module
 from layerconf.audits import record as record_module
 from layerconf.audits.codec import compact
 from layerconf.audits.io import _dumps
+from layerconf.audits.signing import sign
 from layerconf.core.explain import plain_settings
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
@@ -329,6 +330,86 @@ class TestBulkOrigins:
             assert record_bytes(audit(roles, key=b"k")) == walked
         finally:
             record_module.plain_groups = saved
+
+
+class TestFileText:
+    """write_audit writes most entries from their template's text: the file is byte for byte
+    record_bytes of the record, signed or not, scrubbed or not."""
+
+    @pytest.mark.parametrize("key", [None, b"k"])
+    @pytest.mark.parametrize("extra", [[], ["--wandb-key", "sekrit-abcdef-123"]])
+    def test_the_file_is_record_bytes(
+        self,
+        parser: argparse.ArgumentParser,
+        in_fixtures: None,
+        tmp_path: pathlib.Path,
+        key: bytes | None,
+        extra: list[str],
+    ) -> None:
+        roles = ppo(parser, *extra)
+        record = audit(roles, key=key)
+        expected = record_bytes(record if key is None else sign(record, key))
+        assert write_audit(roles, tmp_path, key=key).read_bytes() == expected
+
+    def test_a_scrubbed_record(
+        self, parser: argparse.ArgumentParser, in_fixtures: None, tmp_path: pathlib.Path
+    ) -> None:
+        """Scrubbing makes new entries: they are encoded, as record_bytes encodes them."""
+        secret = "sekrit-abcdef-123"
+        roles = ppo(parser, "--wandb-key", secret, "--wandb-group", f"x-{secret}")
+        expected = record_bytes(sign(audit(roles, key=b"k"), b"k"))
+        assert b'"scrubbed"' in expected
+        assert write_audit(roles, tmp_path, key=b"k").read_bytes() == expected
+
+    def test_every_entry_encoded_gives_the_same_file(
+        self,
+        parser: argparse.ArgumentParser,
+        in_fixtures: None,
+        tmp_path: pathlib.Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        roles = ppo(parser)
+        roles["critic"].lr = 3e-6
+        fast = write_audit(roles, tmp_path / "fast").read_bytes()
+        monkeypatch.setattr(io_module, "_entry_texts", lambda shared: {})  # every entry encoded
+        assert write_audit(roles, tmp_path / "slow").read_bytes() == fast
+
+    def test_values_of_every_plain_type(self, tmp_path: pathlib.Path) -> None:
+        """Each kind of value the template path writes (1 and True, 0.0 and -0.0, text that
+        JSON escapes) as the encoder writes it."""
+        values = {
+            "one": 1,
+            "true": True,
+            "false": False,
+            "zero": 0,
+            "none": None,
+            "negative_zero": -0.0,
+            "small": 1e-05,
+            "large": 1e300,
+            "big": 2**62,
+            "text": 'ünï "q" \\ \u2028 \x00 😀',
+            "empty": "",
+            "url": "https://host/x",  # found secrets are looked for: not the template path
+        }
+        roles = {"r": LayerStack([Layer.from_mapping("defaults", values)]).resolve()}
+        expected = record_bytes(audit(roles))
+        assert write_audit(roles, tmp_path).read_bytes() == expected
+        assert b'"true": {"value": true,' in expected
+        assert b'"one": {"value": 1,' in expected
+
+    @settings(deadline=None)
+    @given(layer_lists(), policies, st.sampled_from([None, b"k"]))
+    def test_generated_stacks(
+        self, layers: list[Layer], merge: dict[str, Any], key: bytes | None
+    ) -> None:
+        roles = {
+            "main": LayerStack(layers, policies=merge).resolve(),
+            "other": argparse.Namespace(),
+        }
+        record = audit(roles, key=key)
+        expected = record_bytes(record if key is None else sign(record, key))
+        with tempfile.TemporaryDirectory() as directory:
+            assert write_audit(roles, directory, key=key).read_bytes() == expected
 
 
 class TestRoundTrip:

@@ -151,6 +151,12 @@ class Encoder:
         self._active: set[int] = set()  # containers being encoded (a cycle is not followed)
         # Per origin object (kept alive here, so that its id is not reused by another one).
         self._origins: dict[int, tuple[Origin, dict[str, Any]]] = {}
+        #: When a list: the entries `audit` made as copies of one template, each group as
+        #: (template, their keys, the values put in, the entries), for `write_audit` to write
+        #: their text from the template's (the entries kept alive here: their ids name them).
+        self.shared: (
+            list[tuple[dict[str, Any], list[str], list[Any], list[dict[str, Any]]]] | None
+        ) = None
 
     def field(self, secret: bool, value: Any) -> Any:
         """The encoded value, or the placeholder when it is a secret's (None stays null)."""

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from secrets import token_hex
 from typing import Any
 
-from layerconf.audits.codec import ValueTypes, compact
-from layerconf.audits.record import AuditRecord, audit
+from layerconf.audits.codec import Encoder, ValueTypes, compact
+from layerconf.audits.record import AuditRecord, record_of
 from layerconf.audits.signing import Key, sign
 from layerconf.audits.validate import AGAIN
 from layerconf.core.checks import PATH, check_type
@@ -62,10 +62,13 @@ def write_audit(
     (and at most its temporary file). The directory is created if it does not exist.
     """
     check_type("write_audit", "directory", directory, PATH, "a path (str or pathlib.Path)")
-    record = audit(roles, secrets=secrets, key=key)
+    encoder = Encoder(secrets)
+    encoder.shared = []
+    record = record_of(roles, encoder, key)
     if key is not None:
         record = sign(record, key)
-    return write_atomic(pathlib.Path(directory), AUDIT_FILE, record_bytes(record))
+    text = _Text(_entry_texts(encoder.shared)).dumps(record, 0)
+    return write_atomic(pathlib.Path(directory), AUDIT_FILE, (text + "\n").encode("ascii"))
 
 
 def record_bytes(record: Mapping[str, Any]) -> bytes:
@@ -87,7 +90,8 @@ class _Text:
     the same, character for character.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, known: Mapping[int, str] | None = None) -> None:
+        self.known = known or {}  # the text of an entry, by its id (`_entry_texts`)
         make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
         if make is None:  # a Python without the json module's C part
             self.encode: Callable[[Any, int], list[str]] = lambda value, _: [compact(value)]
@@ -109,17 +113,69 @@ class _Text:
         if depth >= 4 or (kind is not dict and kind is not list) or not value:
             return "".join(self.encode(value, 0))
         pad = " " * (depth + 1)
-        items = value.values() if kind is dict else value
         lines: Iterable[str]
-        if depth == 3:  # the items are entries, each on one line
-            lines = map("".join, map(self.encode, items, itertools.repeat(0)))
+        if depth == 3 and kind is dict:  # a role's entries, each on one line with its key
+            lines = self._entries(value)
+        elif depth == 3:
+            lines = map("".join, map(self.encode, value, itertools.repeat(0)))
         else:
+            items = value.values() if kind is dict else value
             lines = (self.dumps(item, depth + 1) for item in items)
-        if kind is dict:
-            keys = map(_ascii if set(map(type, value)) == {str} else compact, value)
-            lines = map(operator.add, map(operator.add, keys, itertools.repeat(": ")), lines)
+            if kind is dict:
+                keys = map(_key_text(value), value)
+                lines = map(operator.add, map(operator.add, keys, itertools.repeat(": ")), lines)
         opening, closing = ("{", "}") if kind is dict else ("[", "]")
         return f"{opening}\n{pad}" + f",\n{pad}".join(lines) + f"\n{' ' * depth}{closing}"
+
+    def _entries(self, entries: dict[Any, Any]) -> list[str]:
+        """The line of each of `entries` (key, ``: ``, entry): its known text, else encoded."""
+        lines: list[Any] = list(map(self.known.get, map(id, entries.values())))
+        missing = list(itertools.compress(range(len(lines)), map(operator.not_, lines)))
+        if missing:
+            keys, items, key_text = list(entries), list(entries.values()), _key_text(entries)
+            for index in missing:  # the key first, as the other levels write them
+                lines[index] = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
+        return lines
+
+
+def _key_text(mapping: Mapping[Any, Any]) -> Callable[[Any], str]:
+    """How the keys of `mapping` are written (every key a str: as JSON strings, at once)."""
+    return _ascii if set(map(type, mapping)) == {str} else compact
+
+
+def _entry_texts(
+    shared: Iterable[tuple[dict[str, Any], list[str], list[Any], list[dict[str, Any]]]] | None,
+) -> dict[int, str]:
+    """The line of each entry `audit` made as a copy of a template with its value put in
+    (`Encoder.shared`: template, keys, values, entries), by the entry's id: its key's text,
+    ``: `` and the template's text with the value's text in its place (the value comes first:
+    ``{"value": V, ...origin}``): what `_Text` writes for it, character for character (the
+    tests compare both ways)."""
+    texts: dict[int, str] = {}
+    encode = _Text().encode
+    for template, keys, values, entries in shared or ():
+        whole = "".join(encode(template, 0))  # {"value": null...}
+        tail = whole[len('{"value": null') :]
+        starts = map(operator.add, map(_ascii, keys), itertools.repeat(': {"value": '))
+        shown = map(_call, map(_SCALAR_TEXT.__getitem__, map(type, values)), values)
+        lines = map(operator.add, map(operator.add, starts, shown), itertools.repeat(tail))
+        texts.update(zip(map(id, entries), lines, strict=True))
+    return texts
+
+
+#: The JSON text of a value `Encoder.as_is` passes (the only values of `Encoder.shared`), by
+#: its exact type: what `compact`'s encoder writes for it (its C part calls these too).
+_SCALAR_TEXT: dict[type, Callable[[Any], str]] = {
+    type(None): {None: "null"}.__getitem__,
+    bool: {True: "true", False: "false"}.__getitem__,
+    int: int.__repr__,
+    float: float.__repr__,
+    str: json.encoder.encode_basestring_ascii,
+}
+#: f(value), in C where the Python has it (3.11).
+_call: Callable[[Callable[[Any], str], Any], str] = getattr(
+    operator, "call", lambda function, value: function(value)
+)
 
 
 #: The options `compact` encodes with (its `default` refuses a value JSON cannot hold).

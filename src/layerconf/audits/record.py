@@ -83,6 +83,13 @@ def audit(
     scrubbed`) that replay refuses; give the `key` the record will be signed with, so that
     its digests are keyed by it (records signed with one key then compare).
     """
+    return record_of(roles, Encoder(secrets), key)
+
+
+def record_of(
+    roles: Mapping[str, argparse.Namespace], encoder: Encoder, key: Key | None
+) -> dict[str, Any]:
+    """`audit(roles)` with `encoder`'s policy (scrubbing sets `encoder.shared` to None)."""
     from layerconf import __version__
 
     if isinstance(roles, argparse.Namespace) or not isinstance(roles, Mapping):
@@ -90,8 +97,8 @@ def audit(
             f"audit() takes roles as a mapping of role name to namespace (got "
             f"{type(roles).__name__}); write audit({{'actor': args}}) for one namespace"
         )
+    secrets = encoder.policy
     check_type("audit", "secrets", secrets, SecretPolicy, "a SecretPolicy, such as SECRETS")
-    encoder = Encoder(secrets)
     argv: list[str] | None = None
     files: dict[str, str] = {}
     sections: dict[str, dict[str, Any]] = {}
@@ -140,6 +147,7 @@ def audit(
         reverse=True,  # the longest first, so a secret that contains another goes whole
     )
     if scrub:
+        encoder.shared = None
         signing = None if key is None else key_bytes(key)
         record = scrub_record(record, scrub, secrets.placeholder, signing)
     record["fingerprint"] = _fingerprint(record["roles"])
@@ -229,6 +237,8 @@ def _alike(
     template = {"value": None, **encoder.origin(found.origin)}
     entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
     collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
+    if encoder.shared is not None:
+        encoder.shared.append((template, keys, current, entries))
     return zip(keys, entries, strict=True)
 
 
@@ -324,8 +334,7 @@ def _fingerprint(roles: Mapping[str, Mapping[str, Any]], version: int = FORMAT) 
     values = {}
     for role, section in roles.items():
         settings = section["settings"]
-        # In sorted order already (the text sorts them: a sorted list sorts at once), in
-        # operations that run in C; a trainer's keys repeat, and so does their order.
+        # Sorted already (a sorted list sorts at once), in C; a trainer's keys repeat.
         order = _sorted_keys(tuple(settings))
         values[role] = dict(zip(order, map(_VALUE, map(settings.__getitem__, order)), strict=True))
     prefix = _FINGERPRINT_PREFIX if version == FORMAT else b"layerconf-fingerprint-1\n"
