@@ -836,7 +836,7 @@ GROUPS = {
 
 AUDIT_ROW = "layerconf.audit(roles) (every key of both roles)"
 WRITE_AUDIT_ROW = "layerconf.write_audit(roles, dir) (fsync included)"
-AUDIT_BYTES_ROW = "layerconf record_bytes(audit(roles)) (write_audit without its file)"
+AUDIT_BYTES_ROW = "layerconf record_bytes(audit(roles)) (every entry encoded)"
 
 
 def first_call_targets() -> list[dict[str, Any]]:
