@@ -51,6 +51,7 @@ _EVERYTHING = (
     "layerconf.presets",
     "layerconf.presets.slime",
     "layerconf.presets.slime.compat",
+    "layerconf.compat.slime",  # (the name the drop-in is imported by, in the timed call)
     "layerconf.rules",
     "layerconf.sources.argv",
     "layerconf.sources.yaml",
