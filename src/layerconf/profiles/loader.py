@@ -23,6 +23,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from layerconf.core._secret_flags import seed_secret_options
+from layerconf.core.secrets import SECRETS
 from layerconf.exceptions import LayerconfError, UnknownProfileError
 
 __all__ = [
@@ -83,7 +85,13 @@ def load_profile(name: str = "megatron-slime") -> argparse.ArgumentParser:
     module = _PROFILES.get(name)
     if module is None:
         raise UnknownProfileError(name, available_profiles())
-    return _build(_spec(module))
+    spec = _spec(module)
+    parser = _build(spec)
+    if spec.secret_candidates is not None:
+        # The scan for secret flags, done when the data was compiled (keyed on the policy, and
+        # on the parser's option strings and dests: a change to either scans again).
+        seed_secret_options(parser._option_string_actions, SECRETS, spec.secret_candidates)
+    return parser
 
 
 class _Spec(NamedTuple):
@@ -95,6 +103,9 @@ class _Spec(NamedTuple):
     #  metavar, env). Never handed out: `_build` copies every list into each parser. `env` is
     # (variable, fallback) for a default read from the environment when a parser is built.
     rows: tuple[tuple[Any, ...], ...]
+    # The default secret policy's candidate secret flags, None when the data's policy is not
+    # this layerconf's default.
+    secret_candidates: tuple[str, ...] | None
 
 
 def _build(spec: _Spec) -> argparse.ArgumentParser:
@@ -178,7 +189,15 @@ def _spec(module: str) -> _Spec:
                 env,
             )
         )
-    return _Spec(data["parser"], tuple(data["groups"]), tuple(rows))
+    shipped = data.get("secrets")
+    candidates = None
+    if (
+        isinstance(shipped, dict)
+        and shipped.get("names") == sorted(SECRETS.names)
+        and shipped.get("suffixes") == list(SECRETS.suffixes)
+    ):
+        candidates = tuple(shipped["candidates"])
+    return _Spec(data["parser"], tuple(data["groups"]), tuple(rows), candidates)
 
 
 def _read_data(module: str) -> bytes:
