@@ -740,14 +740,25 @@ class TestShippedSecretOptions:
         assert module._secret_options(table, SECRETS) == self.scanned(parser) == ["--wandb-key"]
 
     def test_seeded_when_built(self) -> None:
-        """A parser the profile builds is not scanned: its entry holds the shipped list."""
+        """The profile's parsers are not scanned: the shipped candidates are kept, with the
+        option strings and dests they hold for, and no parser."""
+        import gc
+        import weakref
+
         from layerconf.core import _secret_flags as module
 
-        table = layerconf.load_profile()._option_string_actions
-        entry = module._SECRET_OPTIONS[id(table)]
-        assert entry[0] is table
-        assert entry[3] is None
-        assert "--wandb-key" in entry[4][0]
+        module._SEEDS.clear()
+        parser = layerconf.load_profile()
+        table = parser._option_string_actions
+        ((policy, candidates),) = module._SEEDS
+        assert policy == SECRETS
+        assert "--wandb-key" in candidates
+        assert module._seeded(table, SECRETS) == candidates
+        assert module._seeded(table, SECRETS.extend(names=["x"])) is None
+        alive = weakref.ref(parser)
+        del parser, table
+        gc.collect()
+        assert alive() is None
 
     @pytest.mark.parametrize(
         "change",
@@ -798,8 +809,9 @@ class TestShippedSecretOptions:
         monkeypatch.setattr(loader, "_read_data", lambda module: json.dumps(data).encode())
         loader._spec.cache_clear()
         try:
+            module._SEEDS.clear()
             table = layerconf.load_profile()._option_string_actions
-            assert id(table) not in module._SECRET_OPTIONS
+            assert module._SEEDS == {}
             assert module._secret_options(table, SECRETS) == ["--wandb-key"]
         finally:
             monkeypatch.undo()

@@ -2,7 +2,7 @@
 
 Private to `layerconf.core.secrets`. The list of a parser's secret flags is kept per table of
 options (shared by a parser's copies) and policy; a bundled profile ships the candidates of its
-scan (`seed_secret_options`), so that a parser it builds is not scanned in each process.
+scan (`seed_secret_options`), so that the parsers it builds are not scanned in each process.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from layerconf.core.secrets import SecretPolicy
 
-__all__ = ["secret_candidates", "seed_secret_options"]
+__all__ = ["has_seed", "secret_candidates", "seed_secret_options"]
 
 
 def _takes(action: argparse.Action, policy: SecretPolicy) -> int:
@@ -45,13 +45,13 @@ def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: Secr
 
 
 # The secret flags of a parser's table of options, while it has as many options as when they
-# were listed: a parser of 1,000 options is not walked for each token. An entry is (table,
-# its size, policy, the secret flags or None, None or a seed). A seed is (the candidates, the
-# table's option strings and their actions' dests when it was seeded): it is used only while
-# both are as they were, so that its list is the one the scan would make.
-_SECRET_OPTIONS: dict[
-    int, tuple[Mapping[str, Any], int, SecretPolicy, list[str] | None, tuple[Any, ...] | None]
-] = {}
+# were listed: a parser of 1,000 options is not walked for each token.
+_SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]]] = {}
+# Candidates shipped with a profile, per (policy, candidates): the option strings and dests of
+# the table they were taken of. Any table with exactly those option strings and dests (each
+# parser the profile builds, unless changed since) has those candidates: its scan is skipped.
+# Only strings are kept, never a parser.
+_SEEDS: dict[tuple[SecretPolicy, tuple[str, ...]], tuple[list[str], list[str]]] = {}
 
 _DEST = operator.attrgetter("dest")
 
@@ -59,33 +59,45 @@ _DEST = operator.attrgetter("dest")
 def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:
     cached = _SECRET_OPTIONS.get(id(actions))
     if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
-        if cached[3] is not None:
-            return cached[3]
-        candidates, options, dests = cached[4]  # type: ignore[misc]
-        if list(actions) != options or list(map(_DEST, actions.values())) != dests:
-            candidates = secret_candidates(actions, policy)  # changed since: scanned again
-    else:
+        return cached[3]
+    candidates = _seeded(actions, policy)
+    if candidates is None:
         candidates = secret_candidates(actions, policy)
     secret = [option for option in candidates if _takes(actions[option], policy)]
-    _remember(actions, (actions, len(actions), policy, secret, None))
-    return secret
-
-
-def _remember(actions: Mapping[str, Any], entry: tuple[Any, ...]) -> None:
     if len(_SECRET_OPTIONS) >= 64:
         _SECRET_OPTIONS.clear()
     # (the table itself is kept, so that its id is not reused by another one)
-    _SECRET_OPTIONS[id(actions)] = entry
+    _SECRET_OPTIONS[id(actions)] = (actions, len(actions), policy, secret)
+    return secret
+
+
+def _seeded(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> Sequence[str] | None:
+    """The shipped candidates of a table with the option strings and dests of `actions`."""
+    options: list[str] | None = None
+    for (seed_policy, candidates), (seed_options, dests) in list(_SEEDS.items()):
+        if seed_policy != policy or len(seed_options) != len(actions):
+            continue
+        if options is None:
+            options = list(actions)
+        if options == seed_options and list(map(_DEST, actions.values())) == dests:
+            return candidates
+    return None
+
+
+def has_seed(policy: SecretPolicy, candidates: tuple[str, ...]) -> bool:
+    """Whether `seed_secret_options` has these candidates for `policy` already."""
+    return (policy, candidates) in _SEEDS
 
 
 def seed_secret_options(
-    actions: Mapping[str, argparse.Action], policy: SecretPolicy, candidates: Sequence[str]
+    actions: Mapping[str, argparse.Action], policy: SecretPolicy, candidates: tuple[str, ...]
 ) -> None:
-    """Use `candidates` (`secret_candidates` of an equal table, shipped with a profile) as the
-    scan's of `actions` under `policy`, while its option strings and dests stay as they are."""
-    seed = (list(candidates), list(actions), list(map(_DEST, actions.values())))
-    if all(option in actions for option in seed[0]):
-        _remember(actions, (actions, len(actions), policy, None, seed))
+    """Use `candidates` (`secret_candidates` of `actions` under `policy`, shipped with a
+    profile) for every table with the option strings and dests `actions` has now."""
+    if len(_SEEDS) >= 16:
+        _SEEDS.clear()
+    if all(option in actions for option in candidates):
+        _SEEDS[(policy, candidates)] = (list(actions), list(map(_DEST, actions.values())))
 
 
 def secret_candidates(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:

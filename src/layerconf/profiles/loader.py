@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from layerconf.core._secret_flags import seed_secret_options
+from layerconf.core._secret_flags import has_seed, seed_secret_options
 from layerconf.core.secrets import SECRETS
 from layerconf.exceptions import LayerconfError, UnknownProfileError
 
@@ -87,10 +87,11 @@ def load_profile(name: str = "megatron-slime") -> argparse.ArgumentParser:
         raise UnknownProfileError(name, available_profiles())
     spec = _spec(module)
     parser = _build(spec)
-    if spec.secret_candidates is not None:
-        # The scan for secret flags, done when the data was compiled (keyed on the policy, and
-        # on the parser's option strings and dests: a change to either scans again).
-        seed_secret_options(parser._option_string_actions, SECRETS, spec.secret_candidates)
+    candidates = spec.secret_candidates
+    if candidates is not None and not has_seed(SECRETS, candidates):
+        # The scan for secret flags, done when the data was compiled: used for each parser
+        # with this one's option strings and dests, under the policy the data was compiled for.
+        seed_secret_options(parser._option_string_actions, SECRETS, candidates)
     return parser
 
 
