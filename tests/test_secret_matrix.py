@@ -710,3 +710,109 @@ class TestQuotedValues:
                 argparse.ArgumentParser(), [], preset=layerconf.PLAIN, sources=[Leaky()]
             )
         assert "S3cretSourceValue" not in str(caught.value)
+
+
+class TestShippedSecretOptions:
+    """The bundled profile ships its scan for secret flags; a parser it builds uses that list
+    only while the list is the one the scan would make."""
+
+    @staticmethod
+    def scanned(parser: argparse.ArgumentParser, policy: Any = SECRETS) -> list[str]:
+        from layerconf.core import _secret_flags as module
+
+        table = parser._option_string_actions
+        return [
+            o for o in module.secret_candidates(table, policy) if module._takes(table[o], policy)
+        ]
+
+    def test_shipped_list_is_the_scans(self) -> None:
+        """The data's candidates are the scan's over a parser built from it, for the policy
+        the data names, which is the default one."""
+        from layerconf.core import _secret_flags as module
+        from layerconf.profiles import loader
+
+        data = json.loads(loader._read_data("megatron_slime"))
+        parser = layerconf.load_profile()
+        table = parser._option_string_actions
+        assert data["secrets"]["candidates"] == module.secret_candidates(table, SECRETS)
+        assert data["secrets"]["names"] == sorted(SECRETS.names)
+        assert data["secrets"]["suffixes"] == list(SECRETS.suffixes)
+        assert module._secret_options(table, SECRETS) == self.scanned(parser) == ["--wandb-key"]
+
+    def test_seeded_when_built(self) -> None:
+        """The profile's parsers are not scanned: the shipped candidates are kept, with the
+        option strings and dests they hold for, and no parser."""
+        import gc
+        import weakref
+
+        from layerconf.core import _secret_flags as module
+
+        module._SEEDS.clear()
+        parser = layerconf.load_profile()
+        table = parser._option_string_actions
+        ((policy, candidates),) = module._SEEDS
+        assert policy == SECRETS
+        assert "--wandb-key" in candidates
+        assert module._seeded(table, SECRETS) == candidates
+        assert module._seeded(table, SECRETS.extend(names=["x"])) is None
+        alive = weakref.ref(parser)
+        del parser, table
+        gc.collect()
+        assert alive() is None
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            lambda p: setattr(p._option_string_actions["--lr"], "dest", "hf_token"),
+            lambda p: p.add_argument("--run-api-key"),
+            lambda p: p._option_string_actions.update(
+                {"--my-token": p._option_string_actions.pop("--lr")}
+            ),
+            lambda p: setattr(p._option_string_actions["--wandb-key"], "nargs", 2),
+            lambda p: setattr(p._option_string_actions["--wandb-key"], "dest", "wandb_group2"),
+        ],
+        ids=["dest", "added", "renamed", "nargs", "no-longer-secret"],
+    )
+    def test_changed_parser_is_scanned(self, change: Callable[[Any], Any]) -> None:
+        """A parser changed after it was built (a dest, an option added or renamed, nargs)
+        gets the list the scan makes of it as it is now."""
+        from layerconf.core import _secret_flags as module
+
+        parser = layerconf.load_profile()
+        change(parser)
+        table = parser._option_string_actions
+        assert module._secret_options(table, SECRETS) == self.scanned(parser)
+        fresh = layerconf.load_profile()
+        change(fresh)
+        shown = redacted_argv(["--hf-tokn", "s3cr3t-value", "--run-api-kye", "x"], fresh)
+        module._SECRET_OPTIONS.clear()
+        assert redacted_argv(["--hf-tokn", "s3cr3t-value", "--run-api-kye", "x"], fresh) == shown
+
+    def test_another_policy_is_scanned(self) -> None:
+        """The shipped list is the default policy's: another policy's list is its own scan."""
+        from layerconf.core import _secret_flags as module
+
+        parser = layerconf.load_profile()
+        policy = SECRETS.extend(names=["lr"])
+        table = parser._option_string_actions
+        assert "--lr" in module._secret_options(table, policy)
+        assert module._secret_options(table, policy) == self.scanned(parser, policy)
+
+    def test_data_of_another_policy_is_not_used(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Data compiled under another default policy (an older layerconf's) is not used."""
+        from layerconf.core import _secret_flags as module
+        from layerconf.profiles import loader
+
+        data = json.loads(loader._read_data("megatron_slime"))
+        data["secrets"]["names"].remove("wandb_key")
+        data["secrets"]["candidates"] = []
+        monkeypatch.setattr(loader, "_read_data", lambda module: json.dumps(data).encode())
+        loader._spec.cache_clear()
+        try:
+            module._SEEDS.clear()
+            table = layerconf.load_profile()._option_string_actions
+            assert module._SEEDS == {}
+            assert module._secret_options(table, SECRETS) == ["--wandb-key"]
+        finally:
+            monkeypatch.undo()
+            loader._spec.cache_clear()

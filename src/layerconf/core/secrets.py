@@ -10,13 +10,15 @@ variable inside a mapping value (``HF_TOKEN``) or the last part of a dotted path
 from __future__ import annotations
 
 import functools
-import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
+from layerconf.core._secret_flags import _near_secret, _takes
+from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core.lazy import LazyPattern, record_repr
 from layerconf.core.values import MAX_INT_BITS
 
@@ -432,78 +434,6 @@ def _exact_takes(actions: Mapping[str, argparse.Action], option: str, policy: Se
     takes = _takes(action, policy)
     table[2][option] = (action, action.dest, action.nargs, flags, len(flags), takes)
     return takes
-
-
-def _takes(action: argparse.Action, policy: SecretPolicy) -> int:
-    """How many tokens after a flag of `action` are secret values (0: it is no secret)."""
-    if not (policy.is_secret(action.dest) or any(map(policy.is_secret, action.option_strings))):
-        return 0
-    nargs = action.nargs
-    if nargs == 0:
-        return 0
-    if isinstance(nargs, int):
-        return nargs
-    return 1 if nargs in (None, "?") else 1 << 30  # '*', '+', remainder: all that follow
-
-
-def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> bool:
-    """Whether the unknown flag `name` is a did-you-mean of a secret flag (``--wandb-kye``)."""
-    from layerconf.core.suggest import did_you_mean
-
-    # difflib's ratio 2M/(a+b) reaches the cutoff 0.8 only for lengths within a factor 1.5
-    # of each other: the other options cannot be meant (and difflib need not be imported).
-    size = len(name)
-    secret = [
-        o for o in _secret_options(actions, policy) if 2 * size <= 3 * len(o) <= 9 * size // 2
-    ]
-    return bool(secret) and did_you_mean(name, secret, cutoff=0.8) is not None
-
-
-# The secret flags of a parser's table of options (shared by its copies), while it has as many
-# options as when they were listed: a parser of 1,000 options is not walked for each token.
-_SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]]] = {}
-
-
-def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:
-    cached = _SECRET_OPTIONS.get(id(actions))
-    if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
-        return cached[3]
-    # A few searches in C over every option and dest find the few that may be secret-named (a
-    # superset: `_takes` decides), instead of a Python pass over a thousand names: a name the
-    # policy accepts ends, lower-cased with '-' as '_', with one of its names or suffixes.
-    options = list(actions)
-    every = list(actions.values())
-    count = len(options)
-    text = "\n".join([*options, *map(operator.attrgetter("dest"), every)])
-    lowered = text.lower().replace("-", "_") + "\n"
-    endings = (*policy.names, *policy.suffixes)
-    size = min(3, *map(len, endings)) if endings else 0  # the default's 43 endings: 5 tails
-    # (line i is option i, line count + i its dest, unless a name holds a line break, which
-    # argparse allows, or lower() changes a length)
-    if size and len(lowered) == len(text) + 1 and text.count("\n") == 2 * count - 1:
-        ends: set[int] = set()
-        for tail in {ending[-size:] + "\n" for ending in endings}:
-            at = lowered.find(tail)
-            while at >= 0:
-                ends.add(at + size)
-                at = lowered.find(tail, at + 1)
-        found: set[int] = set()
-        line = last = 0
-        for end in sorted(ends):
-            start = lowered.rfind("\n", 0, end) + 1
-            if lowered.endswith(endings, start, end):
-                line += lowered.count("\n", last, start)  # (linear: the ends are in order)
-                last = start
-                found.add(line % count)
-        candidates = [(options[index], every[index]) for index in sorted(found)]
-    else:
-        candidates = list(actions.items())
-    secret = [option for option, action in candidates if _takes(action, policy)]
-    if len(_SECRET_OPTIONS) >= 64:
-        _SECRET_OPTIONS.clear()
-    # (the table itself is kept, so that its id is not reused by another one)
-    _SECRET_OPTIONS[id(actions)] = (actions, len(actions), policy, secret)
-    return secret
 
 
 def _is_option(token: str) -> bool:

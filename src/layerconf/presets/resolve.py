@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import operator
 import sys
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -151,16 +152,18 @@ def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
 def _check_config_dest(parser: argparse.ArgumentParser, preset: Preset) -> None:
     """A role file dest the parser does not have would never be read: every role would be
     the command line, silently."""
-    if preset.config_dest is None:
+    dest = preset.config_dest
+    if dest is None:
         return
-    dests = [action.dest for action in parser._actions if action.dest != argparse.SUPPRESS]
-    if preset.config_dest not in dests:
-        close = suggestion(preset.config_dest, dests) or (
+    # (looked for in C: the full list of dests is made only for a did-you-mean)
+    if dest == argparse.SUPPRESS or dest not in map(operator.attrgetter("dest"), parser._actions):
+        dests = [action.dest for action in parser._actions if action.dest != argparse.SUPPRESS]
+        close = suggestion(dest, dests) or (
             "; use the preset of this parser's trainer (plain, PLAIN in Python: its command line "
             "alone, one role)"
         )
         raise PresetError(
-            f"preset {preset.name!r} reads its role file from the dest {preset.config_dest!r}, "
+            f"preset {preset.name!r} reads its role file from the dest {dest!r}, "
             f"which this parser does not have{close}"
         )
 

@@ -23,6 +23,9 @@ Data format 1, one JSON object:
   the parser is built, as Megatron does); ``choices`` may be ``{"enum": CLASS}`` (every member,
   in definition order). ``"==SUPPRESS=="`` stands for `argparse.SUPPRESS`.
 - ``additions``: the dests this profile adds to the dumped parser.
+- ``secrets``: the default secret policy's ``names`` and ``suffixes`` and the ``candidates``
+  its scan finds among the parser's flags (`layerconf.core._secret_flags.secret_candidates`):
+  a parser built from the data is not scanned for its secret flags while the policy is that one.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from layerconf.core._secret_flags import secret_candidates
+from layerconf.core.secrets import SECRETS
 from layerconf.profiles import loader, megatron_slime
 
 __all__ = ["FORMAT", "KINDS", "compile_profile", "dumps", "main", "reference_parser"]
@@ -258,6 +263,7 @@ def compile_profile(spec: Mapping[str, Any], *, name: str = "megatron-slime") ->
     expected = spec.get("counts", {}).get("argument_groups")
     if expected is not None and expected != len(groups) + 1:  # + "positional arguments"
         raise ValueError(f"the dump has {expected} argument groups; the actions use {len(groups)}")
+    table = reference_parser(spec)._option_string_actions
     return {
         "format": FORMAT,
         "profile": name,
@@ -266,6 +272,11 @@ def compile_profile(spec: Mapping[str, Any], *, name: str = "megatron-slime") ->
         "kinds": list(KINDS),
         "groups": groups,
         "additions": [added["dest"] for added in ADDITIONS],
+        "secrets": {
+            "names": sorted(SECRETS.names),
+            "suffixes": list(SECRETS.suffixes),
+            "candidates": secret_candidates(table, SECRETS),
+        },
         "actions": rows,
     }
 

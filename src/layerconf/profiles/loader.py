@@ -23,6 +23,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from layerconf.core._secret_flags import has_seed, seed_secret_options
+from layerconf.core.secrets import SECRETS
 from layerconf.exceptions import LayerconfError, UnknownProfileError
 
 __all__ = [
@@ -83,7 +85,14 @@ def load_profile(name: str = "megatron-slime") -> argparse.ArgumentParser:
     module = _PROFILES.get(name)
     if module is None:
         raise UnknownProfileError(name, available_profiles())
-    return _build(_spec(module))
+    spec = _spec(module)
+    parser = _build(spec)
+    candidates = spec.secret_candidates
+    if candidates is not None and not has_seed(SECRETS, candidates):
+        # The scan for secret flags, done when the data was compiled: used for each parser
+        # with this one's option strings and dests, under the policy the data was compiled for.
+        seed_secret_options(parser._option_string_actions, SECRETS, candidates)
+    return parser
 
 
 class _Spec(NamedTuple):
@@ -95,6 +104,9 @@ class _Spec(NamedTuple):
     #  metavar, env). Never handed out: `_build` copies every list into each parser. `env` is
     # (variable, fallback) for a default read from the environment when a parser is built.
     rows: tuple[tuple[Any, ...], ...]
+    # The default secret policy's candidate secret flags, None when the data's policy is not
+    # this layerconf's default.
+    secret_candidates: tuple[str, ...] | None
 
 
 def _build(spec: _Spec) -> argparse.ArgumentParser:
@@ -178,7 +190,15 @@ def _spec(module: str) -> _Spec:
                 env,
             )
         )
-    return _Spec(data["parser"], tuple(data["groups"]), tuple(rows))
+    shipped = data.get("secrets")
+    candidates = None
+    if (
+        isinstance(shipped, dict)
+        and shipped.get("names") == sorted(SECRETS.names)
+        and shipped.get("suffixes") == list(SECRETS.suffixes)
+    ):
+        candidates = tuple(shipped["candidates"])
+    return _Spec(data["parser"], tuple(data["groups"]), tuple(rows), candidates)
 
 
 def _read_data(module: str) -> bytes:

@@ -53,6 +53,7 @@ from layerconf.core.secrets import SECRETS, scrub_text, secret_texts, shows_secr
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.core.values import shorten
 from layerconf.exceptions import Problem
+from layerconf.rules._shape import ParserShape, parser_shape, same_shape
 
 __all__ = [
     "DestSpec",
@@ -344,28 +345,6 @@ def _registered(container: Any, type_: Any) -> Any:
     if isinstance(type_, str):
         return container._registry_get("type", type_, type_)
     return type_
-
-
-#: What a parser's actions looked like: their number and a weak reference to the last one.
-ParserShape = tuple[int, "weakref.ref[argparse.Action] | None"]
-
-
-def parser_shape(parser: argparse.ArgumentParser) -> ParserShape:
-    """A mark telling whether `parser` gained or replaced an action since (`same_shape`).
-
-    argparse only ever appends actions, a ``conflict_handler="resolve"`` replacement too, so
-    the count and the last action tell. The action is held weakly: it refers to its parser,
-    which a cache keyed weakly by the parser must not keep alive.
-    """
-    actions = parser._actions
-    return len(actions), weakref.ref(actions[-1]) if actions else None
-
-
-def same_shape(parser: argparse.ArgumentParser, shape: ParserShape) -> bool:
-    """Whether `parser`'s actions are still those `shape` was taken of."""
-    actions = parser._actions
-    size, last = shape
-    return size == len(actions) and (last is None or last() is actions[-1])
 
 
 class _Table:

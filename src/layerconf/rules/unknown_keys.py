@@ -8,6 +8,7 @@ also where the dest differs from the flag (``disable-bias-linear`` -> ``add_bias
 from __future__ import annotations
 
 import argparse
+import operator
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
@@ -43,6 +44,7 @@ def _index_of(
 
 
 _PARSER = "an argparse.ArgumentParser"
+_DEST = operator.attrgetter("dest")
 
 
 def _names(keys: Iterable[str]) -> frozenset[str]:
@@ -85,7 +87,7 @@ class UnknownKeys:
 
     @_dest_list.default
     def _read_dests(self) -> list[str]:
-        return [action.dest for action in self._actions]
+        return list(map(_DEST, self._actions))  # (in C: no Python pass over the actions)
 
     def __call__(self, context: RuleContext) -> Iterator[Decision]:
         layer = context.layer(self.layer)

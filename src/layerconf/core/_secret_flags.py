@@ -1,0 +1,134 @@
+"""Which flags of a parser are secret flags: one action at a time, or all of a parser at once.
+
+Private to `layerconf.core.secrets`. The list of a parser's secret flags is kept per table of
+options (shared by a parser's copies) and policy; a bundled profile ships the candidates of its
+scan (`seed_secret_options`), so that the parsers it builds are not scanned in each process.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+    from layerconf.core.secrets import SecretPolicy
+
+__all__ = ["has_seed", "secret_candidates", "seed_secret_options"]
+
+
+def _takes(action: argparse.Action, policy: SecretPolicy) -> int:
+    """How many tokens after a flag of `action` are secret values (0: it is no secret)."""
+    if not (policy.is_secret(action.dest) or any(map(policy.is_secret, action.option_strings))):
+        return 0
+    nargs = action.nargs
+    if nargs == 0:
+        return 0
+    if isinstance(nargs, int):
+        return nargs
+    return 1 if nargs in (None, "?") else 1 << 30  # '*', '+', remainder: all that follow
+
+
+def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> bool:
+    """Whether the unknown flag `name` is a did-you-mean of a secret flag (``--wandb-kye``)."""
+    from layerconf.core.suggest import did_you_mean
+
+    # difflib's ratio 2M/(a+b) reaches the cutoff 0.8 only for lengths within a factor 1.5
+    # of each other: the other options cannot be meant (and difflib need not be imported).
+    size = len(name)
+    secret = [
+        o for o in _secret_options(actions, policy) if 2 * size <= 3 * len(o) <= 9 * size // 2
+    ]
+    return bool(secret) and did_you_mean(name, secret, cutoff=0.8) is not None
+
+
+# The secret flags of a parser's table of options, while it has as many options as when they
+# were listed: a parser of 1,000 options is not walked for each token.
+_SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]]] = {}
+# Candidates shipped with a profile, per (policy, candidates): the option strings and dests of
+# the table they were taken of. Any table with exactly those option strings and dests (each
+# parser the profile builds, unless changed since) has those candidates: its scan is skipped.
+# Only strings are kept, never a parser.
+_SEEDS: dict[tuple[SecretPolicy, tuple[str, ...]], tuple[list[str], list[str]]] = {}
+
+_DEST = operator.attrgetter("dest")
+
+
+def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:
+    cached = _SECRET_OPTIONS.get(id(actions))
+    if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
+        return cached[3]
+    candidates = _seeded(actions, policy)
+    if candidates is None:
+        candidates = secret_candidates(actions, policy)
+    secret = [option for option in candidates if _takes(actions[option], policy)]
+    if len(_SECRET_OPTIONS) >= 64:
+        _SECRET_OPTIONS.clear()
+    # (the table itself is kept, so that its id is not reused by another one)
+    _SECRET_OPTIONS[id(actions)] = (actions, len(actions), policy, secret)
+    return secret
+
+
+def _seeded(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> Sequence[str] | None:
+    """The shipped candidates of a table with the option strings and dests of `actions`."""
+    options: list[str] | None = None
+    for (seed_policy, candidates), (seed_options, dests) in list(_SEEDS.items()):
+        if seed_policy != policy or len(seed_options) != len(actions):
+            continue
+        if options is None:
+            options = list(actions)
+        if options == seed_options and list(map(_DEST, actions.values())) == dests:
+            return candidates
+    return None
+
+
+def has_seed(policy: SecretPolicy, candidates: tuple[str, ...]) -> bool:
+    """Whether `seed_secret_options` has these candidates for `policy` already."""
+    return (policy, candidates) in _SEEDS
+
+
+def seed_secret_options(
+    actions: Mapping[str, argparse.Action], policy: SecretPolicy, candidates: tuple[str, ...]
+) -> None:
+    """Use `candidates` (`secret_candidates` of `actions` under `policy`, shipped with a
+    profile) for every table with the option strings and dests `actions` has now."""
+    if len(_SEEDS) >= 16:
+        _SEEDS.clear()
+    if all(option in actions for option in candidates):
+        _SEEDS[(policy, candidates)] = (list(actions), list(map(_DEST, actions.values())))
+
+
+def secret_candidates(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:
+    """The option strings of `actions` whose text or dest may name a secret under `policy`, in
+    table order: a superset of the secret flags (`_takes` decides)."""
+    # A few searches in C over every option and dest find the few that may be secret-named,
+    # instead of a Python pass over a thousand names: a name the policy accepts ends,
+    # lower-cased with '-' as '_', with one of its names or suffixes.
+    options = list(actions)
+    every = list(actions.values())
+    count = len(options)
+    text = "\n".join([*options, *map(_DEST, every)])
+    lowered = text.lower().replace("-", "_") + "\n"
+    endings = (*policy.names, *policy.suffixes)
+    size = min(3, *map(len, endings)) if endings else 0  # the default's 43 endings: 5 tails
+    # (line i is option i, line count + i its dest, unless a name holds a line break, which
+    # argparse allows, or lower() changes a length)
+    if not (size and len(lowered) == len(text) + 1 and text.count("\n") == 2 * count - 1):
+        return options
+    ends: set[int] = set()
+    for tail in {ending[-size:] + "\n" for ending in endings}:
+        at = lowered.find(tail)
+        while at >= 0:
+            ends.add(at + size)
+            at = lowered.find(tail, at + 1)
+    found: set[int] = set()
+    line = last = 0
+    for end in sorted(ends):
+        start = lowered.rfind("\n", 0, end) + 1
+        if lowered.endswith(endings, start, end):
+            line += lowered.count("\n", last, start)  # (linear: the ends are in order)
+            last = start
+            found.add(line % count)
+    return [options[index] for index in sorted(found)]
