@@ -34,6 +34,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -127,8 +128,10 @@ def _child(approach: str) -> dict[str, float]:
 # The parent: alternate fresh processes, report medians and ratios.
 
 
-def _sample(approach: str) -> float:
-    env = dict(os.environ)
+def _sample(approach: str, cache: str) -> float:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHONPYCACHE")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as an installed package has
+    env["PYTHONPYCACHEPREFIX"] = cache
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *sys.path])
     done = subprocess.run(
         [sys.executable, __file__, "--child", approach],
@@ -149,11 +152,14 @@ APPROACHES = ("layerconf", "slime", "layerconf+lazy", "compat", "slime-fn", "com
 def measure_first_calls(samples: int = SAMPLES) -> dict[str, float]:
     """Median seconds of one first call per approach, over `samples` fresh processes each."""
     times: dict[str, list[float]] = {approach: [] for approach in APPROACHES}
-    for approach in APPROACHES:  # one untimed round fills bytecode caches
-        _sample(approach)
-    for _ in range(samples):
-        for approach in APPROACHES:
-            times[approach].append(_sample(approach))
+    # The children read and write their .pyc files under a temporary PYTHONPYCACHEPREFIX
+    # (PYTHONDONTWRITEBYTECODE dropped): "lazy imports counted" times imports, not compiling.
+    with tempfile.TemporaryDirectory(prefix="layerconf-pycache-") as cache:
+        for approach in APPROACHES:  # one untimed round fills the bytecode cache
+            _sample(approach, cache)
+        for _ in range(samples):
+            for approach in APPROACHES:
+                times[approach].append(_sample(approach, cache))
     return {approach: statistics.median(values) for approach, values in times.items()}
 
 
