@@ -355,6 +355,8 @@ def namespace_from(values: dict[str, Any], provenance: Provenance | None) -> Nam
 def runtime_writes(args: argparse.Namespace, key: str) -> list[Write]:
     """The assignments to `key` after resolution that are kept, oldest first (empty when
     none): the first and the latest `RECENT_WRITES`; `write_count` says how many there were."""
+    if _never_written(args):
+        return []
     with _FOLDING:
         history = _history(args, key)
         return history.kept() if history is not None else []
@@ -362,6 +364,8 @@ def runtime_writes(args: argparse.Namespace, key: str) -> list[Write]:
 
 def write_count(args: argparse.Namespace, key: str) -> int:
     """How many assignments to `key` were made after resolution."""
+    if _never_written(args):
+        return 0
     with _FOLDING:
         history = _history(args, key)
         return history.count if history is not None else 0
@@ -369,10 +373,19 @@ def write_count(args: argparse.Namespace, key: str) -> int:
 
 def written_keys(args: argparse.Namespace) -> frozenset[str]:
     """The keys assigned after resolution."""
-    if not isinstance(args, Namespace) or getattr(args, _WRITES, None) is None:
+    if _never_written(args) or not isinstance(args, Namespace):
         return frozenset()
     with _FOLDING:
         return frozenset(_fold(args))
+
+
+def _never_written(args: argparse.Namespace) -> bool:
+    """True when `args` records no write, none pending either: what every reader of a
+    namespace no one wrote to finds, answered without the lock (a write racing with this
+    read is simply after it)."""
+    if not isinstance(args, Namespace):
+        return True
+    return not getattr(args, _WRITES, None) and not getattr(args, _LOG, None)
 
 
 def _history(args: argparse.Namespace, key: str) -> _History | None:
