@@ -18,7 +18,6 @@ import argparse
 import functools
 import inspect
 import json
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import MappingProxyType, ModuleType
@@ -38,13 +37,14 @@ import layerconf.sources
 from layerconf import SLIME, LayerStack, RuleSet
 from layerconf.core.records import Layer
 from tests import test_hostile
+from tests.test_threads import THREADS
+from tests.test_threads import _together as together
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ARGV = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
 #: The tokens of the trainer's own parser (the rest are SGLang's).
 OWN_ARGV = ARGV[: next(i for i, token in enumerate(ARGV) if token.startswith("--sglang-"))]
 ROLE_FILE = "slime_ppo_megatron.yaml"
-THREADS = 8
 KEY = b"thread-key"
 
 MODULES: tuple[ModuleType, ...] = (
@@ -350,25 +350,7 @@ NOT_THREADED = {
 
 def _together(call: Callable[[], Any]) -> list[Any]:
     """`call()` in THREADS threads started together; their results, or the first error."""
-    barrier = threading.Barrier(THREADS)
-    results: list[Any] = [None] * THREADS
-    errors: list[BaseException] = []
-
-    def run(index: int) -> None:
-        barrier.wait()
-        try:
-            results[index] = call()
-        except BaseException as error:  # reported below, with its traceback
-            errors.append(error)
-
-    threads = [threading.Thread(target=run, args=(index,)) for index in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    if errors:
-        raise errors[0]
-    return results
+    return together(lambda _index: call())
 
 
 def _module_caches() -> Iterator[Any]:
