@@ -125,9 +125,7 @@ def write_file(output: str, data: bytes, *, what: str, example: str, prog: str) 
     nothing is written (`example` is a file name to suggest)."""
     from pathlib import Path
 
-    from layerconf.audits import write_atomic
     from layerconf.cli.errors import UsageError
-    from layerconf.exceptions import AuditError
 
     path = Path(output)  # drops a trailing '/', which names a directory: never write a file
     kind = "a directory" if output.endswith(("/", os.sep)) else _not_a_file(path)
@@ -137,12 +135,26 @@ def write_file(output: str, data: bytes, *, what: str, example: str, prog: str) 
             f"new path or over a regular file (name a file such as {example})",
             prog,
         )
+    return write_atomically(path.parent, path.name, data, what=what, shown=output, prog=prog)
+
+
+def write_atomically(
+    directory: Path, name: str, data: bytes, *, what: str, shown: str, prog: str
+) -> Path:
+    """`layerconf.audits.write_atomic(directory, name, data)`; a failure is a usage error
+    naming the path (`shown`: as the user wrote it, when the error names none) and why."""
+    from layerconf.audits import write_atomic
+    from layerconf.cli.errors import UsageError
+    from layerconf.exceptions import AuditError
+
     try:
-        return write_atomic(path.parent, path.name, data)
-    except AuditError as error:  # it became something else than a regular file meanwhile
+        return write_atomic(directory, name, data)
+    except AuditError as error:  # not a regular file (a FIFO, a device), or became one
         raise UsageError(f"cannot write {what}: {error}", prog) from None
     except OSError as error:
-        where = error.filename if isinstance(error.filename, str) else output
+        where = error.filename if isinstance(error.filename, str) else shown
+        if os.path.basename(where).startswith(f".{name}."):  # the temporary file: the target
+            where = str(directory / name)
         # mkdir() meeting a file where a directory should be says "File exists".
         reason = "Not a directory" if isinstance(error, FileExistsError) else error.strerror
         raise UsageError(f"cannot write {what}: {where}: {reason or error}", prog) from None

@@ -69,26 +69,16 @@ def _write(output: str, data: bytes) -> Path:
     """Write a record's `data` where -o `output` says, atomically; a failure is a usage error."""
     from pathlib import Path
 
-    from layerconf.audits import AUDIT_FILE, write_atomic
-    from layerconf.exceptions import AuditError
+    from layerconf.audits import AUDIT_FILE
+    from layerconf.cli.streams import write_atomically
 
     if output.endswith(("/", os.sep)) or os.path.isdir(output):
         directory, name = Path(output), AUDIT_FILE
     else:
         directory, name = Path(output).parent, Path(output).name
-    try:
-        return write_atomic(directory, name, data)
-    except AuditError as error:  # not a file: a FIFO, a device...
-        raise UsageError(f"cannot write the audit record: {error}", f"{PROG} audit") from None
-    except OSError as error:
-        where = error.filename if isinstance(error.filename, str) else output
-        if os.path.basename(where).startswith(f".{name}."):  # the temporary file: name the target
-            where = str(directory / name)
-        # mkdir() meeting a file where a directory should be says "File exists".
-        reason = "Not a directory" if isinstance(error, FileExistsError) else error.strerror
-        raise UsageError(
-            f"cannot write the audit record: {where}: {reason or error}", f"{PROG} audit"
-        ) from None
+    return write_atomically(
+        directory, name, data, what="the audit record", shown=output, prog=f"{PROG} audit"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
