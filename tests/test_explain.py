@@ -449,3 +449,25 @@ class TestKeysThatCrashedMessages:
         with pytest.raises(UnknownKeyError) as caught:
             explain(issue_example(), "x" * 1_000_000)
         assert len(str(caught.value)) < 400
+
+
+def test_explain_keeps_no_resolution_alive() -> None:
+    """What explain works out once per resolution (the secret keys) stays with the
+    resolution: a trainer that resolves and explains again and again keeps none of the
+    earlier ones in memory."""
+    import gc
+    import weakref
+
+    from layerconf import parse_args
+    from layerconf.core.namespace import provenance_of
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--wandb-key", default="abcdefgh")
+    args = parse_args(parser, ["--lr", "0.5"])
+    assert explain(args, "lr").value == 0.5
+    assert "abcdefgh" not in str(explain(args, "wandb_key"))
+    gone = weakref.ref(provenance_of(args))
+    del args
+    gc.collect()
+    assert gone() is None

@@ -356,13 +356,13 @@ def _together(call: Callable[[], Any]) -> list[Any]:
 def _module_caches() -> Iterator[Any]:
     """Every module-level cache of layerconf: the threads start with all of them empty."""
     from layerconf.audits import codec
-    from layerconf.core import _secret_flags, explain, secrets, stack
+    from layerconf.core import _secret_flags, secrets, stack
     from layerconf.presets import resolve, role_file
     from layerconf.profiles import loader
     from layerconf.rules import coercion
     from layerconf.sources import _argv_recorder, argv
 
-    yield from (secrets._TAKEN, secrets._SECRET_OPTIONS, explain._SECRET_KEYS)
+    yield from (secrets._TAKEN, secrets._SECRET_OPTIONS)
     yield _secret_flags._SEEDS
     yield from (_argv_recorder._ORIGIN_TABLES, argv._CACHE, coercion._TABLES)
     yield from (resolve._RULES, resolve._OPTIONS)

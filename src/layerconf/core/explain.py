@@ -70,24 +70,18 @@ def _setting(args: argparse.Namespace, provenance: Provenance, key: str) -> Sett
     return setting_for(vars(args), provenance, key, _writes_at(args, key), _count_at(args, key))
 
 
-# The secret keys of a provenance's layers, per provenance (kept alive beside its id).
-_SECRET_KEYS: dict[int, tuple[Provenance, frozenset[str]]] = {}
-
-
 def _other_secrets(
     args: argparse.Namespace, provenance: Provenance, values: Mapping[str, Any]
 ) -> tuple[str, ...]:
     """The texts of the secrets `args` holds, for a setting to scrub from what it shows: a
     value may equal or quote one (`Setting.scrub`)."""
-    cached = _SECRET_KEYS.get(id(provenance))
-    if cached is None or cached[0] is not provenance:
-        keys = frozenset(
+    layered = getattr(provenance, "_secret_keys", None)
+    if layered is None:  # worked out once per provenance, and kept with it
+        layered = frozenset(
             key for layer in provenance.layers for key in layer.values if SECRETS.is_secret(key)
         )
-        if len(_SECRET_KEYS) >= 256:
-            _SECRET_KEYS.clear()
-        _SECRET_KEYS[id(provenance)] = cached = (provenance, keys)
-    keys = cached[1] | {key for key in written_keys(args) if SECRETS.is_secret(key)}
+        object.__setattr__(provenance, "_secret_keys", layered)
+    keys = layered | {key for key in written_keys(args) if SECRETS.is_secret(key)}
     return tuple(
         text for key in keys if values.get(key) is not None for text in secret_texts(values[key])
     )

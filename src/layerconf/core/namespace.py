@@ -71,6 +71,11 @@ class Provenance:
     #: What the sources recorded about their inputs, by name, for audit records (the core
     #: never looks inside): the command line parsed, each file read with its sha256...
     inputs: Mapping[str, Any] = attrs.field(factory=dict)
+    # The layers' keys that hold secrets under the default policy, worked out on first use by
+    # `layerconf.core.explain` and kept here, with the provenance (not compared, not shown).
+    _secret_keys: frozenset[str] | None = attrs.field(
+        default=None, init=False, eq=False, repr=False
+    )
 
     # Immutable all the way down: a copy is the same object.
     def __copy__(self) -> Provenance:
