@@ -54,7 +54,8 @@ class TestLazyLoading:
         role_file = tmp_path / "ppo.yaml"
         role_file.write_text("megatron:\n  - role: critic\n    overrides: {lr: 1e-5}\n")
         code = (
-            "import argparse, sys\n"
+            # What the dependencies load themselves is theirs (attrs on 3.10 loads select).
+            "import argparse, sys, attrs, deepmerge, yaml\n"
             "before = set(sys.modules)\n"
             "import layerconf\n"
             "parser = argparse.ArgumentParser()\n"
