@@ -1322,26 +1322,15 @@ def targets(rows: list[Row], memory: dict[str, int]) -> list[dict[str, Any]]:
         share <= 1.0,
         f"{memory['provenance'] / 1024:.0f} KiB vs {memory['own'] / 1024:.0f} KiB: {share:.2f}x",
     )
-    audit_time = by_name.get(AUDIT_ROW)
-    if audit_time:
-        share = audit_time / by_key["layerconf"]
-        target(
-            "audit(roles), every key of both roles, vs one resolve_roles",
-            "<= 2x",
-            share,
-            share <= 2.0,
-            f"{share:.2f}x ({audit_time * 1e3:.2f} ms)",
-        )
-    write_time = by_name.get(WRITE_AUDIT_ROW)
-    if write_time:
-        share = write_time / by_key["layerconf"]
-        target(
-            "write_audit(roles, dir), fsync included, vs one resolve_roles",
-            "<= 3x",
-            share,
-            share <= 3.0,
-            f"{share:.2f}x ({write_time * 1e3:.2f} ms)",
-        )
+    for row, name, goal in [
+        (AUDIT_ROW, "audit(roles), every key of both roles, vs one resolve_roles", 2.0),
+        (WRITE_AUDIT_ROW, "write_audit(roles, dir), fsync included, vs one resolve_roles", 3.0),
+    ]:
+        seconds = by_name.get(row)
+        if seconds:
+            share = seconds / by_key["layerconf"]
+            how = f"{share:.2f}x ({seconds * 1e3:.2f} ms)"
+            target(name, f"<= {goal:g}x", share, share <= goal, how)
     process = by_name.get("python -c 'import layerconf'")
     deps = by_name.get(DEPS_PROCESS)
     imports = by_name.get(IMPORTS_PROCESS)
