@@ -9,12 +9,12 @@ Speed: the parser is built by constructing each action and registering it with i
 the two steps ``add_argument`` ends with. What this skips is ``add_argument``'s keyword
 juggling and checks (a new help formatter per action, the registry lookups, the metavar/nargs
 check); the compiler and the tests check those once instead, and a test compares every action
-with a parser built through ``add_argument``. An action of a plain kind is its class's
-instance given the attributes its constructor sets (a probe proves, once a process, that this
-Python's constructor sets those and no others), and the actions are registered as
-``_add_action`` registers them, without its per-action conflict check, when the profile's
-option strings are distinct and none is the new parser's own (``-h``); otherwise each goes
-through ``_add_action``, which reports the conflict as argparse does.
+with a parser built through ``add_argument``. An action of a plain kind is made by
+``argparse.Action.__init__`` with the arguments its class's constructor would add (two probes
+a process prove it gives the same attributes, in order, on this Python; else the constructor
+is called), and the actions are registered as ``_add_action`` registers them with one conflict
+check for all: when two option strings collide (or one is the parser's own ``-h``), the parser
+is built again through ``_add_action``, which reports the conflict as argparse does.
 """
 
 from __future__ import annotations
