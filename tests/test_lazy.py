@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from layerconf.core.lazy import LazyPattern, record_repr, sha256_hex
+from layerconf.core.lazy import LazyPattern, record_eq, record_hash, record_repr, sha256_hex
 
 # The patterns layerconf defers, so that the comparison covers what is used.
 PATTERNS = [
@@ -104,6 +104,35 @@ class TestRecordRepr:
         compiled, shared = _twins(self.FIELDS)
         assert repr(shared(name, count, "x", shown)) == repr(compiled(name, count, "x", shown))
 
+    def test_the_answer_is_the_comparisons(self) -> None:
+        """The first false comparison's answer, else the last's, as attrs' ``and`` chain gives:
+        a value whose == answers something else than a bool is not made one."""
+
+        class Answer:
+            def __init__(self, truth: bool) -> None:
+                self.truth = truth
+
+            def __bool__(self) -> bool:
+                return self.truth
+
+        class Odd:
+            def __init__(self, truth: bool) -> None:
+                self.answer = Answer(truth)
+
+            def __eq__(self, other: object) -> Any:
+                return self.answer
+
+            __hash__ = object.__hash__
+
+        body = {"__annotations__": {"a": "Any", "b": "Any"}, "a": attrs.field(), "b": attrs.field()}
+        compiled, shared = _eq_twins(body)
+        for first, second in [(True, True), (True, False), (False, True), (False, False)]:
+            a, b = Odd(first), Odd(second)
+            expected = compiled(a, b) == compiled(a, b)
+            answer = shared(a, b) == shared(a, b)
+            assert answer is expected
+            assert answer is (b.answer if first else a.answer)
+
     def test_no_fields(self) -> None:
         compiled, shared = _twins({})
         assert repr(shared()) == repr(compiled()) == "Record()"
@@ -165,3 +194,160 @@ class TestRecordRepr:
         import layerconf
 
         assert getattr(layerconf, name).__repr__ is record_repr
+
+
+def _eq_twins(body: dict[str, Any], **options: Any) -> tuple[type, type]:
+    """The same attrs class twice: with the __eq__/__hash__ attrs compiles, and with the
+    shared ones."""
+    compiled = attrs.frozen(type("Record", (), dict(body)), **options)
+    shared = attrs.frozen(
+        type("Record", (), {**body, "__eq__": record_eq, "__hash__": record_hash}), **options
+    )
+    assert shared.__eq__ is record_eq  # attrs left them alone
+    assert shared.__hash__ is record_hash
+    return compiled, shared
+
+
+values = st.one_of(
+    st.none(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, -0.0, 1.0, float("nan")]),
+    st.text(alphabet="ab", max_size=2),
+    st.tuples(st.integers(0, 2)),
+)
+
+
+class TestRecordEqHash:
+    """record_eq and record_hash answer what attrs' compiled __eq__, __ne__ and __hash__ answer."""
+
+    FIELDS: ClassVar[dict[str, Any]] = {
+        "__annotations__": {"a": "Any", "b": "Any", "c": "Any", "d": "Any"},
+        "a": attrs.field(),
+        "b": attrs.field(default=None, eq=False),  # never compared
+        "c": attrs.field(default=None, hash=False),  # compared, not hashed
+        "d": attrs.field(default=None, eq=str.casefold),  # compared by its key
+    }
+
+    @staticmethod
+    def _agree(compiled: type, shared: type, left: tuple[Any, ...], right: tuple[Any, ...]) -> None:
+        c1, c2, s1, s2 = compiled(*left), compiled(*right), shared(*left), shared(*right)
+        assert (s1 == s2) == (c1 == c2)
+        assert (s1 != s2) == (c1 != c2)
+        assert (s1 == s1) == (c1 == c1)
+        if c1 == c2:
+            assert hash(s1) == hash(s2)
+
+    @given(
+        st.tuples(values, values, values, st.sampled_from(["a", "A", "b"])),
+        st.tuples(values, values, values, st.sampled_from(["a", "A", "b"])),
+    )
+    def test_same_answers(self, left: tuple[Any, ...], right: tuple[Any, ...]) -> None:
+        compiled, shared = _eq_twins(self.FIELDS)
+        self._agree(compiled, shared, left, left)
+        self._agree(compiled, shared, left, right)
+
+    @given(values, values)
+    def test_one_field(self, left: Any, right: Any) -> None:
+        body = {"__annotations__": {"a": "Any"}, "a": attrs.field()}
+        compiled, shared = _eq_twins(body)
+        self._agree(compiled, shared, (left,), (right,))
+        self._agree(compiled, shared, (left,), (left,))
+
+    def test_the_answer_is_the_comparisons(self) -> None:
+        """The first false comparison's answer, else the last's, as attrs' ``and`` chain gives:
+        a value whose == answers something else than a bool is not made one."""
+
+        class Answer:
+            def __init__(self, truth: bool) -> None:
+                self.truth = truth
+
+            def __bool__(self) -> bool:
+                return self.truth
+
+        class Odd:
+            def __init__(self, truth: bool) -> None:
+                self.answer = Answer(truth)
+
+            def __eq__(self, other: object) -> Any:
+                return self.answer
+
+            __hash__ = object.__hash__
+
+        body = {"__annotations__": {"a": "Any", "b": "Any"}, "a": attrs.field(), "b": attrs.field()}
+        compiled, shared = _eq_twins(body)
+        for first, second in [(True, True), (True, False), (False, True), (False, False)]:
+            a, b = Odd(first), Odd(second)
+            expected = compiled(a, b) == compiled(a, b)
+            answer = shared(a, b) == shared(a, b)
+            assert answer is expected
+            assert answer is (b.answer if first else a.answer)
+
+    def test_no_fields(self) -> None:
+        compiled, shared = _eq_twins({})
+        assert (shared() == shared()) is (compiled() == compiled()) is True
+        assert hash(shared()) == hash(shared())
+
+    def test_other_classes(self) -> None:
+        """Another class, a subclass included, is NotImplemented: Python then answers False."""
+        body = {"__annotations__": {"a": "Any"}, "a": attrs.field()}
+        compiled, shared = _eq_twins(body)
+        sub = attrs.frozen(type("Sub", (shared,), {}))
+        for cls in (compiled, shared):
+            assert cls.__eq__(cls(1), 1) is NotImplemented
+            assert cls(1) != 1
+        assert record_eq(shared(1), sub(1)) is NotImplemented
+        assert shared(1) != sub(1)
+        assert sub(1) == sub(1)
+        assert hash(sub(1)) == hash(sub(1))
+
+    def test_a_subclass_with_more_fields(self) -> None:
+        """A subclass compares its own fields, not its parent's."""
+        body = {"__annotations__": {"a": "Any"}, "a": attrs.field()}
+        _, shared = _eq_twins(body)
+        sub = attrs.frozen(
+            type(
+                "Sub",
+                (shared,),
+                {"__annotations__": {"b": "Any"}, "b": attrs.field(default=0)},
+            )
+        )
+        assert shared(1) == shared(1)  # the parent's keys are made first
+        assert sub(1, 2) != sub(1, 3)
+        assert sub(1, 2) == sub(1, 2)
+
+    def test_unhashable_field(self) -> None:
+        body = {"__annotations__": {"a": "Any"}, "a": attrs.field()}
+        compiled, shared = _eq_twins(body)
+        for cls in (compiled, shared):
+            with pytest.raises(TypeError, match="unhashable"):
+                hash(cls([]))
+
+    def test_threads_using_a_class_first(self) -> None:
+        body = {"__annotations__": {"a": "Any", "b": "Any"}, "a": attrs.field(), "b": attrs.field()}
+        _, shared = _eq_twins(body)
+        barrier = threading.Barrier(6)
+        answers: list[tuple[bool, bool, int]] = []
+
+        def use() -> None:
+            barrier.wait()
+            answers.append(
+                (shared(1, 2) == shared(1, 2), shared(1, 2) == shared(1, 3), hash(shared(1, 2)))
+            )
+
+        threads = [threading.Thread(target=use) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(set(answers)) == 1
+        assert answers[0][:2] == (True, False)
+
+    @pytest.mark.parametrize(
+        "name", ["Origin", "Layer", "Problem", "Preset", "TypeCoercion", "Provenance", "RoleFile"]
+    )
+    def test_layerconf_records_use_them(self, name: str) -> None:
+        """The records a resolution builds share them instead of compiling their own."""
+        import layerconf
+
+        cls = getattr(layerconf, name)
+        assert (cls.__eq__, cls.__hash__) == (record_eq, record_hash)

@@ -589,3 +589,123 @@ class TestPickle:
         assert AttnBackend.__module__ == CudaGraphModule.__module__
         assert AttnBackend.__module__ == "layerconf.profiles.megatron_slime"
         assert b"layerconf.profiles.megatron_slime" in pickle.dumps(AttnBackend.auto)
+
+
+def _structure(parser: argparse.ArgumentParser) -> list[Any]:
+    """Everything a parser holds, in order, with its actions and groups as their positions:
+    the parser's attributes, each group's, each action's (its container a group position)."""
+    actions = {id(action): i for i, action in enumerate(parser._actions)}
+    groups = {id(group): i for i, group in enumerate(parser._action_groups)}
+
+    def plain(value: Any) -> Any:
+        if id(value) in actions:
+            return ("action", actions[id(value)])
+        if id(value) in groups:
+            return ("group", groups[id(value)])
+        if value is parser:
+            return ("parser",)
+        if callable(value) and "<locals>" in getattr(value, "__qualname__", ""):
+            return ("local function", value.__qualname__)  # argparse's identity, per parser
+        if isinstance(value, dict):
+            return [(key, plain(item)) for key, item in value.items()]
+        if isinstance(value, list | tuple):
+            return (type(value).__name__, [plain(item) for item in value])
+        return value
+
+    def attributes(owner: Any) -> list[Any]:
+        return [(type(owner).__name__, list(vars(owner))), *plain(vars(owner))]
+
+    return [
+        attributes(parser),
+        *(attributes(group) for group in parser._action_groups),
+        *(attributes(action) for action in parser._actions),
+    ]
+
+
+def _slow_build(spec: Any, monkeypatch: pytest.MonkeyPatch) -> argparse.ArgumentParser:
+    """`spec` built the plain way: each action by its constructor, each added by _add_action."""
+    with monkeypatch.context() as patch:
+        patch.setattr(loader, "_shapes", lambda: (None,) * len(loader.KIND_CLASSES))
+        return loader._build(spec, bulk=False)
+
+
+def _spec_with(rows: list[tuple[Any, ...]]) -> Any:
+    """The bundled profile's spec with `rows` for actions (rows as `loader._spec` decodes them)."""
+    return loader._spec("megatron_slime")._replace(rows=tuple(rows))
+
+
+def _row(kind: int, *strings: str, dest: str = "x") -> tuple[Any, ...]:
+    default = None if kind in (0, 3, 4) else kind == 2
+    return (kind, 0, strings, dest, False, "help", default, None, None, None, None, None)
+
+
+class TestFastBuild:
+    """Actions given their attributes directly and registered in bulk give the parser that their
+    constructors and _add_action give, attribute for attribute, in order; a conflict is still
+    argparse's error."""
+
+    def test_same_parser_as_the_plain_build(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        spec = loader._spec("megatron_slime")
+        fast, slow = loader._build(spec), _slow_build(spec, monkeypatch)
+        assert _structure(fast) == _structure(slow)
+        assert fast.format_help() == slow.format_help()
+
+    def test_every_kind_uses_the_fast_path(self) -> None:
+        """The probes find argparse's constructors plain here (boolean_optional excepted)."""
+        shapes = loader._shapes()
+        assert [shape is None for shape in shapes] == [False, False, False, True, False]
+
+    @pytest.mark.parametrize(
+        "rows",
+        [
+            [_row(0, "--lr", dest="lr"), _row(1, "--lr", dest="lr2")],  # two actions, one string
+            [_row(1, "-h", dest="hint")],  # the parser's own -h
+            [_row(3, "--flag"), _row(1, "--no-flag", dest="other")],  # a derived --no- string
+        ],
+    )
+    def test_a_conflict_is_argparses_error(
+        self, rows: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        spec = _spec_with(rows)
+        with pytest.raises(argparse.ArgumentError) as slow:
+            _slow_build(spec, monkeypatch)
+        with pytest.raises(argparse.ArgumentError) as fast:
+            loader._build(spec)
+        assert str(fast.value) == str(slow.value)
+        assert "conflicting option string" in str(fast.value)
+
+    def test_an_option_like_a_negative_number(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """argparse remembers that one option string looks like a negative number."""
+        spec = _spec_with([_row(1, "-1", dest="one"), _row(0, "--lr", dest="lr")])
+        fast, slow = loader._build(spec), _slow_build(spec, monkeypatch)
+        assert fast._has_negative_number_optionals == [True]
+        assert _structure(fast) == _structure(slow)
+        plain = loader._build(_spec_with([_row(0, "--lr", dest="lr")]))
+        assert plain._has_negative_number_optionals == []
+
+    def test_a_constructor_that_derives_an_attribute_is_called(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A kind whose constructor sets more than argparse.Action's, or derives one from what
+        it is given, is built by its constructor (an argparse of another version, say)."""
+
+        class Derived(argparse._StoreAction):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.shout = self.dest.upper()
+
+        class Fixed(argparse._StoreTrueAction):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.extra = 1
+
+        kinds = (Derived, Fixed, *loader.KIND_CLASSES[2:])
+        monkeypatch.setattr(loader, "KIND_CLASSES", kinds)
+        shapes = loader._shapes.__wrapped__()
+        assert shapes[0] is None
+        assert shapes[1] is None  # `extra` is no argument of Action.__init__
+        assert shapes[2] is not None
+        monkeypatch.setattr(loader, "_shapes", lambda: shapes)
+        parser = loader._build(_spec_with([_row(0, "--lr", dest="lr"), _row(1, "--on", dest="on")]))
+        assert parser._actions[-2].shout == "LR"  # type: ignore[attr-defined]
+        assert parser._actions[-1].extra == 1  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import short_location
 from layerconf.core.suggest import suggestion
 
@@ -45,6 +45,8 @@ class Problem:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     message: str
     key: str | None = None

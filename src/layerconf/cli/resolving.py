@@ -18,7 +18,7 @@ from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.scrub import learn_argv_secrets, learn_secrets, stderr
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     import traceback
@@ -157,6 +157,8 @@ class _Without:
     the rules built for a parser are reused)."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     preset: Preset
     names: tuple[str, ...]

@@ -3,6 +3,8 @@
 `record_repr` is the ``__repr__`` attrs writes for a record, written once: attrs compiles one
 per class at import (a third of the code it compiles for a frozen class), and a record's repr
 serves only a developer reading it, never a resolution.
+`record_eq` and `record_hash` are the ``__eq__`` and ``__hash__`` attrs writes, written once
+too (another third): a record compares and hashes as before, by its fields in order.
 `LazyPattern` compiles a regular expression the first time it is used: the patterns that find
 secrets in free text, or the line breaks that locate a YAML error, serve messages a resolution
 rarely writes, and compiling one costs more than importing a small module. `sha256_hex` is the
@@ -13,14 +15,15 @@ resolution import.
 
 from __future__ import annotations
 
+import operator
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
 
-__all__ = ["LazyPattern", "record_repr", "sha256_hex"]
+__all__ = ["LazyPattern", "record_eq", "record_hash", "record_repr", "sha256_hex"]
 
 
 def _sha256_function() -> Callable[[bytes], Any]:
@@ -112,3 +115,75 @@ def record_repr(self: Any) -> str:
         return f"{self.__class__.__qualname__.rsplit('>.', 1)[-1]}({', '.join(parts)})"
     finally:
         printing.remove(id(self))
+
+
+_Fields = tuple[tuple[str, Callable[[Any], Any] | None], ...]  # (name, eq_key) of each field
+_KEYS = "__record_keys__"  # a record class's own (compared fields, hash key), made on first use
+
+
+def _hash_key(cls: type, fields: _Fields) -> Callable[[Any], tuple[Any, ...]]:
+    """What `record_hash` hashes for a record of `cls`: the class's seed and the values."""
+    seed = hash(f"<record {cls.__module__}.{cls.__qualname__}>")
+    names = [name for name, _ in fields]
+    if any(key is not None for _, key in fields):
+        return lambda record: (
+            seed,
+            *[
+                getattr(record, name) if key is None else key(getattr(record, name))
+                for name, key in fields
+            ],
+        )
+    if not names:
+        return lambda record: (seed,)
+    values = operator.attrgetter(*names)  # one value, or a tuple of them
+    return lambda record: (seed, values(record))
+
+
+def _record_keys(cls: type) -> tuple[_Fields, Callable[[Any], tuple[Any, ...]]]:
+    keys: tuple[_Fields, Callable[[Any], tuple[Any, ...]]] | None = cls.__dict__.get(_KEYS)
+    if keys is None:
+        # attrs' stubs do not declare `eq_key`, which every Attribute has.
+        fields: Sequence[Any] = cls.__attrs_attrs__  # type: ignore[attr-defined]
+        compared = tuple((field.name, field.eq_key) for field in fields if field.eq)
+        hashed = tuple(
+            (field.name, field.eq_key)
+            for field in fields
+            if (field.eq if field.hash is None else field.hash)
+        )
+        keys = (compared, _hash_key(cls, hashed))
+        setattr(cls, _KEYS, keys)  # a subclass makes its own: looked up in the class's dict
+    return keys
+
+
+def record_eq(self: Any, other: object) -> Any:
+    """``==`` as attrs' own ``__eq__`` answers it, for any attrs class: `NotImplemented` for an
+    object of another class (a subclass too); else ``self.a == other.a and self.b == other.b
+    ...`` over the fields with ``eq=True`` (through their ``eq_key``), in order, so NaN is not
+    equal to itself, and the answer is the first false comparison's, else the last's.
+
+    A class gets it with ``__eq__ = record_eq`` and ``__hash__ = record_hash`` in its body
+    (attrs then writes neither); ``!=`` is Python's default, the negation.
+    """
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    fields = _record_keys(self.__class__)[0]
+    if not fields:
+        return True
+    for name, key in fields[:-1]:
+        if key is None:
+            equal = getattr(self, name) == getattr(other, name)
+        else:
+            equal = key(getattr(self, name)) == key(getattr(other, name))
+        if not equal:
+            return equal
+    name, key = fields[-1]
+    if key is None:
+        return getattr(self, name) == getattr(other, name)
+    return key(getattr(self, name)) == key(getattr(other, name))
+
+
+def record_hash(self: Any) -> int:
+    """``hash()`` as attrs' own ``__hash__`` computes it: from the class and the fields with
+    ``hash=True`` (by default those with ``eq=True``, through their ``eq_key``), so equal
+    records hash alike."""
+    return hash(_record_keys(self.__class__)[1](self))

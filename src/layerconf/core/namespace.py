@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, NoReturn
 import attrs
 
 from layerconf.core.checks import check_type
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import Policy
 from layerconf.core.records import Layer, Origin, Path
 from layerconf.core.values import ATOMIC_TYPES, snapshot, value_text
@@ -49,6 +49,8 @@ class Event:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     action: str
     order: int
@@ -62,6 +64,8 @@ class Provenance:
     """Everything needed to explain a resolved namespace; immutable, shared by copies."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     role: str | None
     layers: tuple[Layer, ...]

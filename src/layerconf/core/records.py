@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.secrets import (
     SECRETS,
     SecretPolicy,
@@ -122,6 +122,8 @@ class Origin:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     layer: str
     kind: str = "mapping"
@@ -203,6 +205,8 @@ class Layer:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str = attrs.field(validator=attrs.validators.min_len(1))
     kind: str
@@ -295,6 +299,9 @@ class Setting:
     `history` lists the shadowed values newest first; each is a `Setting` whose `reason`
     says why it lost and whose `by` names the rule that decided it, if a rule did.
     """
+
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     key: str
     value: Any

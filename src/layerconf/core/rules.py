@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, Union, runtime_checkable
 
 import attrs
 
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Layer, Setting
 from layerconf.exceptions import Problem, RuleError
 
@@ -50,6 +50,8 @@ class Drop:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     layer: str
     key: str | tuple[str, ...]
@@ -60,6 +62,8 @@ class Convert:
     """Replace the value at `key` (as in `Drop`) in the layer `layer`, keeping its origin."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     layer: str
     key: str | tuple[str, ...]
@@ -74,6 +78,8 @@ class SetValue:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     key: str | tuple[str, ...]
     value: Any
@@ -101,6 +107,8 @@ class RuleContext:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     stage: Stage
     role: str | None
@@ -145,6 +153,8 @@ class FunctionRule:
     """A rule made of a plain function; see `rule`."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str
     stage: Stage
@@ -236,6 +246,8 @@ class RuleSet:
     """An ordered, immutable collection of rules with unique names, checked on creation."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     rules: tuple[Rule, ...] = attrs.field(default=(), converter=_to_tuple, validator=_check_rules)
     _by_stage: dict[str, tuple[Rule, ...]] = attrs.field(

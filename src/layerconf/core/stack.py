@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.explain import setting_for
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import POLICIES, Policy, merge_layers
 from layerconf.core.namespace import Event, Namespace, Provenance, namespace_from
 from layerconf.core.records import Layer, Origin, Path, Setting, join_path, key_path, split_key
@@ -76,6 +76,8 @@ class LayerStack:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     layers: tuple[Layer, ...] = attrs.field(converter=_to_layers)
     rules: RuleSet = attrs.field(default=RuleSet(), converter=_to_rules)

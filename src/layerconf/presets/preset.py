@@ -17,7 +17,7 @@ from typing import Any, Literal, Union
 import attrs
 
 from layerconf.core.checks import typed
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Rule, RuleSet
 from layerconf.exceptions import LayerconfError, RuleError
 from layerconf.presets.role_file import RoleFileFormat
@@ -113,6 +113,8 @@ class Preset:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str = attrs.field(validator=typed(str, "a preset name (str)"))
     roles: tuple[str, ...] = attrs.field(converter=_roles)

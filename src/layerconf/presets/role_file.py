@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.checks import PATH, check_type
-from layerconf.core.lazy import record_repr, sha256_hex
+from layerconf.core.lazy import record_eq, record_hash, record_repr, sha256_hex
 from layerconf.core.records import Layer, Origin, join_path
 from layerconf.core.secrets import shows_secret
 from layerconf.core.suggest import did_you_mean, suggestion
@@ -57,6 +57,8 @@ class RoleFileFormat:
     """A role file's shape: its top-level key, and what to do about a file with no document."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     top_key: str = attrs.field(default="roles", validator=_top_key)
     empty_hint: str | None = None
@@ -82,6 +84,8 @@ class RoleFile:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     path: str
     sha256: str | None

@@ -5,11 +5,16 @@ A profile is compiled data (``profiles/<module>.json``, written by
 (``profiles/<module>.py``). The data is read and decoded once per process; each
 `load_profile` call then builds a fresh parser from it.
 
-Speed: the parser is built by constructing each action from its class and registering it
-with its group's ``_add_action``, the two steps ``add_argument`` ends with. What this skips is
-``add_argument``'s keyword juggling and checks (a new help formatter per action, the registry
-lookups, the metavar/nargs check); the compiler and the tests check those once instead, and a
-test compares every action with a parser built through ``add_argument``.
+Speed: the parser is built by constructing each action and registering it with its group,
+the two steps ``add_argument`` ends with. What this skips is ``add_argument``'s keyword
+juggling and checks (a new help formatter per action, the registry lookups, the metavar/nargs
+check); the compiler and the tests check those once instead, and a test compares every action
+with a parser built through ``add_argument``. An action of a plain kind is made by
+``argparse.Action.__init__`` with the arguments its class's constructor would add (two probes
+a process prove it gives the same attributes, in order, on this Python; else the constructor
+is called), and the actions are registered as ``_add_action`` registers them with one conflict
+check for all: when two option strings collide (or one is the parser's own ``-h``), the parser
+is built again through ``_add_action``, which reports the conflict as argparse does.
 """
 
 from __future__ import annotations
@@ -109,11 +114,16 @@ class _Spec(NamedTuple):
     secret_candidates: tuple[str, ...] | None
 
 
-def _build(spec: _Spec) -> argparse.ArgumentParser:
+def _build(spec: _Spec, *, bulk: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(**spec.parser)
     groups = [parser._optionals]
     groups.extend(parser.add_argument_group(title=title) for title in spec.groups[1:])
-    kinds = KIND_CLASSES
+    table = parser._option_string_actions
+    known = len(table)  # the parser's own: -h, --help
+    registered: list[str] = []
+    actions = parser._actions
+    shapes = _shapes()
+    init = argparse.Action.__init__
     environ = os.environ
     for row in spec.rows:
         kind, group, strings, dest, required, help_, default, type_, nargs, choices, mv, env = row
@@ -121,28 +131,137 @@ def _build(spec: _Spec) -> argparse.ArgumentParser:
             default = type_(environ.get(*env))
         elif type(default) is list:
             default = list(default)
-        if kind in _FLAG_KINDS:
-            action = kinds[kind](
-                list(strings), dest, default=default, required=required, help=help_
-            )
-            if kind == _BOOLEAN_OPTIONAL:
-                # Set after construction: BooleanOptionalAction's `type` argument is deprecated
-                # (3.12) and gone (3.14), yet Megatron passes one and the attribute stays.
-                action.type = type_
+        cls = KIND_CLASSES[kind]
+        shape = shapes[kind]
+        if shape is None:  # boolean_optional (it derives its --no- strings), or a new argparse
+            action = _constructed(cls, row, default)
         else:
-            action = kinds[kind](
-                list(strings),
-                dest,
-                nargs=nargs,
-                default=default,
-                type=type_,
-                choices=None if choices is None else list(choices),
-                required=required,
-                help=help_,
-                metavar=mv,
-            )
-        groups[group]._add_action(action)
+            # argparse.Action's constructor, which the class's own calls with `shape` (its
+            # fixed arguments): the same attributes, without the calls in between.
+            action = cls.__new__(cls)
+            if kind in _FLAG_KINDS:
+                init(
+                    action,
+                    list(strings),
+                    dest,
+                    default=default,
+                    required=required,
+                    help=help_,
+                    **shape,
+                )
+            else:
+                init(
+                    action,
+                    list(strings),
+                    dest,
+                    nargs=nargs,
+                    default=default,
+                    type=type_,
+                    choices=None if choices is None else list(choices),
+                    required=required,
+                    help=help_,
+                    metavar=mv,
+                    **shape,
+                )
+        owner = groups[group]
+        if bulk:  # what _add_action does, less the conflict check (made once, below)
+            actions.append(action)
+            action.container = owner  # type: ignore[attr-defined]
+            for option in action.option_strings:
+                table[option] = action
+                registered.append(option)
+            owner._group_actions.append(action)
+        else:
+            owner._add_action(action)
+    if not bulk:
+        return parser
+    if len(table) != known + len(registered):
+        # Two actions share an option string, or one is -h: built again through
+        # _add_action, whose conflict check reports it as argparse does.
+        return _build(spec, bulk=False)
+    negative = parser._has_negative_number_optionals
+    if not negative and _looks_negative(tuple(registered), parser._negative_number_matcher.pattern):
+        negative.append(True)
     return parser
+
+
+def _constructed(cls: type[argparse.Action], row: tuple[Any, ...], default: Any) -> argparse.Action:
+    """The action of `row` made by its class's constructor, `default` given."""
+    kind, _, strings, dest, required, help_, _, type_, nargs, choices, mv, _ = row
+    if kind in _FLAG_KINDS:
+        action = cls(list(strings), dest, default=default, required=required, help=help_)
+        if kind == _BOOLEAN_OPTIONAL:
+            # Set after construction: BooleanOptionalAction's `type` argument is deprecated
+            # (3.12) and gone (3.14), yet Megatron passes one and the attribute stays.
+            action.type = type_
+        return action
+    return cls(
+        list(strings),
+        dest,
+        nargs=nargs,
+        default=default,
+        type=type_,
+        choices=None if choices is None else list(choices),
+        required=required,
+        help=help_,
+        metavar=mv,
+    )
+
+
+_WRITTEN_FLAG = ("option_strings", "dest", "default", "required", "help")
+_WRITTEN = (*_WRITTEN_FLAG, "nargs", "type", "metavar", "choices")
+
+
+@functools.cache
+def _shapes() -> tuple[dict[str, Any] | None, ...]:
+    """Per action kind, the arguments its constructor gives `argparse.Action`'s besides the
+    row's (a flag's ``nargs=0``, its ``const``...), or None where it must be called.
+
+    Two probes per kind, different in every argument, prove on this Python that calling
+    ``Action.__init__`` with them gives what the constructor gives, attributes in order: a
+    constructor that derives an attribute from its arguments, or sets one ``Action.__init__``
+    does not take, gets None.
+    """
+    probes = [
+        (None, 0, ("--probe-a",), "a", False, "a", None, None, None, None, None, None),
+        (None, 0, ("--probe-b", "-b"), "b", True, "b", [1], int, "+", (1, 2), "B", None),
+    ]
+    shapes: list[dict[str, Any] | None] = []
+    for kind, cls in enumerate(KIND_CLASSES):
+        if kind == _BOOLEAN_OPTIONAL:  # derives its --no- option strings
+            shapes.append(None)
+            continue
+        written = _WRITTEN_FLAG if kind in _FLAG_KINDS else _WRITTEN
+        shape: dict[str, Any] | None = None
+        for probe in probes:
+            row = (kind, *probe[1:])
+            made = vars(_constructed(cls, row, probe[6]))
+            fixed = {key: value for key, value in made.items() if key not in written}
+            if shape is not None and fixed != shape:
+                shape = None
+                break
+            rebuilt = cls.__new__(cls)
+            given: dict[str, Any] = {key: made.get(key) for key in written}
+            try:
+                argparse.Action.__init__(rebuilt, **given, **fixed)
+            except TypeError:  # an attribute Action.__init__ does not take
+                shape = None
+                break
+            if list(vars(rebuilt).items()) != list(made.items()):
+                shape = None
+                break
+            shape = fixed
+        shapes.append(shape)
+    return tuple(shapes)
+
+
+@functools.cache
+def _looks_negative(strings: tuple[str, ...], pattern: str) -> bool:
+    """Whether one of `strings` looks like a negative number to argparse (`pattern`)."""
+    import re
+
+    matcher = re.compile(pattern)
+    return any(matcher.match(string) for string in strings)
 
 
 @functools.cache

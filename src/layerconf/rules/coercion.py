@@ -46,7 +46,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import check_type, typed
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
 from layerconf.core.secrets import SECRETS, scrub_text, secret_texts, shows_secret
@@ -87,6 +87,8 @@ class _Failure:
     """One value that could not be converted: who, what was expected, what came, what to do."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     subject: str  # "'lr'", or "'lr'[1]" for an item of a list
     expected: str
@@ -99,6 +101,8 @@ class ItemSpec:
     """How one item is converted: the parser's `type` and `choices` for one dest."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     family: _Family
     kind: str  # "int", "float", "str", "bool", "JSON", a callable's name, or "one of ..."
@@ -161,6 +165,8 @@ class DestSpec:
     """What one dest accepts: one item, or a list of them; and whether null is allowed."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     subject: str  # the dest, quoted
     item: ItemSpec
@@ -248,6 +254,8 @@ class TypeCoercion:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     parser: argparse.ArgumentParser = attrs.field(
         validator=typed(argparse.ArgumentParser, "an argparse.ArgumentParser")

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import check_iterable
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.secrets import SECRETS
 from layerconf.core.values import same_value, value_text
@@ -52,6 +52,8 @@ class DistinctAcrossRoles:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     keys: tuple[str, ...] = attrs.field(converter=_keys)
     because: str = "each role must have its own"

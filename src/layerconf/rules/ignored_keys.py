@@ -14,7 +14,7 @@ from typing import Literal
 import attrs
 
 from layerconf.core.checks import check_type
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Decision, Drop, RuleContext
 from layerconf.exceptions import Problem
 
@@ -36,6 +36,8 @@ class IgnoredKeys:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     keys: Mapping[str, str] = attrs.field(converter=_keys)
     action: Literal["warn", "error", "allow"] = attrs.field(

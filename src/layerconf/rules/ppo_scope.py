@@ -16,7 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import typed
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.exceptions import Problem
 
@@ -28,6 +28,8 @@ class PpoScope:
     """Warn when `role` has overrides in the role layer but no critic runs."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     role: str = attrs.field(default="critic", validator=typed(str, "a role name (str)"))
     layer: str = attrs.field(default="role-config", validator=typed(str, "a layer name (str)"))

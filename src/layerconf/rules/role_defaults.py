@@ -13,7 +13,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import check_type, typed
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Decision, RuleContext, SetValue
 
 __all__ = ["RoleDefaults"]
@@ -37,6 +37,8 @@ class RoleDefaults:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     role: str = attrs.field(validator=typed(str, "a role name (str)"))
     values: Mapping[str, Any] = attrs.field(converter=_values)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import attrs
 
 from layerconf.core.checks import check_iterable
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Origin
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.secrets import SECRETS
@@ -58,6 +58,8 @@ class TopologyGuard:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     keys: tuple[str, ...] = attrs.field(converter=_keys)
     action: Literal["error", "warn", "off"] = attrs.field(

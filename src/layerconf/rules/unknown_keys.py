@@ -15,7 +15,7 @@ from typing import Literal
 import attrs
 
 from layerconf.core.checks import check_type
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.suggest import dest_of_flag, did_you_mean_hint
 from layerconf.exceptions import Problem
@@ -60,6 +60,8 @@ class UnknownKeys:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     parser: argparse.ArgumentParser = attrs.field(eq=False, repr=False)
     action: Literal["error", "warn"] = attrs.field(

@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Layer
 from layerconf.exceptions import Problem
 
@@ -45,6 +45,8 @@ class Reading:
     """What a source read: its layer (None when the input holds nothing), problems, inputs."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     layer: Layer | None
     problems: tuple[Problem, ...] = attrs.field(default=(), converter=_problems)

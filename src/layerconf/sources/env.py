@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 import attrs
 
 from layerconf.core.checks import check_type, typed
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Layer, Origin
 from layerconf.core.secrets import (
     SECRETS,
@@ -84,6 +84,8 @@ class EnvSource:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     prefix: str = attrs.field(default="", validator=typed(str, "a variable prefix (str)"))
     names: Mapping[str, str] = attrs.field(factory=dict, converter=_names)

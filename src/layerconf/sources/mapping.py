@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.checks import check_type, typed
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Layer
 from layerconf.core.suggest import did_you_mean
 from layerconf.exceptions import Problem
@@ -34,6 +34,8 @@ class MappingSource:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str = attrs.field(validator=typed(str, "a layer name (str)"))
     values: Mapping[str, Any] = attrs.field(converter=_values)

@@ -42,7 +42,7 @@ import yaml
 from yaml.nodes import Node
 
 from layerconf.core.checks import PATH, check_type
-from layerconf.core.lazy import record_repr, sha256_hex
+from layerconf.core.lazy import record_eq, record_hash, record_repr, sha256_hex
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.sources._yaml_walk import (
     Abort,
@@ -101,6 +101,8 @@ class YamlDocument:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     source: str
     data: Any

@@ -33,7 +33,7 @@ from typing import Any, Literal, NoReturn
 
 import attrs
 
-from layerconf.core.lazy import record_repr
+from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import Policy, merge_layers
 from layerconf.core.namespace import Namespace, notices, provenance_of
 from layerconf.core.records import Layer, Origin
@@ -104,6 +104,8 @@ class _SlimeCoercion:
     """slime's coercion: a string becomes ``type(base value)`` when that is an int or a float."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     #: Keys the trainer deleted from the base since parsing: unknown to slime's hasattr.
     deleted: frozenset[str] = frozenset()
