@@ -221,6 +221,12 @@ def show_share(share: dict[str, Any]) -> None:
     for name, found in share["exponents"].items():
         shown = f"{found:.2f}" if found is not None else "n/a (a difference within the noise)"
         print(f"  {name:<38} {shown}")
+    if (share["exponents"]["argparse"] or 0) > 1.5:
+        print(
+            "  (argparse is quadratic here: layerconf's share is a small difference of two large"
+            " times, which a loaded machine blurs; instruction counts settle it, see"
+            " docs/performance.md)"
+        )
 
 
 def main() -> None:
