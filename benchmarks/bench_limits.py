@@ -12,18 +12,25 @@ C allocations count in too, which tracemalloc would miss).
 - the deepest JSON: an audit record of 32 MiB of ``[`` (``MAX_RECORD_BYTES``), refused, and
   one nested just under what the JSON reader takes, refused as not a record;
 - 20,000 repeats of ``--lr 1e-5``, refused before parsing (``MAX_OPTIONS``), and
-  ``MAX_OPTIONS`` options, parsed; with the share of the time that is layerconf's own (the rest
-  is argparse's, which grows with the square of the options) at 1,000 to 4,000 options.
+  ``MAX_OPTIONS`` options, parsed;
+- 500 to 4,000 repeats of ``--lr 1e-5`` through bare ``parser.parse_known_args``,
+  ``layerconf.parse_known_args`` and ``resolve_roles``, on the running Python, with the growth
+  exponent of each and of layerconf's own share (its time minus argparse's): argparse before
+  Python 3.13 finds each next option with a ``min()`` over all of them (quadratic), 3.13's
+  scans forward; layerconf's own share should grow linearly on every Python.
 """
 
 from __future__ import annotations
 
+import gc
 import json
+import math
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -129,32 +136,97 @@ def argv_cases() -> dict[str, dict[str, Any]]:
     }
 
 
-def own_share() -> list[dict[str, Any]]:
-    """layerconf's own time against argparse's for n repeats of one option (the fastest of 5
-    rounds of each, interleaved: the difference of two noisy medians can be negative)."""
+#: The repeats of ``--lr 1e-5`` whose times give the growth exponents.
+REPEATS = (100, 200, 400) if QUICK else (500, 1000, 2000, 4000)
+
+
+def exponent(sizes: list[int], seconds: list[float]) -> float | None:
+    """The least-squares slope of log(seconds) against log(size): 1 is linear, 2 quadratic.
+
+    None when a time is not positive (a difference of two times within the noise)."""
+    if min(seconds) <= 0:
+        return None
+    xs = [math.log(size) for size in sizes]
+    ys = [math.log(second) for second in seconds]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+
+
+def own_share() -> dict[str, Any]:
+    """Bare ``parser.parse_known_args`` against layerconf's (the argv source, and
+    `resolve_roles`) for n repeats of one option, on the running Python, with the growth
+    exponent of each and of layerconf's own share (layerconf's time minus argparse's).
+
+    Each time is the CPU time of the process (`time.process_time`: the machines are shared,
+    and time spent waiting for a core is not the parse's), the fastest of its rounds, the
+    three calls interleaved round by round, with the collector off while timed.
+    """
     import argparse
-    import time
 
     from layerconf import PLAIN, resolve_roles
+    from layerconf.sources.argv import parse_known_args
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--lr", type=float)
-    rows = []
-    for n in (100, 200) if QUICK else (1000, 2000, 4000):
-        argv = ["--lr", "1e-5"] * n
-        plain, ours = [], []
-        for _ in range(5):
-            start = time.perf_counter()
-            parser.parse_known_args(argv)
-            plain.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            resolve_roles(parser, argv, preset=PLAIN)
-            ours.append(time.perf_counter() - start)
-        argparse_s, total_s = min(plain), min(ours)
-        rows.append(
-            {"options": n, "argparse_s": argparse_s, "layerconf_own_s": total_s - argparse_s}
+    calls = {
+        "argparse": lambda argv: parser.parse_known_args(argv),
+        "layerconf.parse_known_args": lambda argv: parse_known_args(parser, argv),
+        "resolve_roles": lambda argv: resolve_roles(parser, argv, preset=PLAIN),
+    }
+    for call in calls.values():  # first calls build per-parser tables: not what is measured
+        call(["--lr", "1"])
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        rows = [_round(calls, n) for n in REPEATS]
+    finally:
+        if collecting:
+            gc.enable()
+    sizes = [row["options"] for row in rows]
+    growth = {name: exponent(sizes, [row[name] for row in rows]) for name in calls}
+    for name in ("layerconf.parse_known_args", "resolve_roles"):
+        own = [row[name] - row["argparse"] for row in rows]
+        growth[f"{name} - argparse"] = exponent(sizes, own)
+    return {"rows": rows, "exponents": growth}
+
+
+def _round(calls: dict[str, Any], n: int) -> dict[str, Any]:
+    """The fastest CPU time of each call for n repeats of ``--lr 1e-5``."""
+    argv = ["--lr", "1e-5"] * n
+    best = dict.fromkeys(calls, math.inf)
+    for _ in range(3 if QUICK else 7 if n <= 1000 else 5):
+        for name, call in calls.items():
+            start = time.process_time()
+            call(argv)
+            best[name] = min(best[name], time.process_time() - start)
+    return {"options": n, **best}
+
+
+def show_share(share: dict[str, Any]) -> None:
+    print(
+        "\nRepeated options (n x --lr 1e-5; CPU time, the fastest round): bare parse_known_args, "
+        "layerconf's, and layerconf's own share (layerconf's - argparse's)"
+    )
+    print(f"{'n':>6} {'argparse':>10} {'source':>10} {'own':>9} {'resolve_roles':>14} {'own':>9}")
+    for row in share["rows"]:
+        base = row["argparse"]
+        source, resolve = row["layerconf.parse_known_args"], row["resolve_roles"]
+        own, own_resolve = (source - base) * 1e3, (resolve - base) * 1e3
+        print(
+            f"{row['options']:>6,} {base * 1e3:>8.1f}ms {source * 1e3:>8.1f}ms {own:>7.1f}ms "
+            f"{resolve * 1e3:>12.1f}ms {own_resolve:>7.1f}ms"
         )
-    return rows
+    print("growth exponent (time ~ n^k; 1 linear, 2 quadratic):")
+    for name, found in share["exponents"].items():
+        shown = f"{found:.2f}" if found is not None else "n/a (a difference within the noise)"
+        print(f"  {name:<38} {shown}")
+    if (share["exponents"]["argparse"] or 0) > 1.5:
+        print(
+            "  (argparse is quadratic here: layerconf's share is a small difference of two large"
+            " times, which a loaded machine blurs; instruction counts settle it, see"
+            " docs/performance.md)"
+        )
 
 
 def main() -> None:
@@ -172,12 +244,7 @@ def main() -> None:
             growth = found["peak_growth_kib"] / 1024
             outcome = found["outcome"][:70]
             print(f"{case:<64} {found['seconds']:>8.3f}s {growth:>10.1f}  {outcome}")
-    print("\nRepeated options: argparse's time and layerconf's own (resolve_roles - argparse)")
-    for row in results["own_share"]:
-        print(
-            f"  {row['options']:>6,} options: argparse {row['argparse_s']:.3f} s, "
-            f"layerconf's own {row['layerconf_own_s']:.3f} s"
-        )
+    show_share(results["own_share"])
     save("limits", results)
 
 

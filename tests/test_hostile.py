@@ -261,6 +261,16 @@ class TestRepeatedOptions:
         with pytest.raises(ConfigError):
             layerconf.parse_args(parser, argv)
 
+    def test_the_message_says_whose_time_it_bounds(self, parser: argparse.ArgumentParser) -> None:
+        """The limit is argparse's (quadratic before Python 3.13), kept on every Python."""
+        with pytest.raises(ConfigError) as caught:
+            layerconf.parse_known_args(parser, ["--lr", "1e-5"] * 41)
+        [problem] = caught.value.problems
+        assert "the same on every Python" in problem.message
+        assert "argparse before Python 3.13 takes a time growing with their square" in (
+            problem.message
+        )
+
     def test_after_a_double_dash_nothing_counts(self, parser: argparse.ArgumentParser) -> None:
         """Tokens after '--' are values, whatever they look like."""
         argv = ["--lr", "1", "--", *["-x"] * 100]

@@ -169,17 +169,25 @@ def _fold(args: Namespace) -> dict[str, _History]:
     its latest writes), so a batch costs little more than the C loops that count it.
     """
     histories: dict[str, _History] = getattr(args, _WRITES)
-    log: list[tuple[Any, ...]] = getattr(args, _LOG)
+    log = getattr(args, _LOG)
+    if type(log) is _FrozenLog:
+        log = log.late
     batch = log[:]  # one C call each: writes other threads append meanwhile stay pending
     del log[: len(batch)]
     if not batch:
         return histories
     names = list(map(_NAME, batch))
-    counts = collections.Counter(names)
+    keys = set(names)
+    # A loop writes one key or a few: a C count per key beats a Counter's dict updates.
+    counts = (
+        {name: names.count(name) for name in keys}
+        if len(keys) <= _FEW_KEYS
+        else collections.Counter(names)
+    )
     # Each key's first write of the batch (the earliest one wins the last assignment).
     firsts = (
         dict(zip(reversed(names), reversed(batch), strict=True))
-        if any(name not in histories for name in counts)
+        if not keys <= histories.keys()
         else {}
     )
     wanted = {name: min(count, RECENT_WRITES) for name, count in counts.items()}
@@ -209,6 +217,8 @@ def _fold(args: Namespace) -> dict[str, _History]:
     return histories
 
 
+#: Up to this many keys in a batch, `_fold` counts each with `list.count`.
+_FEW_KEYS = 4
 _NAME = operator.itemgetter(0)
 
 
@@ -223,17 +233,39 @@ def _rebuild(
     if writes or frozen:
         made = {key: _History(*portable) for key, portable in (writes or {}).items()}
         object.__setattr__(namespace, _WRITES, made)
+        if not hasattr(namespace, _LOG):
+            object.__setattr__(namespace, _LOG, [])
         if frozen:
-            _freeze(namespace, made)
+            _freeze(namespace)
     return namespace
 
 
-class _FrozenWrites(dict[str, _History]):
-    """The writes of a frozen namespace (`freeze`): its type is what refuses a write."""
+class _FrozenLog:
+    """The pending log of a frozen namespace (`freeze`): appending to it refuses the write.
+
+    So the write path needs no test of its own for freezing: the append it makes anyway,
+    before it stores the value, is what raises. `late` is the log it replaced, where a write
+    that began before the freeze may still land; `_fold` reads it.
+    """
+
+    __slots__ = ("late",)
+
+    def __init__(self, late: list[tuple[Any, ...]]) -> None:
+        self.late = late
+
+    def append(self, write: tuple[Any, ...]) -> NoReturn:
+        name, _, where, position = write
+        _refuse(name, "set", *_place(where, position))
+
+    def __len__(self) -> int:
+        return len(self.late)
 
 
-def _freeze(args: Namespace, histories: dict[str, _History]) -> None:
-    object.__setattr__(args, _WRITES, _FrozenWrites(histories))
+def _freeze(args: Namespace) -> None:
+    """Swap the pending log of `args` for a `_FrozenLog` (`_FOLDING` held, or a new `args`)."""
+    log = getattr(args, _LOG)
+    if type(log) is not _FrozenLog:
+        object.__setattr__(args, _LOG, _FrozenLog(log))
 
 
 _setattr = object.__setattr__
@@ -260,7 +292,7 @@ class Namespace(argparse.Namespace):
     __slots__ = (_SLOT, _WRITES, _LOG)
     _layerconf_provenance: Provenance | None
     _layerconf_writes: dict[str, _History]
-    _layerconf_log: list[tuple[Any, ...]]
+    _layerconf_log: list[tuple[Any, ...]] | _FrozenLog
 
     @classmethod
     def _from_values(cls, values: dict[str, Any], provenance: Provenance | None) -> Namespace:
@@ -274,32 +306,42 @@ class Namespace(argparse.Namespace):
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The hot path of a trainer's loop (a step counter written every step): no lock, no
-        # copy of an immutable value, no line lookup; the write is appended as it was made
-        # and folded into the kept histories in batches (`_fold`).
+        # copy of an immutable value, no line lookup, no test for freezing (a frozen
+        # namespace's log refuses the append, made before the value is stored); the write
+        # is appended as it was made and folded into the kept histories in batches (`_fold`).
         try:
             log = self._layerconf_log
         except AttributeError:  # Namespace(**kwargs): nothing to record
             _setattr(self, name, value)
             return
-        if type(self._layerconf_writes) is _FrozenWrites:
-            _refuse(name, "set", 2)
+        caller = _frame(1)
         if name in _DESCRIBED or type(self) is not Namespace:
+            # A data descriptor may take the write (or refuse it): refuse first if frozen,
+            # then let object.__setattr__ do it, and record it once it is done.
+            if type(log) is _FrozenLog:
+                _refuse(name, "set", caller.f_code.co_filename, caller.f_lineno)
             _setattr(self, name, value)
+            log.append((name, snapshot(value), caller.f_code, caller.f_lasti))
         else:
+            log.append(
+                (
+                    name,
+                    value if type(value) in _ATOMIC else snapshot(value),
+                    caller.f_code,
+                    caller.f_lasti,
+                )
+            )
             # No data descriptor is in the way: the instance dict takes the value, as
             # object.__setattr__ would, for a fraction of its cost.
             self.__dict__[name] = value
-        caller = _frame(1)
-        if type(value) not in _ATOMIC:
-            value = snapshot(value)
-        log.append((name, value, caller.f_code, caller.f_lasti))
         if len(log) >= PENDING_WRITES:
             with _FOLDING:
                 _fold(self)
 
     def __delattr__(self, name: str) -> None:
-        if type(getattr(self, _WRITES, None)) is _FrozenWrites:
-            _refuse(name, "delete", 2)
+        if is_frozen(self):
+            caller = _frame(1)
+            _refuse(name, "delete", caller.f_code.co_filename, caller.f_lineno)
         object.__delattr__(self, name)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -308,13 +350,11 @@ class Namespace(argparse.Namespace):
             with _FOLDING:
                 writes = _fold(self)
                 portable = {key: history.portable() for key, history in writes.items()}
-        frozen = type(getattr(self, _WRITES, None)) is _FrozenWrites
+        frozen = is_frozen(self)
         return (_rebuild, (type(self), dict(vars(self)), provenance_of(self), portable, frozen))
 
 
-def _refuse(name: str, verb: str, depth: int) -> NoReturn:
-    caller = _frame(depth)
-    source, line = caller.f_code.co_filename, caller.f_lineno
+def _refuse(name: str, verb: str, source: str, line: int) -> NoReturn:
     raise FrozenNamespaceError(
         f"{source}:{line}: cannot {verb} {value_text(name)}: this namespace is frozen "
         "(layerconf.freeze; its copies and pickles are too): make the change before freezing it",
@@ -339,16 +379,16 @@ def freeze(args: argparse.Namespace) -> argparse.Namespace:
         raise TypeError(
             "freeze() takes args as a namespace layerconf resolved (got one without provenance)"
         )
-    if type(writes) is not _FrozenWrites:
-        assert isinstance(args, Namespace)
-        with _FOLDING:
-            _freeze(args, _fold(args))
+    assert isinstance(args, Namespace)
+    with _FOLDING:
+        _freeze(args)
+        _fold(args)
     return args
 
 
 def is_frozen(args: argparse.Namespace) -> bool:
     """Whether `freeze` was called on `args` (or on what it is a copy of)."""
-    return type(getattr(args, _WRITES, None)) is _FrozenWrites
+    return type(getattr(args, _LOG, None)) is _FrozenLog
 
 
 def namespace_from(values: dict[str, Any], provenance: Provenance | None) -> Namespace:

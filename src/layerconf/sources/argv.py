@@ -44,9 +44,13 @@ from layerconf.sources.base import ARGV
 __all__ = ["MAX_OPTIONS", "parse_args", "parse_known_args"]
 
 #: The most options (tokens starting with '-', before a '--') a command line may hold.
-#: argparse looks for the next option among all of them once per option, so its time grows
-#: with their square: 4,096 take about 0.3 s, 20,000 about 9 s. Every argument of Megatron
-#: and slime, each given once, is about 1,100 options.
+#: argparse before Python 3.13 finds each next option with a ``min()`` over the positions of
+#: all of them, so its time grows with their square: 4,096 repeats of ``--lr 1e-5`` take about
+#: 0.5 s and 20,000 about 11 s on 3.11; 3.13's argparse scans forward instead (20,000 in about
+#: 0.1 s). layerconf's own work grows linearly with them (``benchmarks/bench_limits.py``
+#: measures both), so the bound is argparse's, kept the same on every Python so that a command
+#: line is accepted or refused alike everywhere. Every argument of Megatron and slime, each
+#: given once, is about 1,100 options.
 MAX_OPTIONS = 4096
 
 DEFAULT = "default"
@@ -117,8 +121,9 @@ def _refuse_too_many_options(strings: list[str]) -> None:
             if seen > MAX_OPTIONS:
                 problem = Problem(
                     f"the command line holds more than {MAX_OPTIONS:,} options (the limit "
-                    "layerconf.sources.argv.MAX_OPTIONS): argparse's time grows with their "
-                    "square, so it is not parsed",
+                    "layerconf.sources.argv.MAX_OPTIONS, the same on every Python: argparse "
+                    "before Python 3.13 takes a time growing with their square), so it is not "
+                    "parsed",
                     layer=CLI,
                     argv_index=index,
                     hint="give each option once; a training command line holds hundreds",
