@@ -716,6 +716,34 @@ class TestDefaultLayerReuse:
         args, _ = same_as_argparse(parser, ["--seed", "1"])
         assert setting_index(args, "stop") == (["eos", "eot"], "default", None, None)
 
+    def test_reused_when_a_list_default_is_replaced_by_an_equal_one(self) -> None:
+        parser = rich_parser()
+        first, _ = parse_known_args(parser, ["--seed", "1"])
+        parser.set_defaults(stop=["eos"])  # another list, equal to the one copied
+        second, _ = same_as_argparse(parser, ["--seed", "1"])
+        assert self.default_layer(second) is self.default_layer(first)
+
+    def test_rebuilt_when_a_list_is_replaced_and_a_default_changes_type(self) -> None:
+        parser = rich_parser()
+        parse_known_args(parser, ["--seed", "1"])
+        parser.set_defaults(stop=["eos"], gpus=8.0)  # an equal list; 8.0 equal to 8
+        args, _ = same_as_argparse(parser, ["--seed", "1"])
+        assert type(self.default_layer(args).values["gpus"]) is float
+        assert setting_index(args, "stop") == (["eos"], "default", None, None)
+
+    def test_rebuilt_when_a_default_changes_in_a_parser_of_a_thousand_actions(self) -> None:
+        parser = load_profile()
+        argv = ["--rollout-batch-size", "8"]
+        parse_known_args(parser, argv)
+        parser.set_defaults(seq_length=4096.0, cp_comm_type=["a2a"])
+        [action] = [a for a in parser._actions if a.dest == "lr"]
+        action.default = "2e-5"  # a string the type converts, now another value
+        args, _ = same_as_argparse(parser, argv)
+        assert type(args.seq_length) is float
+        assert explain(args, "seq_length").layer == "default"
+        assert setting_index(args, "cp_comm_type") == (["a2a"], "default", None, None)
+        assert setting_index(args, "lr") == (2e-5, "default", None, None)
+
     def test_alternating_command_lines_keep_their_layers(self) -> None:
         parser = rich_parser()
         # With --kwargs, its default stays the string '{}'; without, argparse converts it.

@@ -35,7 +35,7 @@ from layerconf import (
     resolve_roles,
 )
 from layerconf.cli import main
-from layerconf.core.secrets import REDACTED, SECRETS, is_secret
+from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret
 
 ROOT = Path(__file__).parent.parent
 PPO_ARGV = (ROOT / "examples" / "ppo_argv.txt").read_text().splitlines()
@@ -293,6 +293,10 @@ def test_the_secret_does_reach_a_value(
     assert any(S in repr(vars(namespace)) for namespace in roles.values())
 
 
+# Letters whose lower() is not one letter in its place: dotted I (two), the final sigma.
+_UNCASED = "\u0130\u0131\u03a3\u03c2\u03c3"
+
+
 class TestNames:
     """The default policy knows the usual credentials, and not what merely mentions them."""
 
@@ -342,6 +346,34 @@ class TestNames:
     )
     def test_not_secret(self, name: str) -> None:
         assert not is_secret(name)
+
+    @settings(max_examples=400, deadline=None)
+    @given(
+        key=st.one_of(
+            st.text(alphabet="aKk_-.eyY0" + _UNCASED, max_size=14),
+            st.tuples(
+                st.sampled_from(["", "--", "-_", "a.", "x.-", "İ", "max_"]),
+                st.sampled_from([*sorted(SECRETS.names), *SECRETS.suffixes]),
+                st.sampled_from(["", "s", "_id", ".", "İ"]),
+                st.booleans(),
+            ).map(lambda p: (p[0] + p[1] + p[2]).upper() if p[3] else p[0] + p[1] + p[2]),
+        ),
+        names=st.lists(st.text(alphabet="akey_-." + _UNCASED, max_size=5), max_size=3),
+        suffixes=st.lists(st.text(alphabet="akey_-." + _UNCASED, max_size=5), max_size=3),
+    )
+    def test_every_policy_answers_as_its_definition(
+        self, key: str, names: list[str], suffixes: list[str]
+    ) -> None:
+        """A key is a secret exactly when its normalized name is one of the policy's names or
+        ends with one of its suffixes (is_secret answers most keys from their last letters)."""
+        name = key.rsplit(".", 1)[-1].lstrip("-").replace("-", "_").lower()
+        for policy in (
+            SECRETS,
+            SecretPolicy(names=names, suffixes=suffixes),
+            SECRETS.extend(names=names, suffixes=suffixes),
+        ):
+            expected = name in policy.names or name.endswith(policy.suffixes)
+            assert policy.is_secret(key) is expected
 
 
 class TestClassification:

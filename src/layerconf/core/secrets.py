@@ -134,6 +134,12 @@ class SecretPolicy:
         """Whether `key` (a dest, a flag, a dotted path, an environment variable) is a secret."""
         if not isinstance(key, str):
             return False
+        size, tails = _DEFAULT_TAILS if self is SECRETS else _tails(self)
+        if size and key.isascii() and key[-size:].replace("-", "_").lower() not in tails:
+            # Every name and suffix ends with one of `tails`, and so would the normalized key
+            # (ASCII: lower() keeps each character in its place): most keys are answered
+            # here, without normalizing them or filling the cache with them.
+            return False
         return _is_secret(self, key)
 
     def redact(self, key: str, value: Any) -> Any:
@@ -179,8 +185,18 @@ def _is_secret(policy: SecretPolicy, key: str) -> bool:
     return name in policy.names or name.endswith(policy.suffixes)
 
 
+@functools.lru_cache(maxsize=64)
+def _tails(policy: SecretPolicy) -> tuple[int, frozenset[str]]:
+    """(n, the last n characters of each of `policy`'s names and suffixes), n at most 3 and
+    no longer than the shortest of them; n is 0 when one is empty (it ends every key)."""
+    endings = (*policy.names, *policy.suffixes)
+    size = min(3, *map(len, endings)) if endings else 0
+    return size, frozenset(ending[-size:] for ending in endings) if size else frozenset()
+
+
 #: The default policy.
 SECRETS = SecretPolicy()
+_DEFAULT_TAILS = _tails(SECRETS)
 
 
 def is_secret(key: str, policy: SecretPolicy = SECRETS) -> bool:

@@ -29,7 +29,6 @@ import sys
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
-from itertools import compress
 from typing import Any
 
 from layerconf.core.merge import Policy
@@ -315,7 +314,7 @@ def _copies_faithfully(value: Any) -> bool:
 class _Cached:
     """A default layer and exactly what it was built from."""
 
-    __slots__ = ("containers", "keys", "layer", "notices", "shared", "values")
+    __slots__ = ("keys", "layer", "notices", "originals", "shared", "values")
 
     def __init__(
         self,
@@ -324,38 +323,34 @@ class _Cached:
         shared: dict[str, Any],
         notices: tuple[Problem, ...],
     ) -> None:
-        self.keys = tuple(defaults)
-        self.values = tuple(defaults.values())  # the very objects (kept alive: ids stay theirs)
+        self.keys = list(defaults)
+        self.values = list(defaults.values())  # the very objects (kept alive: ids stay theirs)
         self.layer = layer
         self.shared = shared
         self.notices = notices
-        # Containers may change in place, or be made anew by a type on every parse: compare
-        # them by value with the layer's copy instead.
-        # (their positions picked out in C: no Python pass over a thousand keys)
-        wanted = layer.mutable_keys | shared.keys()
-        self.containers = tuple(
-            (index, self.keys[index])
-            for index in compress(range(len(self.keys)), map(wanted.__contains__, self.keys))
-        )
+        # Containers may change in place, or be made anew by a type on every parse: they are
+        # compared by value with the layer's copy instead (by name: no pass over the keys).
+        self.originals = {name: defaults[name] for name in layer.mutable_keys | shared.keys()}
 
     def matches(self, defaults: dict[str, Any]) -> bool:
         """True when the layer holds exactly `defaults` (same keys, values and types)."""
-        if tuple(defaults) != self.keys:
+        if len(defaults) != len(self.keys) or list(defaults) != self.keys:
             return False
-        values = list(defaults.values())
         held = self.layer.values
-        for index, name in self.containers:
-            value = values[index]
+        values = dict(defaults)  # (keys in the same order, containers swapped for the originals)
+        for name, original in self.originals.items():
+            value = values[name]
             if name in self.shared:
                 if value is not self.shared[name]:
                     return False
             elif not same_value(held[name], value, copied=False):
                 return False
-            values[index] = self.values[index]
-        if all(map(operator.is_, values, self.values)):
+            values[name] = original
+        if all(map(operator.is_, values.values(), self.values)):
             return True
         # Made anew but equal (a string default that the type converts on every parse).
-        return all(same_value(a, b, copied=False) for a, b in zip(values, self.values, strict=True))
+        pairs = zip(values.values(), self.values, strict=True)
+        return all(same_value(a, b, copied=False) for a, b in pairs)
 
 
 # A few default layers per parser, most recently used first: the defaults differ between
