@@ -26,7 +26,9 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
+import operator
 import os
+import weakref
 from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal, NoReturn
@@ -40,7 +42,7 @@ from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
 from layerconf.core.secrets import SECRETS, shows_secret
 from layerconf.core.stack import LayerStack
-from layerconf.core.values import same_value, value_text
+from layerconf.core.values import ATOMIC_TYPES, same_value, value_text
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
 from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES, TOP_KEY
@@ -346,7 +348,7 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     current = vars(base_args)
     provenance = provenance_of(base_args)
     if provenance is None or any(layer.name in (LAYER, "runtime") for layer in provenance.layers):
-        return [Layer("base", "mapping", current, Origin("base", "mapping"))], []
+        return [_plain_base(base_args, current)], []
     recorded = merge_layers(provenance.layers, provenance.policies)
     missing = object()
     changed = {  # the identity test first: almost every value is the one resolved
@@ -360,6 +362,62 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     if changed:
         layers.append(Layer("runtime", "runtime", changed, Origin("runtime", "runtime")))
     return layers, deleted
+
+
+#: The base layer of the plain namespace given last, while that namespace lives: slime asks
+#: for the actor, then the critic, with one namespace (a thousand values copied once, not
+#: twice). (weak reference, keys, values, layer); used again only while the namespace holds
+#: those very values, its containers equal to the layer's copies.
+_BASE: list[tuple[weakref.ref[argparse.Namespace], list[str], list[Any], Layer] | None] = [None]
+_PLAIN_DEPTH = 16
+
+
+def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> Layer:
+    """The layer of a namespace without provenance: the one kept if nothing changed since."""
+    kept = _BASE[0]
+    if kept is not None and kept[0]() is base_args and _unchanged(kept[1:], current):
+        return kept[3]
+    layer = Layer("base", "mapping", current, Origin("base", "mapping"))
+    # Containers of plain values only: for those, equal to the layer's copy means unchanged.
+    if all(_plain(layer.values[key], 0) for key in layer.mutable_keys):
+        try:
+            ref = weakref.ref(base_args, _forget)
+        except TypeError:  # a namespace class without weak references: nothing kept
+            return layer
+        _BASE[0] = (ref, list(current), list(current.values()), layer)
+    return layer
+
+
+def _unchanged(kept: tuple[list[str], list[Any], Layer], current: dict[str, Any]) -> bool:
+    """Whether `current` holds the keys and the very values it held when `kept` was made,
+    with its containers still equal to the layer's copies (changed in place: not)."""
+    keys, values, layer = kept
+    return (
+        len(current) == len(values)
+        and all(map(operator.is_, current.values(), values))
+        and list(current) == keys
+        and all(same_value(layer.values[key], current[key]) for key in layer.mutable_keys)
+    )
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Whether `value` is made of lists, tuples, dicts and atomic values only."""
+    kind = type(value)
+    if kind in ATOMIC_TYPES:
+        return True
+    if depth > _PLAIN_DEPTH:  # (a container holding itself, too)
+        return False
+    if kind is list or kind is tuple:
+        return all(_plain(item, depth + 1) for item in value)
+    if kind is dict:
+        return all(_plain(item, depth + 1) for pair in value.items() for item in pair)
+    return False
+
+
+def _forget(ref: weakref.ref[argparse.Namespace]) -> None:
+    kept = _BASE[0]
+    if kept is not None and kept[0] is ref:
+        _BASE[0] = None
 
 
 def _quoted(key: str, value: str) -> str:
