@@ -260,13 +260,37 @@ class TestBaseKeptBetweenRoles:
             assert (type(got), got) == (type(value), value), key
         assert explain(result, "lr").layer == "role-config"
 
+    def test_equal_values_of_other_types_are_changes(
+        self, slime_argv: list[str], fixtures_dir: Path
+    ) -> None:
+        """1 becoming True or 0.0 becoming -0.0 inside a list is a change (they compare
+        equal); so is anything inside a container whose type layerconf does not know."""
+
+        class Opaque(dict[str, Any]):
+            def __repr__(self) -> str:
+                return "Opaque()"
+
+        parsed, _ = load_profile().parse_known_args(slime_argv)
+        path = fixtures_dir / "slime_ppo_megatron.yaml"
+        parsed.extra, parsed.opaque = [1, 0.0], Opaque(a=1)
+        for change in (
+            lambda: parsed.extra.__setitem__(0, True),
+            lambda: parsed.extra.__setitem__(1, -0.0),
+            lambda: parsed.opaque.update(a=2),
+        ):
+            parse_megatron_role_args(parsed, path, "actor")
+            change()
+            result = parse_megatron_role_args(parsed, path, "critic")
+            assert repr(result.extra) == repr(parsed.extra)
+            assert result.opaque == {"a": parsed.opaque["a"]}
+
     def test_the_kept_layer_does_not_keep_the_namespace(self, slime_argv: list[str]) -> None:
         """The namespace is held weakly: once the trainer drops it, its layer goes too."""
         parsed, _ = load_profile().parse_known_args(slime_argv)
         compat._base_layers(parsed)
         kept = compat._BASE[0]
         assert kept is not None
-        assert kept[0]() is parsed
+        assert kept.ref() is parsed
         del parsed
         gc.collect()
         assert compat._BASE[0] is None

@@ -30,7 +30,7 @@ import operator
 import os
 import weakref
 from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, NoReturn
 
 import attrs
@@ -366,38 +366,67 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
 
 #: The base layer of the plain namespace given last, while that namespace lives: slime asks
 #: for the actor, then the critic, with one namespace (a thousand values copied once, not
-#: twice). (weak reference, keys, values, layer); used again only while the namespace holds
-#: those very values, its containers equal to the layer's copies.
-_BASE: list[tuple[weakref.ref[argparse.Namespace], list[str], list[Any], Layer] | None] = [None]
+#: twice). Used again only while the namespace holds the very same values in the same order,
+#: and its containers are still what they were (`_Kept`).
+_BASE: list[_Kept | None] = [None]
 _PLAIN_DEPTH = 16
+
+
+@attrs.frozen
+class _Kept:
+    """A namespace's base layer, with what tells whether the namespace changed since."""
+
+    ref: weakref.ref[argparse.Namespace]
+    keys: list[str]
+    values: list[Any]
+    containers: Callable[[Mapping[str, Any]], Any]  # picks its containers (lists, dicts)
+    shown: str  # their repr then
+    layer: Layer
+
+    def holds(self, current: dict[str, Any]) -> bool:
+        """Whether `current` holds what the namespace held: the very same values under the
+        same keys, and containers of the same repr. Containers hold plain values only
+        (`_plain`), whose repr tells 1, 1.0 and True, -0.0 and 0.0 apart: an equal repr is an
+        equal value; all of it compared in C."""
+        return (
+            len(current) == len(self.values)
+            and all(map(operator.is_, current.values(), self.values))
+            and list(current) == self.keys
+            and _shown(self.containers(current)) == self.shown
+        )
 
 
 def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> Layer:
     """The layer of a namespace without provenance: the one kept if nothing changed since."""
     kept = _BASE[0]
-    if kept is not None and kept[0]() is base_args and _unchanged(kept[1:], current):
-        return kept[3]
+    if kept is not None and kept.ref() is base_args and kept.holds(current):
+        return kept.layer
     layer = Layer("base", "mapping", current, Origin("base", "mapping"))
-    # Containers of plain values only: for those, equal to the layer's copy means unchanged.
-    if all(_plain(layer.values[key], 0) for key in layer.mutable_keys):
+    mutable = tuple(layer.mutable_keys)
+    if all(_plain(current[key], 0) for key in mutable):  # the namespace's own, not copies
+        containers = _picker(mutable)
+        shown = _shown(containers(current))
         try:
             ref = weakref.ref(base_args, _forget)
         except TypeError:  # a namespace class without weak references: nothing kept
             return layer
-        _BASE[0] = (ref, list(current), list(current.values()), layer)
+        if shown is not None:
+            _BASE[0] = _Kept(ref, list(current), list(current.values()), containers, shown, layer)
     return layer
 
 
-def _unchanged(kept: tuple[list[str], list[Any], Layer], current: dict[str, Any]) -> bool:
-    """Whether `current` holds the keys and the very values it held when `kept` was made,
-    with its containers still equal to the layer's copies (changed in place: not)."""
-    keys, values, layer = kept
-    return (
-        len(current) == len(values)
-        and all(map(operator.is_, current.values(), values))
-        and list(current) == keys
-        and all(same_value(layer.values[key], current[key]) for key in layer.mutable_keys)
-    )
+def _picker(keys: tuple[str, ...]) -> Callable[[Mapping[str, Any]], Any]:
+    """A function giving the values of `keys` (in C: an itemgetter)."""
+    if not keys:
+        return lambda values: ()
+    return operator.itemgetter(*keys, *keys[:1])  # two keys or more: always a tuple
+
+
+def _shown(values: Any) -> str | None:
+    try:
+        return repr(values)
+    except ValueError:  # an int too long to write: never equal, nothing kept
+        return None
 
 
 def _plain(value: Any, depth: int) -> bool:
@@ -416,7 +445,7 @@ def _plain(value: Any, depth: int) -> bool:
 
 def _forget(ref: weakref.ref[argparse.Namespace]) -> None:
     kept = _BASE[0]
-    if kept is not None and kept[0] is ref:
+    if kept is not None and kept.ref is ref:
         _BASE[0] = None
 
 
