@@ -437,10 +437,17 @@ def _plain(value: Any, depth: int) -> bool:
     if depth > _PLAIN_DEPTH:  # (a container holding itself, too)
         return False
     if kind is list or kind is tuple:
-        return all(_plain(item, depth + 1) for item in value)
+        return _plain_items(value, depth)
     if kind is dict:
-        return all(_plain(item, depth + 1) for pair in value.items() for item in pair)
+        return _plain_items(value.keys(), depth) and _plain_items(value.values(), depth)
     return False
+
+
+def _plain_items(items: Iterable[Any], depth: int) -> bool:
+    # Atomic items, the common case, are told in C.
+    return ATOMIC_TYPES.issuperset(map(type, items)) or all(
+        _plain(item, depth + 1) for item in items
+    )
 
 
 def _forget(ref: weakref.ref[argparse.Namespace]) -> None:
