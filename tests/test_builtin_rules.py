@@ -28,6 +28,7 @@ from layerconf.rules import (
     TopologyGuard,
     UnknownKeys,
 )
+from layerconf.rules.coercion import _table_of
 
 
 def parser() -> argparse.ArgumentParser:
@@ -185,6 +186,19 @@ class TestUnknownKeys:
             stack.resolve()
         stack = LayerStack([*base(), role_layer({"seed": 2})], rules=[UnknownKeys(made)])
         assert stack.resolve().seed == 2
+
+    def test_dests_read_once_per_parser_shape(self) -> None:
+        """The rules of one parser share one reading of its dests (a thousand of them cost
+        as much as the rest of a first resolution); an action added gives a new reading."""
+        made = parser()
+        first = UnknownKeys(made)
+        assert _table_of(made).dests is first._dest_list
+        assert UnknownKeys(made)._dest_list is first._dest_list
+        made.add_argument("--seed", type=int)
+        again = UnknownKeys(made)
+        assert again._dest_list is not first._dest_list
+        assert again._dest_list[-1] == "seed"
+        assert _table_of(made).dests is again._dest_list
 
     def test_also_known(self) -> None:
         """Keys meaningful without a dest can be declared known."""

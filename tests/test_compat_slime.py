@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import copy
 import errno
+import gc
 import logging
 import tempfile
 import warnings
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from layerconf import ConfigError, explain, load_profile
 from layerconf.compat.slime import SlimeConfigError, parse_megatron_role_args
+from layerconf.presets.slime import compat
 from tests.slime_reference import slime_parse_megatron_role_args
 
 
@@ -206,6 +208,92 @@ class TestProvenance:
         assert (result.seed, explain(result, "seed").layer) == (7, "runtime")
         assert not hasattr(result, "offload_train")
         assert parsed.seed == 7
+
+
+def _rename(args: argparse.Namespace, key: str) -> None:
+    value = getattr(args, key)
+    delattr(args, key)
+    setattr(args, key + "_renamed", value)
+
+
+class TestBaseKeptBetweenRoles:
+    """slime calls the drop-in for the actor, then the critic, with one namespace: its layer
+    is built once, and anything the trainer changed in between is seen."""
+
+    def test_the_critic_reuses_the_actors_base_layer(self, slime_argv: list[str]) -> None:
+        """Two calls with an unchanged namespace share one base layer."""
+        parsed, _ = load_profile().parse_known_args(slime_argv)
+        first, _ = compat._base_layers(parsed)
+        again, _ = compat._base_layers(parsed)
+        assert again[0] is first[0]
+        other = copy.copy(parsed)
+        assert compat._base_layers(other)[0][0] is not first[0]
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            lambda args: setattr(args, "seed", 7),
+            lambda args: setattr(args, "seed", 1234.0),  # equal to the int, not the same
+            lambda args: args.eval_prompt_data.append("more"),
+            lambda args: args.eval_prompt_data.__setitem__(0, 5),
+            lambda args: args.train_env_vars.update({"A": "1"}),
+            lambda args: setattr(args, "brand_new", [1]),
+            lambda args: delattr(args, "offload_train"),
+            lambda args: (delattr(args, "seed"), setattr(args, "seed", 1234)),  # moved last
+            lambda args: _rename(args, list(vars(args))[-1]),  # the same values, in order
+        ],
+    )
+    def test_a_namespace_changed_between_calls(
+        self, slime_argv: list[str], fixtures_dir: Path, change: Any
+    ) -> None:
+        """Whatever changed between the actor's call and the critic's, the critic's values are
+        what slime computes from the namespace as it is then."""
+        parsed, _ = load_profile().parse_known_args(slime_argv)
+        path = fixtures_dir / "slime_ppo_megatron.yaml"
+        parse_megatron_role_args(parsed, path, "actor")
+        change(parsed)
+        result = parse_megatron_role_args(parsed, path, "critic")
+        expected = slime_parse_megatron_role_args(parsed, path, "critic")
+        assert list(vars(result)) == list(vars(expected))
+        for key, value in vars(expected).items():
+            got = getattr(result, key)
+            assert (type(got), got) == (type(value), value), key
+        assert explain(result, "lr").layer == "role-config"
+
+    def test_equal_values_of_other_types_are_changes(
+        self, slime_argv: list[str], fixtures_dir: Path
+    ) -> None:
+        """1 becoming True or 0.0 becoming -0.0 inside a list is a change (they compare
+        equal); so is anything inside a container whose type layerconf does not know."""
+
+        class Opaque(dict[str, Any]):
+            def __repr__(self) -> str:
+                return "Opaque()"
+
+        parsed, _ = load_profile().parse_known_args(slime_argv)
+        path = fixtures_dir / "slime_ppo_megatron.yaml"
+        parsed.extra, parsed.opaque = [1, 0.0], Opaque(a=1)
+        for change in (
+            lambda: parsed.extra.__setitem__(0, True),
+            lambda: parsed.extra.__setitem__(1, -0.0),
+            lambda: parsed.opaque.update(a=2),
+        ):
+            parse_megatron_role_args(parsed, path, "actor")
+            change()
+            result = parse_megatron_role_args(parsed, path, "critic")
+            assert repr(result.extra) == repr(parsed.extra)
+            assert result.opaque == {"a": parsed.opaque["a"]}
+
+    def test_the_kept_layer_does_not_keep_the_namespace(self, slime_argv: list[str]) -> None:
+        """The namespace is held weakly: once the trainer drops it, its layer goes too."""
+        parsed, _ = load_profile().parse_known_args(slime_argv)
+        compat._base_layers(parsed)
+        kept = compat._BASE[0]
+        assert kept is not None
+        assert kept.ref() is parsed
+        del parsed
+        gc.collect()
+        assert compat._BASE[0] is None
 
 
 class TestParityWithSlime:

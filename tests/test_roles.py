@@ -570,6 +570,50 @@ class TestPresets:
         made.add_argument("--lr", type=float, default=1e-3, dest="rate")  # replaces --lr
         assert resolve_roles(made, argv)["actor"].rate == 0.5
 
+    @pytest.mark.parametrize(
+        ("change", "overrides", "verdict"),
+        [
+            (lambda lr: setattr(lr, "type", int), "{lr: '3.5'}", "'lr' must be an int"),
+            (lambda lr: setattr(lr, "choices", [0.1, 0.2]), "{lr: 0.3}", "must be one of 0.1"),
+            (lambda lr: setattr(lr, "default", None), "{lr: null}", None),
+            (lambda lr: setattr(lr, "nargs", 2), "{lr: [1, 2, 3]}", "write exactly 2 items"),
+            (
+                lambda lr: lr.container.add_argument("--learning-rate", dest="rate"),
+                "{rate: x}",
+                None,
+            ),
+            (
+                lambda lr: (
+                    lr.option_strings.append("--rate"),
+                    lr.container._option_string_actions.update({"--rate": lr}),
+                ),
+                "{rate: 1}",
+                "'rate' is a command-line flag; role files use argparse dest names",
+            ),
+        ],
+    )
+    def test_the_parser_changed_after_a_first_resolution(
+        self, tmp_path: Path, change: Any, overrides: str, verdict: str | None
+    ) -> None:
+        """An action's type, choices, default, nargs or option strings changed in place, or an action
+        added, after a first resolution: the next one gives the verdict a fresh parser gives
+        (the rules' tables are kept per parser, never deciding)."""
+        made = lr_parser("--megatron-config-path")
+        path = tmp_path / "roles.yaml"
+        argv = ["--megatron-config-path", str(path)]
+        path.write_text("megatron:\n  - role: actor\n    overrides: {lr: '0.5', rat: 1}\n")
+        with pytest.raises(ConfigError, match="'rat' is not an argument"):
+            resolve_roles(made, argv)
+        path.write_text("megatron:\n  - role: actor\n    overrides: {lr: '0.5'}\n")
+        assert resolve_roles(made, argv)["actor"].lr == 0.5
+        change(made._option_string_actions["--lr"])
+        path.write_text(f"megatron:\n  - role: actor\n    overrides: {overrides}\n")
+        if verdict is None:
+            resolve_roles(made, argv)
+        else:
+            with pytest.raises(ConfigError, match=verdict):
+                resolve_roles(made, argv)
+
     def test_slime_is_the_default(self) -> None:
         """The default preset is slime's."""
         assert (SLIME.roles, SLIME.config_dest) == (("actor", "critic"), "megatron_config_path")

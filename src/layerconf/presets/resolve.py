@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import operator
 import sys
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,7 +25,7 @@ from layerconf.core.suggest import did_you_mean, suggestion
 from layerconf.exceptions import Problem
 from layerconf.presets.preset import Preset, PresetError
 from layerconf.presets.role_file import check_role_file
-from layerconf.rules.coercion import ParserShape, parser_shape, same_shape
+from layerconf.rules._shape import ParserShape, parser_shape, same_shape, shape_dests
 from layerconf.sources._argv_recorder import CLI
 from layerconf.sources.argv import DEFAULT, parse_known_args
 from layerconf.sources.base import FILES, Reading, Source
@@ -155,8 +154,9 @@ def _check_config_dest(parser: argparse.ArgumentParser, preset: Preset) -> None:
     dest = preset.config_dest
     if dest is None:
         return
-    # (looked for in C: the full list of dests is made only for a did-you-mean)
-    if dest == argparse.SUPPRESS or dest not in map(operator.attrgetter("dest"), parser._actions):
+    # (looked for in C, in the dests the rules read too: the full list of dests is made only
+    # for a did-you-mean)
+    if dest == argparse.SUPPRESS or dest not in shape_dests(parser):
         dests = [action.dest for action in parser._actions if action.dest != argparse.SUPPRESS]
         close = suggestion(dest, dests) or (
             "; use the preset of this parser's trainer (plain, PLAIN in Python: its command line "

@@ -53,7 +53,7 @@ from layerconf.core.secrets import SECRETS, scrub_text, secret_texts, shows_secr
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.core.values import shorten
 from layerconf.exceptions import Problem
-from layerconf.rules._shape import ParserShape, parser_shape, same_shape
+from layerconf.rules._shape import ParserShape, parser_shape, same_shape, shape_dests
 
 __all__ = [
     "DestSpec",
@@ -370,7 +370,7 @@ class _Table:
         # "resolve" replacement too), and set_defaults rewrites action defaults.
         self.shape = parser_shape(parser)
         self.defaults = dict(parser._defaults)
-        self.dests = list(map(_DEST, parser._actions))  # each action's dest, as listed
+        self.dests = shape_dests(parser)  # each action's dest, as listed (shared, read-only)
         self.found: dict[str, tuple[int, ...]] = {}  # the positions of each dest looked up
         # Each spec with what it was compiled from (`_mark`), published as one pair: a thread
         # never sees a new spec beside old marks, or the reverse.
@@ -426,8 +426,6 @@ class _Table:
             self.checked.pop(dest, None)
         return spec
 
-
-_DEST = operator.attrgetter("dest")
 
 #: What a dest's spec is compiled from, besides the action's class.
 _ATTRIBUTES_NAMES = ("type", "choices", "nargs", "default", "required", "const")

@@ -8,7 +8,6 @@ also where the dest differs from the flag (``disable-bias-linear`` -> ``add_bias
 from __future__ import annotations
 
 import argparse
-import operator
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
@@ -19,6 +18,7 @@ from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.suggest import dest_of_flag, did_you_mean_hint
 from layerconf.exceptions import Problem
+from layerconf.rules._shape import shape_dests
 
 __all__ = ["UnknownKeys", "parser_dests"]
 
@@ -44,7 +44,6 @@ def _index_of(
 
 
 _PARSER = "an argparse.ArgumentParser"
-_DEST = operator.attrgetter("dest")
 
 
 def _names(keys: Iterable[str]) -> frozenset[str]:
@@ -78,7 +77,7 @@ class UnknownKeys:
     # Each key looked up so far: whether it is a dest (a resolution per role asks again).
     _seen: dict[str, bool] = attrs.field(init=False, eq=False, repr=False, factory=dict)
     # The full index (`parser_dests` of those actions), built on the first unknown key.
-    _lazy: dict[str, tuple[frozenset[str], dict[str, str]]] = attrs.field(
+    _lazy: dict[str, tuple[int, tuple[frozenset[str], dict[str, str]]]] = attrs.field(
         init=False, eq=False, repr=False, factory=dict
     )
 
@@ -89,7 +88,7 @@ class UnknownKeys:
 
     @_dest_list.default
     def _read_dests(self) -> list[str]:
-        return list(map(_DEST, self._actions))  # (in C: no Python pass over the actions)
+        return shape_dests(self.parser)  # (read once per parser shape, shared by its rules)
 
     def __call__(self, context: RuleContext) -> Iterator[Decision]:
         layer = context.layer(self.layer)
@@ -135,12 +134,15 @@ class UnknownKeys:
                 return True
 
     def _index(self) -> tuple[frozenset[str], dict[str, str]]:
-        """The known keys and each option string's dest (`parser_dests`), built once."""
-        index = self._lazy.get("index")
-        if index is None:
+        """The known keys and each option string's dest (`parser_dests`), built once, and
+        again when the parser's table of option strings grew or shrank since (an option
+        string given to an action in place)."""
+        options = len(self.parser._option_string_actions)
+        kept = self._lazy.get("index")
+        if kept is None or kept[0] != options:
             dests, flags = _index_of(self._actions, self._dest_list)
-            index = self._lazy["index"] = (dests | self.also_known, flags)
-        return index
+            kept = self._lazy["index"] = (options, (dests | self.also_known, flags))
+        return kept[1]
 
     def _dest_of_flag(self, key: str, dests: frozenset[str], flags: dict[str, str]) -> str | None:
         for option in (key, "--" + key, "-" + key):

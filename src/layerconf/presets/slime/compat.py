@@ -26,9 +26,11 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
+import operator
 import os
+import weakref
 from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, NoReturn
 
 import attrs
@@ -40,7 +42,7 @@ from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
 from layerconf.core.secrets import SECRETS, shows_secret
 from layerconf.core.stack import LayerStack
-from layerconf.core.values import same_value, value_text
+from layerconf.core.values import ATOMIC_TYPES, same_value, value_text
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
 from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES, TOP_KEY
@@ -348,7 +350,7 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     current = vars(base_args)
     provenance = provenance_of(base_args)
     if provenance is None or any(layer.name in (LAYER, "runtime") for layer in provenance.layers):
-        return [Layer("base", "mapping", current, Origin("base", "mapping"))], []
+        return [_plain_base(base_args, current)], []
     recorded = merge_layers(provenance.layers, provenance.policies)
     missing = object()
     changed = {  # the identity test first: almost every value is the one resolved
@@ -362,6 +364,98 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     if changed:
         layers.append(Layer("runtime", "runtime", changed, Origin("runtime", "runtime")))
     return layers, deleted
+
+
+#: The base layer of the plain namespace given last, while that namespace lives: slime asks
+#: for the actor, then the critic, with one namespace (a thousand values copied once, not
+#: twice). Used again only while the namespace holds the very same values in the same order,
+#: and its containers are still what they were (`_Kept`).
+_BASE: list[_Kept | None] = [None]
+_PLAIN_DEPTH = 16
+
+
+@attrs.frozen
+class _Kept:
+    """A namespace's base layer, with what tells whether the namespace changed since."""
+
+    ref: weakref.ref[argparse.Namespace]
+    keys: list[str]
+    values: list[Any]
+    containers: Callable[[Mapping[str, Any]], Any]  # picks its containers (lists, dicts)
+    shown: str  # their repr then
+    layer: Layer
+
+    def holds(self, current: dict[str, Any]) -> bool:
+        """Whether `current` holds what the namespace held: the very same values under the
+        same keys, and containers of the same repr. Containers hold plain values only
+        (`_plain`), whose repr tells 1, 1.0 and True, -0.0 and 0.0 apart: an equal repr is an
+        equal value; all of it compared in C."""
+        return (
+            len(current) == len(self.values)
+            and all(map(operator.is_, current.values(), self.values))
+            and list(current) == self.keys
+            and _shown(self.containers(current)) == self.shown
+        )
+
+
+def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> Layer:
+    """The layer of a namespace without provenance: the one kept if nothing changed since."""
+    kept = _BASE[0]
+    if kept is not None and kept.ref() is base_args and kept.holds(current):
+        return kept.layer
+    layer = Layer("base", "mapping", current, Origin("base", "mapping"))
+    mutable = tuple(layer.mutable_keys)
+    if all(_plain(current[key], 0) for key in mutable):  # the namespace's own, not copies
+        containers = _picker(mutable)
+        shown = _shown(containers(current))
+        try:
+            ref = weakref.ref(base_args, _forget)
+        except TypeError:  # a namespace class without weak references: nothing kept
+            return layer
+        if shown is not None:
+            _BASE[0] = _Kept(ref, list(current), list(current.values()), containers, shown, layer)
+    return layer
+
+
+def _picker(keys: tuple[str, ...]) -> Callable[[Mapping[str, Any]], Any]:
+    """A function giving the values of `keys` (in C: an itemgetter)."""
+    if not keys:
+        return lambda values: ()
+    return operator.itemgetter(*keys, *keys[:1])  # two keys or more: always a tuple
+
+
+def _shown(values: Any) -> str | None:
+    try:
+        return repr(values)
+    except ValueError:  # an int too long to write: never equal, nothing kept
+        return None
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Whether `value` is made of lists, tuples, dicts and atomic values only."""
+    kind = type(value)
+    if kind in ATOMIC_TYPES:
+        return True
+    if depth > _PLAIN_DEPTH:  # (a container holding itself, too)
+        return False
+    if kind is list or kind is tuple:
+        return _plain_items(value, depth)
+    if kind is dict:
+        return _plain_items(value.keys(), depth) and _plain_items(value.values(), depth)
+    return False
+
+
+def _plain_items(items: Iterable[Any], depth: int) -> bool:
+    # Atomic items, the common case, are told in C.
+    return ATOMIC_TYPES.issuperset(map(type, items)) or all(
+        _plain(item, depth + 1) for item in items
+    )
+
+
+def _forget(ref: weakref.ref[argparse.Namespace]) -> None:
+    kept = _BASE[0]
+    if kept is not None and kept.ref is ref:
+        _BASE[0] = None
 
 
 def _quoted(key: str, value: str) -> str:
