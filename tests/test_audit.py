@@ -398,6 +398,33 @@ class TestLoneSettings:
             record_module.plain_groups, record_module.lone_settings = saved
 
 
+class TestSecretsInTheWalk:
+    """A secret key in the walk's bulk: unset (None) it stays there, set it is redacted; the
+    record and the file are byte for byte those of explain's way."""
+
+    @pytest.mark.parametrize("token", [None, "sekrit-abcdef-123", "", 0])
+    def test_records_and_files(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, token: Any
+    ) -> None:
+        values = {"lr": 1e-5, "hf_token": token, "wandb_key": None, "seed": 1, "name": "x"}
+        roles = {
+            "actor": LayerStack([Layer.from_mapping("defaults", values)]).resolve(),
+            "critic": LayerStack(
+                [Layer.from_mapping("defaults", values), Layer.from_mapping("mine", {"seed": 2})]
+            ).resolve(),
+        }
+        record = audit(roles)
+        assert record["roles"]["actor"]["settings"]["wandb_key"]["value"] is None
+        shown = record["roles"]["actor"]["settings"]["hf_token"]["value"]
+        assert shown == (None if token is None else REDACTED)
+        written = write_audit(roles, tmp_path / "fast").read_bytes()
+        assert written == record_bytes(record)
+        monkeypatch.setattr(record_module, "plain_groups", lambda namespace, values: [])
+        monkeypatch.setattr(record_module, "lone_settings", lambda namespace, values, keys: {})
+        assert record_bytes(audit(roles)) == written
+        assert write_audit(roles, tmp_path / "slow").read_bytes() == written
+
+
 class TestFileText:
     """write_audit writes most entries from their template's text: the file is byte for byte
     record_bytes of the record, signed or not, scrubbed or not."""

@@ -154,7 +154,7 @@ def _role_section(
     namespace: argparse.Namespace, provenance: Provenance | None, encoder: Encoder
 ) -> dict[str, Any]:
     values = dict(vars(namespace))  # one C call: other threads may be adding keys
-    secret_keys = _secret_keys(encoder.policy, frozenset(values))
+    secret_keys = _secret_keys(encoder.policy, tuple(values))
     settings: dict[str, Any] = dict.fromkeys(map(str, values))  # the keys, in their order
     alike: dict[str, Any] = {}  # the entries of the keys that share the walk's answer
     plain: dict[str, Plain] = {}  # the walk's other answers
@@ -227,9 +227,11 @@ def _alike(
     """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
     shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
     A key whose value is a secret's, or does not encode as itself, goes to `others`."""
-    if secret_keys:
-        others.update(dict.fromkeys(filter(secret_keys.__contains__, keys), found))
-        keys = list(itertools.filterfalse(secret_keys.__contains__, keys))
+    # A secret's value is redacted; an unset one (None) is null either way, as here.
+    held = [key for key in secret_keys.intersection(keys) if values[key] is not None]
+    if held:
+        others.update(dict.fromkeys(held, found))
+        keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
     current = list(map(values.__getitem__, keys))
     plain = encoder.as_is(current)
     if not all(plain):
@@ -249,7 +251,7 @@ _VALUES = itertools.repeat("value")
 
 
 @functools.lru_cache(maxsize=16)
-def _secret_keys(policy: SecretPolicy, keys: frozenset[Any]) -> frozenset[Any]:
+def _secret_keys(policy: SecretPolicy, keys: tuple[Any, ...]) -> frozenset[Any]:
     """The keys of `keys` that `policy` calls secret (cached: a trainer's keys repeat)."""
     return frozenset(key for key in keys if policy.is_secret(key))
 
