@@ -303,11 +303,14 @@ def _plain_entry(encoder: Encoder, secret: bool, value: Any, plain: Plain) -> di
             {
                 "value": encoder.field(secret, shadowed),
                 **encoder.origin(origin),
-                "reason": Reason.OVERRIDDEN.value,
+                "reason": _OVERRIDDEN,
             }
             for shadowed, origin in plain.shadowed
         ]
     return entry
+
+
+_OVERRIDDEN = Reason.OVERRIDDEN.value
 
 
 def _leaf_paths(tree: dict[str, Any], prefix: Path, is_secret: Any) -> Iterator[Path]:
