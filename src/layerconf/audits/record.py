@@ -155,10 +155,11 @@ def _role_section(
 ) -> dict[str, Any]:
     values = dict(vars(namespace))  # one C call: other threads may be adding keys
     secret_keys = _secret_keys(encoder.policy, tuple(values))
-    settings: dict[str, Any] = dict.fromkeys(map(str, values))  # the keys, in their order
+    named = set(map(type, values)) <= {str}  # every key a str (str() gives each back)
+    settings: dict[str, Any] = dict.fromkeys(values if named else map(str, values))
     alike: dict[str, Any] = {}  # the entries of the keys that share the walk's answer
     plain: dict[str, Plain] = {}  # the walk's other answers
-    walked = provenance is not None and set(map(type, values)) <= {str}
+    walked = provenance is not None and named
     if walked:
         for answer, keys in plain_groups(namespace, values):
             if answer.shadowed:
