@@ -58,7 +58,7 @@ from layerconf.audits import record as record_module
 from layerconf.audits.codec import compact
 from layerconf.audits.io import _dumps
 from layerconf.audits.signing import sign
-from layerconf.core.explain import plain_settings
+from layerconf.core.explain import lone_settings, plain_settings
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
 from layerconf.profiles.megatron_slime import AttnBackend, CudaGraphModule
@@ -330,6 +330,99 @@ class TestBulkOrigins:
             assert record_bytes(audit(roles, key=b"k")) == walked
         finally:
             record_module.plain_groups = saved
+
+
+def _lone(namespace: Namespace) -> dict[str, tuple[Any, ...]]:
+    """The keys `lone_settings` answers, with its answer, and explain's for each."""
+    values = dict(vars(namespace))
+    walked = plain_settings(namespace, values)
+    found = lone_settings(namespace, values, [key for key in values if key not in walked])
+    return {key: ((plain.origin, []), _explained(namespace, key)) for key, plain in found.items()}
+
+
+class TestLoneSettings:
+    """The lists and dicts one layer alone set are answered from that layer, as explain would."""
+
+    def test_real_fixture(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
+        """The empty lists and dicts of the real launch, not the list the command line set."""
+        for namespace in ppo(parser).values():
+            found = _lone(namespace)
+            assert {"offload_modules", "train_env_vars", "cp_comm_type"} <= set(found)
+            assert "eval_prompt_data" not in found  # the command line and a default: merged
+            for key, (lone, explained) in found.items():
+                assert lone == explained, key
+
+    @settings(deadline=None)
+    @given(layer_lists(), policies)
+    def test_generated_stacks(self, layers: list[Layer], merge: dict[str, Any]) -> None:
+        """Any stack of layers, with any merge policies: explain says the same."""
+        namespace = LayerStack(layers, policies=merge).resolve()
+        for key, (lone, explained) in _lone(namespace).items():
+            assert lone == explained, key
+
+    def test_changed_written_or_touched_keys_are_left_to_explain(self) -> None:
+        """A list changed in place, a list assigned, a value a rule set: explain's to answer."""
+        namespace = LayerStack(
+            [Layer.from_mapping("defaults", {"a": [1], "b": [2], "c": {"k": 1}, "d": [[1]]})]
+        ).resolve()
+        assert set(_lone(namespace)) == {"a", "b", "c"}  # "d" holds a list: its copy differs
+        namespace.a.append(5)
+        namespace.b = [2]
+        assert set(_lone(namespace)) == {"c"}
+
+    def test_records_are_those_of_explain(
+        self, parser: argparse.ArgumentParser, in_fixtures: None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without the walk and without lone_settings: the same record, byte for byte."""
+        roles = ppo(parser)
+        roles["critic"].lr = 3e-6
+        walked = record_bytes(audit(roles, key=b"k"))
+        monkeypatch.setattr(record_module, "plain_groups", lambda namespace, values: [])
+        monkeypatch.setattr(record_module, "lone_settings", lambda namespace, values, keys: {})
+        assert record_bytes(audit(roles, key=b"k")) == walked
+
+    @settings(deadline=None)
+    @given(layer_lists(), policies)
+    def test_generated_records_are_those_of_explain(
+        self, layers: list[Layer], merge: dict[str, Any]
+    ) -> None:
+        """Any stack of layers, with any merge policies: the same record both ways."""
+        roles = {"main": LayerStack(layers, policies=merge).resolve()}
+        walked = record_bytes(audit(roles, key=b"k"))
+        saved = record_module.plain_groups, record_module.lone_settings
+        record_module.plain_groups = lambda namespace, values: []  # type: ignore[assignment]
+        record_module.lone_settings = lambda namespace, values, keys: {}  # type: ignore[assignment]
+        try:
+            assert record_bytes(audit(roles, key=b"k")) == walked
+        finally:
+            record_module.plain_groups, record_module.lone_settings = saved
+
+
+class TestSecretsInTheWalk:
+    """A secret key in the walk's bulk: unset (None) it stays there, set it is redacted; the
+    record and the file are byte for byte those of explain's way."""
+
+    @pytest.mark.parametrize("token", [None, "sekrit-abcdef-123", "", 0])
+    def test_records_and_files(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, token: Any
+    ) -> None:
+        values = {"lr": 1e-5, "hf_token": token, "wandb_key": None, "seed": 1, "name": "x"}
+        roles = {
+            "actor": LayerStack([Layer.from_mapping("defaults", values)]).resolve(),
+            "critic": LayerStack(
+                [Layer.from_mapping("defaults", values), Layer.from_mapping("mine", {"seed": 2})]
+            ).resolve(),
+        }
+        record = audit(roles)
+        assert record["roles"]["actor"]["settings"]["wandb_key"]["value"] is None
+        shown = record["roles"]["actor"]["settings"]["hf_token"]["value"]
+        assert shown == (None if token is None else REDACTED)
+        written = write_audit(roles, tmp_path / "fast").read_bytes()
+        assert written == record_bytes(record)
+        monkeypatch.setattr(record_module, "plain_groups", lambda namespace, values: [])
+        monkeypatch.setattr(record_module, "lone_settings", lambda namespace, values, keys: {})
+        assert record_bytes(audit(roles)) == written
+        assert write_audit(roles, tmp_path / "slow").read_bytes() == written
 
 
 class TestFileText:

@@ -195,7 +195,13 @@ class Encoder:
     def as_is(self, values: Iterable[Any]) -> list[bool]:
         """For each of `values`, whether `value()` gives it back as it is, with no secret to
         look for in it: None, a bool, an int or finite float JSON holds, a plain string."""
-        return [_AS_IS.get(type(value), _never)(value) for value in values]
+        return [
+            value is None
+            or value is True
+            or value is False
+            or _AS_IS.get(type(value), _never)(value)
+            for value in values
+        ]
 
     def container(self, value: Any, encode: Callable[[], Any]) -> Any:
         """encode(), or a ``<cycle>`` object when `value` is already being encoded."""

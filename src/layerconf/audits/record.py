@@ -19,7 +19,6 @@ import argparse
 import collections
 import enum
 import functools
-import hashlib
 import itertools
 import json
 import operator
@@ -33,16 +32,16 @@ from layerconf.audits.codec import (
     Decoder,
     Encoder,
     ValueTypes,
-    canonical,
     compact,
     decode_origin,
     value_types,
 )
+from layerconf.audits.fingerprint import fingerprint as _fingerprint
 from layerconf.audits.scrubbed import first_marker, given_matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
-from layerconf.core.explain import Plain, plain_groups, unscrubbed
+from layerconf.core.explain import Plain, lone_settings, plain_groups, unscrubbed
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
     Layer,
@@ -61,9 +60,6 @@ from layerconf.exceptions import AuditError, Problem, UnknownKeyError
 from layerconf.sources.base import ARGV, FILES
 
 __all__ = ["AuditRecord", "audit", "lookup_entry", "record_data"]
-
-_FINGERPRINT_PREFIX = b"layerconf-fingerprint-2\n"
-
 
 # --- Building a record --------------------------------------------------------------------
 
@@ -158,19 +154,26 @@ def _role_section(
     namespace: argparse.Namespace, provenance: Provenance | None, encoder: Encoder
 ) -> dict[str, Any]:
     values = dict(vars(namespace))  # one C call: other threads may be adding keys
-    secret_keys = _secret_keys(encoder.policy, frozenset(values))
-    settings: dict[str, Any] = dict.fromkeys(map(str, values))  # the keys, in their order
+    secret_keys = _secret_keys(encoder.policy, tuple(values))
+    named = set(map(type, values)) <= {str}  # every key a str (str() gives each back)
+    settings: dict[str, Any] = dict.fromkeys(values if named else map(str, values))
     alike: dict[str, Any] = {}  # the entries of the keys that share the walk's answer
     plain: dict[str, Plain] = {}  # the walk's other answers
-    if provenance is not None and set(map(type, values)) <= {str}:
+    walked = provenance is not None and named
+    if walked:
         for answer, keys in plain_groups(namespace, values):
             if answer.shadowed:
                 plain[keys[0]] = answer
             else:
                 alike.update(_alike(encoder, answer, keys, values, secret_keys, plain))
         settings.update(alike)
+    others = list(itertools.filterfalse(alike.__contains__, values))
+    if walked:  # the lists and dicts one layer alone set: explain's answer, from that layer
+        plain.update(
+            lone_settings(namespace, values, [*itertools.filterfalse(plain.__contains__, others)])
+        )
     leaves: dict[str, Any] = {}
-    for key in itertools.filterfalse(alike.__contains__, values):
+    for key in others:
         value = values[key]
         found = plain.get(key)
         secret = key in secret_keys
@@ -225,9 +228,11 @@ def _alike(
     """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
     shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
     A key whose value is a secret's, or does not encode as itself, goes to `others`."""
-    if secret_keys:
-        others.update(dict.fromkeys(filter(secret_keys.__contains__, keys), found))
-        keys = list(itertools.filterfalse(secret_keys.__contains__, keys))
+    # A secret's value is redacted; an unset one (None) is null either way, as here.
+    held = [key for key in secret_keys.intersection(keys) if values[key] is not None]
+    if held:
+        others.update(dict.fromkeys(held, found))
+        keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
     current = list(map(values.__getitem__, keys))
     plain = encoder.as_is(current)
     if not all(plain):
@@ -247,7 +252,7 @@ _VALUES = itertools.repeat("value")
 
 
 @functools.lru_cache(maxsize=16)
-def _secret_keys(policy: SecretPolicy, keys: frozenset[Any]) -> frozenset[Any]:
+def _secret_keys(policy: SecretPolicy, keys: tuple[Any, ...]) -> frozenset[Any]:
     """The keys of `keys` that `policy` calls secret (cached: a trainer's keys repeat)."""
     return frozenset(key for key in keys if policy.is_secret(key))
 
@@ -299,11 +304,14 @@ def _plain_entry(encoder: Encoder, secret: bool, value: Any, plain: Plain) -> di
             {
                 "value": encoder.field(secret, shadowed),
                 **encoder.origin(origin),
-                "reason": Reason.OVERRIDDEN.value,
+                "reason": _OVERRIDDEN,
             }
             for shadowed, origin in plain.shadowed
         ]
     return entry
+
+
+_OVERRIDDEN = Reason.OVERRIDDEN.value
 
 
 def _leaf_paths(tree: dict[str, Any], prefix: Path, is_secret: Any) -> Iterator[Path]:
@@ -323,34 +331,6 @@ def _optional(**fields: Any) -> dict[str, Any]:
 
 def _problem(problem: Problem) -> dict[str, Any]:
     return _optional(**attrs.asdict(problem))
-
-
-def _fingerprint(roles: Mapping[str, Mapping[str, Any]], version: int = FORMAT) -> str:
-    """sha256 of the canonical text of every role's values (see docs/audit.md).
-
-    Format 2 covers the digest of every value a secret's text was scrubbed from; format 1
-    records had no such values, and only their prefix differs.
-    """
-    values = {}
-    for role, section in roles.items():
-        settings = section["settings"]
-        # Sorted already (a sorted list sorts at once), in C; a trainer's keys repeat.
-        order = _sorted_keys(tuple(settings))
-        values[role] = dict(zip(order, map(_VALUE, map(settings.__getitem__, order)), strict=True))
-    prefix = _FINGERPRINT_PREFIX if version == FORMAT else b"layerconf-fingerprint-1\n"
-    return hashlib.sha256(prefix + canonical(values).encode("ascii")).hexdigest()
-
-
-_VALUE = operator.itemgetter("value")
-
-
-@functools.lru_cache(maxsize=16)
-def _sorted_keys(keys: tuple[Any, ...]) -> tuple[Any, ...]:
-    """`keys` sorted; as they are when they cannot be (the canonical text then says why)."""
-    try:
-        return tuple(sorted(keys))
-    except TypeError:
-        return keys
 
 
 @attrs.frozen(eq=False)

@@ -36,6 +36,7 @@ __all__ = [
     "Plain",
     "explain",
     "explain_all",
+    "lone_settings",
     "plain_groups",
     "plain_settings",
     "setting_for",
@@ -206,6 +207,31 @@ def plain_groups(
     for index, keys in last:
         groups.extend(_grouped(layers, index, _current(layers[index], keys, values), shadowed))
     return groups
+
+
+def lone_settings(
+    args: argparse.Namespace, values: Mapping[str, Any], keys: Sequence[str]
+) -> dict[str, Plain]:
+    """Of `keys` (keys `plain_groups` leaves to `explain`), those `explain` answers from one
+    layer alone: a list or dict of atomic items that one layer alone holds (no merge applies),
+    no rule touched and no write made since, still equal to that layer's value (`values`
+    holds `args`'s attributes). `explain` says the same of each (the tests compare)."""
+    provenance = _provenance(args)
+    touched = {path[0] for path in provenance.events} | written_keys(args)
+    layers = provenance.layers
+    found: dict[str, Plain] = {}
+    for key in keys:
+        value = values[key]
+        kind = type(value)
+        if key in touched or (kind is not list and kind is not dict):
+            continue
+        inside = itertools.chain(value, value.values()) if kind is dict else value
+        if not set(map(type, inside)) <= ATOMIC_TYPES:
+            continue  # a nested value: its copy (`copy_value`) may not encode as it does
+        holders = [layer for layer in layers if key in layer.values]
+        if len(holders) == 1 and same_value(holders[0].values[key], value):
+            found[key] = Plain(holders[0].origin_at((key,)), ())
+    return found
 
 
 def _current(layer: Layer, keys: list[str], values: Mapping[str, Any]) -> list[str]:
