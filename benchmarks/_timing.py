@@ -56,15 +56,18 @@ def cold(function: Callable[[], object]) -> Callable[[], object]:
     layerconf keeps the role files it read lately (by path and sha256 of the bytes), which
     spares slime's second ``parse_megatron_role_args`` call re-reading the file the first one
     read. A benchmark repeats one job many times, so each call starts with that cache emptied:
-    every round reads and checks its role file. Only that cache is emptied: the per-parser
-    tables a first call builds (default layer, rule tables, option index, origin tables) stay,
-    so a round costs what a *steady* call costs, not what a trainer's first call in a fresh
-    process costs; ``bench_first_call.py`` measures that one, a process per sample.
+    every round reads and checks its role file. The drop-in's base layer, kept by an actor's
+    call for the critic's with the same namespace, is dropped too. Only these are emptied: the
+    per-parser tables a first call builds (default layer, rule tables, option index, origin
+    tables) stay, so a round costs what a *steady* call costs, not what a trainer's first call
+    in a fresh process costs; ``bench_first_call.py`` measures that one, a process per sample.
     """
     from layerconf.presets.role_file import _ROLE_FILES
+    from layerconf.presets.slime.compat import _BASE
 
     def call() -> object:
         _ROLE_FILES.clear()
+        _BASE[0] = None  # the drop-in's base layer kept for a next call with one namespace
         return function()
 
     return call

@@ -61,6 +61,14 @@ def main() -> None:
     def layers_of_base() -> object:
         return compat._base_layers(base)
 
+    compat._BASE[0] = None
+    layers_of_base()
+    kept = compat._BASE[0]  # what the actor's call keeps for the critic's (used once)
+
+    def layers_kept() -> object:
+        compat._BASE[0] = kept
+        return compat._base_layers(base)
+
     def resolve(role: str) -> object:
         stack = LayerStack([*base_layers, role_file.layers[role]], compat._RULES)
         return stack.resolve(role=role)
@@ -73,7 +81,7 @@ def main() -> None:
         ("  part: the role file read and parsed", measure(cold(lambda: check_role_file(path)))),
         ("  part: the same bytes read again", measure(lambda: check_role_file(path))),
         ("  part: the base layer from vars(base_args)", measure(fresh(layers_of_base))),
-        ("  part: the same namespace again (its layer kept)", measure(layers_of_base)),
+        ("  part: the same namespace again (its layer kept)", measure(layers_kept)),
         ("  part: the actor resolved with slime's rules", measure(lambda: resolve("actor"))),
         ("  part: the critic resolved with slime's rules", measure(lambda: resolve("critic"))),
     ]

@@ -26,8 +26,10 @@ from layerconf.rules import (
     IgnoredKeys,
     PpoScope,
     TopologyGuard,
+    TypeCoercion,
     UnknownKeys,
 )
+from layerconf.rules._shape import reading_dests
 from layerconf.rules.coercion import _table_of
 
 
@@ -187,18 +189,39 @@ class TestUnknownKeys:
         stack = LayerStack([*base(), role_layer({"seed": 2})], rules=[UnknownKeys(made)])
         assert stack.resolve().seed == 2
 
-    def test_dests_read_once_per_parser_shape(self) -> None:
-        """The rules of one parser share one reading of its dests (a thousand of them cost
-        as much as the rest of a first resolution); an action added gives a new reading."""
+    def test_dests_read_once_per_rule_build(self) -> None:
+        """The rules built together share one reading of the parser's dests (a thousand of
+        them cost as much as the rest of a first resolution); rules built apart read afresh."""
         made = parser()
-        first = UnknownKeys(made)
-        assert _table_of(made).dests is first._dest_list
-        assert UnknownKeys(made)._dest_list is first._dest_list
-        made.add_argument("--seed", type=int)
-        again = UnknownKeys(made)
-        assert again._dest_list is not first._dest_list
-        assert again._dest_list[-1] == "seed"
-        assert _table_of(made).dests is again._dest_list
+        with reading_dests(made):
+            first = UnknownKeys(made)
+            coercion = TypeCoercion(made)
+            assert UnknownKeys(made)._dest_list is first._dest_list
+        assert _table_of(coercion.parser).dests is first._dest_list
+        apart = UnknownKeys(made)
+        assert apart._dest_list is not first._dest_list
+        assert apart._dest_list == first._dest_list
+
+    def test_a_dest_renamed_in_place_is_seen(self) -> None:
+        """A dest renamed in place changes neither the number of actions nor the last one:
+        a rule built after it still sees it, and so does a coercion table made again."""
+        made = argparse.ArgumentParser()
+        made.add_argument("--lr", type=float, default=1.0)
+        made.add_argument("--config")
+
+        def resolved(values: dict[str, Any]) -> argparse.Namespace:
+            rules = [UnknownKeys(made), TypeCoercion(made)]
+            return LayerStack([*base(), role_layer(values)], rules=rules).resolve(warn=False)
+
+        with pytest.raises(ConfigError, match="learning_rate"):
+            resolved({"learning_rate": "2.5"})
+        made._actions[1].dest = "learning_rate"
+        made.set_defaults(seed=1)  # (the coercion table is made again when a default changed)
+        assert resolved({"learning_rate": "2.5"}).learning_rate == 2.5
+        with pytest.raises(
+            ConfigError, match=r"'lr' is a command-line flag.*\(write learning_rate\)"
+        ):
+            resolved({"lr": 1.0})
 
     def test_also_known(self) -> None:
         """Keys meaningful without a dest can be declared known."""

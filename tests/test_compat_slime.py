@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from layerconf import ConfigError, explain, load_profile
+from layerconf import ConfigError, Layer, explain, load_profile
 from layerconf.compat.slime import SlimeConfigError, parse_megatron_role_args
 from layerconf.presets.slime import compat
 from tests.slime_reference import slime_parse_megatron_role_args
@@ -216,6 +216,23 @@ def _rename(args: argparse.Namespace, key: str) -> None:
     setattr(args, key + "_renamed", value)
 
 
+class _LooksLikeOne:
+    def __repr__(self) -> str:
+        return "1"
+
+
+class _Int(int):
+    pass
+
+
+class _Str(str):
+    __slots__ = ()
+
+
+class _List(list[Any]):
+    pass
+
+
 class TestBaseKeptBetweenRoles:
     """slime calls the drop-in for the actor, then the critic, with one namespace: its layer
     is built once, and anything the trainer changed in between is seen."""
@@ -283,6 +300,59 @@ class TestBaseKeptBetweenRoles:
             result = parse_megatron_role_args(parsed, path, "critic")
             assert repr(result.extra) == repr(parsed.extra)
             assert result.opaque == {"a": parsed.opaque["a"]}
+
+    @pytest.mark.parametrize(
+        "item",
+        [_LooksLikeOne(), _Int(1), _Str("x"), _List([1])],
+        ids=["custom-repr", "int-subclass", "str-subclass", "list-subclass"],
+    )
+    def test_an_item_of_another_type_with_an_equal_repr(
+        self, slime_argv: list[str], fixtures_dir: Path, item: Any
+    ) -> None:
+        """An item put in a list in place is seen even when its repr is the old item's: the
+        critic gets it, of its own type, as slime's function gives it."""
+        parsed, _ = load_profile().parse_known_args(slime_argv)
+        path = fixtures_dir / "slime_ppo_megatron.yaml"
+        old = {"custom-repr": 1, "int-subclass": 1, "str-subclass": "x", "list-subclass": [1]}
+        parsed.extra = [next(v for k, v in old.items() if repr(v) == repr(item))]
+        parse_megatron_role_args(parsed, path, "actor")
+        parsed.extra[0] = item
+        result = parse_megatron_role_args(parsed, path, "critic")
+        assert type(result.extra[0]) is type(item)
+
+    def test_an_item_whose_repr_raises(self, slime_argv: list[str], fixtures_dir: Path) -> None:
+        """An item whose repr raises, put in a list in place between the calls, is copied as
+        any other: the critic's call does not fail."""
+
+        class Unprintable:
+            def __repr__(self) -> str:
+                raise RuntimeError("no repr")
+
+        parsed, _ = load_profile().parse_known_args(slime_argv)
+        path = fixtures_dir / "slime_ppo_megatron.yaml"
+        parsed.extra = [1, 2]
+        parse_megatron_role_args(parsed, path, "actor")
+        parsed.extra.append(Unprintable())
+        result = parse_megatron_role_args(parsed, path, "critic")
+        assert type(result.extra[2]) is Unprintable
+
+    def test_the_kept_layer_is_used_once(self, slime_argv: list[str], fixtures_dir: Path) -> None:
+        """The layer kept for the critic's call is dropped by it: a secret the namespace
+        held is not kept on after the trainer clears it."""
+        parsed, _ = load_profile().parse_known_args(slime_argv)
+        path = fixtures_dir / "slime_ppo_megatron.yaml"
+        parsed.wandb_key = "wk-planted-secret-123"
+        parse_megatron_role_args(parsed, path, "actor")
+        assert compat._BASE[0] is not None
+        parse_megatron_role_args(parsed, path, "critic")
+        assert compat._BASE[0] is None
+        parsed.wandb_key = None
+        gc.collect()
+        assert not any(
+            found.values.get("wandb_key") == "wk-planted-secret-123"
+            for found in gc.get_objects()
+            if isinstance(found, Layer)
+        )
 
     def test_the_kept_layer_does_not_keep_the_namespace(self, slime_argv: list[str]) -> None:
         """The namespace is held weakly: once the trainer drops it, its layer goes too."""

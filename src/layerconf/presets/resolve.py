@@ -25,7 +25,13 @@ from layerconf.core.suggest import did_you_mean, suggestion
 from layerconf.exceptions import Problem
 from layerconf.presets.preset import Preset, PresetError
 from layerconf.presets.role_file import check_role_file
-from layerconf.rules._shape import ParserShape, parser_shape, same_shape, shape_dests
+from layerconf.rules._shape import (
+    ParserShape,
+    parser_shape,
+    reading_dests,
+    same_shape,
+    shape_dests,
+)
 from layerconf.sources._argv_recorder import CLI
 from layerconf.sources.argv import DEFAULT, parse_known_args
 from layerconf.sources.base import FILES, Reading, Source
@@ -143,8 +149,9 @@ def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
     key = (preset, preset.rules, preset.standard_rules)
     cached = per_parser.get(key)
     if cached is None or not same_shape(parser, cached[0]):  # rebuilt when an action changes
-        _check_config_dest(parser, preset)
-        cached = per_parser[key] = (parser_shape(parser), preset.rules_for(parser))
+        with reading_dests(parser):  # one reading of the dests for all the rules built
+            _check_config_dest(parser, preset)
+            cached = per_parser[key] = (parser_shape(parser), preset.rules_for(parser))
     return cached[1]
 
 

@@ -1,13 +1,16 @@
 """Whether a parser gained or replaced an action since a cache entry was made of it, and the
-dests of its actions, read once per such shape."""
+dests of its actions, read once per build of a preset's rules."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import contextvars
 import operator
 import weakref
+from collections.abc import Iterator
 
-__all__ = ["ParserShape", "parser_shape", "same_shape", "shape_dests"]
+__all__ = ["ParserShape", "parser_shape", "reading_dests", "same_shape", "shape_dests"]
 
 #: What a parser's actions looked like: their number and a weak reference to the last one.
 ParserShape = tuple[int, "weakref.ref[argparse.Action] | None"]
@@ -33,24 +36,33 @@ def same_shape(parser: argparse.ArgumentParser, shape: ParserShape) -> bool:
 
 _DEST = operator.attrgetter("dest")
 
-# Each parser's dests as of its shape: weakly keyed, so a parser can still be freed.
-_DESTS: weakref.WeakKeyDictionary[argparse.ArgumentParser, tuple[ParserShape, list[str]]] = (
-    weakref.WeakKeyDictionary()
+# The dests of the parser whose rules are being built (`reading_dests`), for this thread or
+# task only: one reading serves every rule of one build.
+_READING: contextvars.ContextVar[tuple[argparse.ArgumentParser, list[str]] | None] = (
+    contextvars.ContextVar("layerconf_reading_dests", default=None)
 )
 
 
-def shape_dests(parser: argparse.ArgumentParser) -> list[str]:
-    """The dest of each of `parser`'s actions, in order; read again when an action is added or
-    replaced (`same_shape`). Read-only: the list is shared.
+@contextlib.contextmanager
+def reading_dests(parser: argparse.ArgumentParser) -> Iterator[None]:
+    """While it lasts, `shape_dests(parser)` reads `parser`'s dests once and shares them.
 
-    Reading a thousand dests costs about as much as the rest of a role file's rules on a first
-    call; the role file dest's check, `UnknownKeys` and `TypeCoercion` share one reading.
+    A build of one preset's rules (the role file dest's check, `UnknownKeys`, `TypeCoercion`'s
+    table) reads a thousand dests three times otherwise, about as much as the rest of a first
+    call's rules. Outside it, every reading is fresh: a dest renamed in place (which changes
+    neither the count of actions nor the last one) is seen by the next rule built.
     """
+    token = _READING.set((parser, list(map(_DEST, parser._actions))))  # (in C)
     try:
-        cached = _DESTS.get(parser)
-    except TypeError:  # a parser class that is not hashable: no cache
-        return list(map(_DEST, parser._actions))
-    if cached is None or not same_shape(parser, cached[0]):
-        # (in C: no Python pass over the actions)
-        cached = _DESTS[parser] = (parser_shape(parser), list(map(_DEST, parser._actions)))
-    return cached[1]
+        yield
+    finally:
+        _READING.reset(token)
+
+
+def shape_dests(parser: argparse.ArgumentParser) -> list[str]:
+    """The dest of each of `parser`'s actions, in order: the reading of `reading_dests` while
+    one lasts for `parser`, else a fresh one. Read-only: the list may be shared."""
+    shared = _READING.get()
+    if shared is not None and shared[0] is parser:
+        return shared[1]
+    return list(map(_DEST, parser._actions))

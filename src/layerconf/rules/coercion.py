@@ -264,6 +264,11 @@ class TypeCoercion:
     name: str = "type-coercion"
     stage: Stage = attrs.field(default="layers", init=False)
 
+    def __attrs_post_init__(self) -> None:
+        # The parser's table, made now: built with a preset's other rules, it shares their
+        # reading of the dests (`reading_dests`); made again when the parser changed since.
+        _table_of(self.parser)
+
     def __call__(self, context: RuleContext) -> list[Decision]:
         table = _table_of(self.parser)
         checked, actions = table.checked, self.parser._actions
@@ -370,7 +375,7 @@ class _Table:
         # "resolve" replacement too), and set_defaults rewrites action defaults.
         self.shape = parser_shape(parser)
         self.defaults = dict(parser._defaults)
-        self.dests = shape_dests(parser)  # each action's dest, as listed (shared, read-only)
+        self.dests = shape_dests(parser)  # each action's dest, as listed (read-only)
         self.found: dict[str, tuple[int, ...]] = {}  # the positions of each dest looked up
         # Each spec with what it was compiled from (`_mark`), published as one pair: a thread
         # never sees a new spec beside old marks, or the reverse.

@@ -88,7 +88,7 @@ class UnknownKeys:
 
     @_dest_list.default
     def _read_dests(self) -> list[str]:
-        return shape_dests(self.parser)  # (read once per parser shape, shared by its rules)
+        return shape_dests(self.parser)  # (one reading for all the rules of a preset build)
 
     def __call__(self, context: RuleContext) -> Iterator[Decision]:
         layer = context.layer(self.layer)

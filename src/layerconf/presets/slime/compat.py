@@ -366,10 +366,11 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     return layers, deleted
 
 
-#: The base layer of the plain namespace given last, while that namespace lives: slime asks
+#: The base layer of the plain namespace given last, for the next call with it: slime asks
 #: for the actor, then the critic, with one namespace (a thousand values copied once, not
-#: twice). Used again only while the namespace holds the very same values in the same order,
-#: and its containers are still what they were (`_Kept`).
+#: twice). Used once, only while the namespace holds the very same values in the same order
+#: and its containers are still what they were (`_Kept`), then dropped: a layer (with any
+#: secret the namespace held) outlives neither that call nor the namespace.
 _BASE: list[_Kept | None] = [None]
 _PLAIN_DEPTH = 16
 
@@ -387,22 +388,27 @@ class _Kept:
 
     def holds(self, current: dict[str, Any]) -> bool:
         """Whether `current` holds what the namespace held: the very same values under the
-        same keys, and containers of the same repr. Containers hold plain values only
-        (`_plain`), whose repr tells 1, 1.0 and True, -0.0 and 0.0 apart: an equal repr is an
-        equal value; all of it compared in C."""
-        return (
+        same keys, and containers of the same repr that still hold plain values only
+        (`_plain`: an item changed in place may be of any type, and its repr say anything),
+        whose repr tells 1, 1.0 and True, -0.0 and 0.0 apart: an equal repr is an equal
+        value. The common case is compared in C."""
+        if not (
             len(current) == len(self.values)
             and all(map(operator.is_, current.values(), self.values))
             and list(current) == self.keys
-            and _shown(self.containers(current)) == self.shown
-        )
+        ):
+            return False
+        containers = self.containers(current)
+        return all(_plain(value, 0) for value in containers) and _shown(containers) == self.shown
 
 
 def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> Layer:
     """The layer of a namespace without provenance: the one kept if nothing changed since."""
     kept = _BASE[0]
-    if kept is not None and kept.ref() is base_args and kept.holds(current):
-        return kept.layer
+    if kept is not None and kept.ref() is base_args:
+        _BASE[0] = None  # used once (slime's critic after its actor), then not kept on
+        if kept.holds(current):
+            return kept.layer
     layer = Layer("base", "mapping", current, Origin("base", "mapping"))
     mutable = tuple(layer.mutable_keys)
     if all(_plain(current[key], 0) for key in mutable):  # the namespace's own, not copies
