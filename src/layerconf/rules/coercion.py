@@ -53,17 +53,14 @@ from layerconf.core.secrets import SECRETS, scrub_text, secret_texts, shows_secr
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.core.values import shorten
 from layerconf.exceptions import Problem
-from layerconf.rules._shape import ParserShape, parser_shape, same_shape, shape_dests
+from layerconf.rules._shape import parser_shape, same_shape, shape_dests
 
 __all__ = [
     "DestSpec",
     "ItemSpec",
-    "ParserShape",
     "TypeCoercion",
     "dest_spec",
     "expected_kind",
-    "parser_shape",
-    "same_shape",
     "spec_of",
 ]
 
