@@ -1606,6 +1606,19 @@ class TestSecrets:
         assert set(found) == {"k-actor-1234", "k-critic-5678", "pa55word-shared", "hf-only-critic"}
         assert found.count("pa55word-shared") == 1  # the shared mapping, visited once
 
+    def test_numbers_are_secrets_only_under_secret_keys(self) -> None:
+        """Numbers, booleans and None under plain keys hold no secret (they are skipped
+        before the mapping check); a secret key's number is one; a Mapping that is not a
+        dict is still searched."""
+        import types
+
+        from layerconf.cli.scrub import _secret_texts
+
+        inner = types.MappingProxyType({"api_key": 98765, "n": 1.5, "on": True, "x": None})
+        args = argparse.Namespace(seed=1234, lr=1e-5, flag=False, none=None, wandb_key=4321)
+        args.nested = inner
+        assert sorted(_secret_texts({"actor": args})) == ["4321", "98765"]
+
     @pytest.mark.parametrize(
         "spelling",
         [

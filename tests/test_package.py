@@ -85,6 +85,44 @@ class TestLazyLoading:
         }
         assert sorted(unused.intersection(loaded)) == []
 
+    def test_the_benchmark_imports_what_a_first_resolution_imports(self) -> None:
+        """benchmarks/run.py times ``FIRST_RESOLUTION_IMPORTS`` as what a process that resolves
+        roles imports: the layerconf modules it loads are exactly those that ``import
+        layerconf`` and a first `resolve_roles` (the fixture's argv and role file, the bundled
+        parser already built) load, no fewer and no more."""
+        run_py = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+        statement = next(
+            ast.literal_eval(node.value)
+            for node in ast.parse(run_py.read_text()).body
+            if isinstance(node, ast.Assign)
+            and [getattr(target, "id", None) for target in node.targets]
+            == ["FIRST_RESOLUTION_IMPORTS"]
+        )
+        listed = "import sys\n" + statement + "\n"
+        resolved = (
+            "import sys, layerconf\n"
+            "argv = open('slime_ppo_argv.txt').read().splitlines()\n"
+            "layerconf.resolve_roles(layerconf.load_profile(), argv)\n"
+        )
+        # The bundled parser's own modules are the benchmark's parser, not the resolution's.
+        report = (
+            "print(*sorted(m for m in sys.modules if m.startswith('layerconf')"
+            " and not m.startswith('layerconf.profiles')))\n"
+        )
+        fixtures = Path(__file__).resolve().parent / "fixtures"
+
+        def loaded(code: str) -> list[str]:
+            return subprocess.run(
+                [sys.executable, "-c", code + report],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=fixtures,
+            ).stdout.split()
+
+        assert "layerconf.presets.resolve" in loaded(resolved)
+        assert loaded(listed) == loaded(resolved)
+
     def test_a_command_loads_only_its_own_module(self) -> None:
         """``layerconf check`` imports the check command, not the other commands (audit, schema,
         completion...) nor pathlib (only -o writes a file)."""

@@ -141,18 +141,25 @@ class _ScrubbedStream:
         return getattr(self._stream, name)
 
 
+# Values that hold no text when their key is not a secret's: skipped without an ABC check.
+_HOLDS_NO_TEXT = frozenset({int, float, bool, type(None)})
+
+
 def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
     """The text of every secret the roles hold: secret keys' values, also inside mappings."""
     from layerconf.core.secrets import SECRETS, embedded_secrets, secret_texts
 
     found: list[str] = []
+    is_secret = SECRETS.is_secret
 
     def visit(key: str, value: Any) -> None:
-        if SECRETS.is_secret(key):
+        if is_secret(key):
             if value is not None:
                 found.extend(secret_texts(value))
         elif type(value) is str:
             found.extend(embedded_secrets(value))
+        elif type(value) in _HOLDS_NO_TEXT:
+            pass  # most values: answered without the (slow) Mapping check
         elif isinstance(value, Mapping):
             for name, item in value.items():
                 visit(name, item)

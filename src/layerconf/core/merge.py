@@ -143,22 +143,17 @@ def _chain(layers: Sequence[Layer], key: str, policy: Policy | None) -> list[Any
     return chain
 
 
-class Contribution(NamedTuple):
-    """One layer's value at a traced path, and why it is not the final value (None if it is).
+# NamedTuples in the call form, with real types: the class form evaluates each (string)
+# annotation at import, which costs about twice as much.
+Contribution = NamedTuple(  # noqa: UP014
+    "Contribution", [("layer", int), ("value", Any), ("reason", Reason | None)]
+)
+Contribution.__doc__ = """One layer's value at a traced path, and why it is not the final value
+(None if it is). `layer` is the layer's index in the stack."""
 
-    `layer` is the layer's index in the stack.
-    """
-
-    layer: int
-    value: Any
-    reason: Reason | None
-
-
-class Trace(NamedTuple):
-    """The layers that held one path, oldest first; `present` is False if the merge removed it."""
-
-    contributions: tuple[Contribution, ...]
-    present: bool
+Trace = NamedTuple("Trace", [("contributions", tuple[Contribution, ...]), ("present", bool)])  # noqa: UP014
+Trace.__doc__ = """The layers that held one path, oldest first; `present` is False if the merge
+removed it."""
 
 
 def trace(

@@ -99,14 +99,11 @@ RECENT_WRITES = 8
 PENDING_WRITES = 512
 
 
-class Write(NamedTuple):
-    """One assignment after resolution: the value kept (`layerconf.core.values.snapshot`),
-    where it was made, and its `number` among the writes to its key (1 for the first)."""
-
-    value: Any
-    source: str
-    line: int
-    number: int
+# The call form: the class form evaluates its (string) annotations at import, at twice the cost.
+Write = NamedTuple("Write", [("value", Any), ("source", str), ("line", int), ("number", int)])  # noqa: UP014
+Write.__doc__ = """One assignment after resolution: the value kept
+(`layerconf.core.values.snapshot`), where it was made, and its `number` among the writes to its
+key (1 for the first)."""
 
 
 class _History:

@@ -60,11 +60,9 @@ def _shown(node: ScalarNode, quote: bool) -> str:
     return _shortened(node.value) if quote else SECRETS.placeholder
 
 
-class Position(NamedTuple):
-    """A 1-based line and column in a file."""
-
-    line: int
-    column: int
+# The call form: the class form evaluates its (string) annotations at import, at twice the cost.
+Position = NamedTuple("Position", [("line", int), ("column", int)])  # noqa: UP014
+Position.__doc__ = """A 1-based line and column in a file."""
 
 
 # YAML also breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR; editors and grep -n
