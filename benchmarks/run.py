@@ -1683,6 +1683,7 @@ def linear_checks(scaling: dict[str, dict[str, Series]]) -> list[Figure]:
                     lambda value: f"{value:.2f}",
                     [math.nan if value is None else value for value in samples],
                     remeasure=one.remeasure if measured == "time" else None,
+                    note=f" (at most {LINEAR})",
                 )
             )
     return checks
@@ -1841,7 +1842,8 @@ def to_markdown(data: dict[str, Any]) -> str:
     lines += ["", "| target | goal | measured | verdict |", "|---|---|---|---|"]
     for target in data["targets"]:
         lines.append(
-            f"| {target['target']} | {target['goal']} | {target['how']} | **{target['verdict']}** |"
+            f"| {_cell(target['target'])} | {target['goal']} | {_cell(target['how'])} | "
+            f"**{target['verdict']}** |"
         )
     lines += [
         "",
