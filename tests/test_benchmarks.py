@@ -344,3 +344,19 @@ def test_confirm_measures_only_borderline_figures_again(bench_run: ModuleType) -
     assert borderline.verdict == "PASS"  # 12 rounds: the interval is now above 5
     assert "borderline at 3 rounds" in borderline.how()
     assert passing.added == 0
+
+
+def test_first_call_target_in_milliseconds_beside_the_floor(timing: ModuleType) -> None:
+    import bench_first_call
+
+    reachable = bench_first_call.what_the_target_means(
+        {"slime": 0.014, "floor": 0.006, "layerconf": 0.012}
+    )
+    assert "would take 7.00 ms" in reachable
+    assert "a dict copy per role) takes 6.00 ms" in reachable
+    assert "1.17x the floor, 1.00 ms over it" in reachable
+    assert "layerconf now: 12.00 ms, 2.00x the floor" in reachable
+    below = bench_first_call.what_the_target_means(
+        {"slime": 0.010, "floor": 0.006, "layerconf": 0.012}
+    )
+    assert "0.83x the floor, below it" in below
