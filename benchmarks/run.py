@@ -1683,7 +1683,6 @@ def linear_checks(scaling: dict[str, dict[str, Series]]) -> list[Figure]:
                     lambda value: f"{value:.2f}",
                     [math.nan if value is None else value for value in samples],
                     remeasure=one.remeasure if measured == "time" else None,
-                    note=f" (at most {LINEAR})",
                 )
             )
     return checks
@@ -1919,7 +1918,9 @@ def to_markdown(data: dict[str, Any]) -> str:
     if data["linearity"]:
         lines += ["", "| linearity of layerconf | verdict |", "|---|---|"]
         for item in data["linearity"]:
-            lines.append(f"| {item['check']}: {item['how']} | **{item['verdict']}** |")
+            lines.append(
+                f"| {item['check']}: {item['how']} (at most {LINEAR}) | **{item['verdict']}** |"
+            )
     if data["skipped"]:
         lines += ["", "Skipped: " + "; ".join(f"{k}: {v}" for k, v in data["skipped"].items())]
     return "\n".join(lines) + "\n"
