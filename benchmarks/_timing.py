@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,82 @@ def measure(function: Callable[[], object], *, repeat: int = 31, number: int = 0
         if gc_was_enabled:
             gc.enable()
     return statistics.median(samples)
+
+
+#: The confidence of the interval a figure is reported with (the median's, see `spread`).
+CONFIDENCE = 0.95
+
+
+def interleaved(
+    functions: Mapping[str, Callable[[], object]], rounds: int, *, slot: float = 0.01
+) -> dict[str, list[float]]:
+    """Seconds per call of each function, `rounds` samples each, taken round by round.
+
+    A round times every function once (a slot of `number` calls, `number` chosen after a
+    warm-up so that a slot lasts about `slot` seconds; one call for a slower function), in
+    turn, forwards in even rounds and backwards in odd ones: a neighbour's load, a frequency
+    change or the order itself hits every function of a round alike, so a ratio of two
+    samples of one round compares like with like. The garbage collector is off while timing,
+    as in `measure`.
+    """
+    numbers = {}
+    for name, function in functions.items():
+        start = time.perf_counter()
+        function()  # warm-up, and a first estimate
+        first = time.perf_counter() - start
+        numbers[name] = max(1, min(1 << 20, int(slot / max(first, 1e-9))))
+    if QUICK:
+        rounds = min(rounds, 3)
+        numbers = dict.fromkeys(numbers, 1)
+    names = list(functions)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for index in range(rounds):
+            for name in names if index % 2 == 0 else reversed(names):
+                function, number = functions[name], numbers[name]
+                start = time.perf_counter()
+                for _ in range(number):
+                    function()
+                samples[name].append((time.perf_counter() - start) / number)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return samples
+
+
+def spread(samples: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """(median, low, high): the median of `samples` and a confidence interval for it.
+
+    The interval holds the population's median with probability at least `confidence`
+    whatever the distribution of the samples (order statistics: the k-th smallest and k-th
+    largest sample, k the largest with P(Binomial(n, 1/2) < k) <= (1 - confidence) / 2).
+    It narrows as 1/sqrt(n) with more samples, unlike the interquartile range; about n = 20
+    it is close to it. With fewer than 6 samples no k qualifies, and (min, max) is given,
+    which holds the median with less confidence (75% for 3 samples).
+    """
+    ordered = sorted(samples)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError("no samples")
+    tail, k = (1 - confidence) / 2, 0
+    below = 0.0  # P(Binomial(n, 1/2) < k + 1)
+    while k < n // 2:
+        below += math.comb(n, k) / 2**n
+        if below > tail:
+            break
+        k += 1
+    k = max(k, 1)  # k-th smallest, 1-based
+    return statistics.median(ordered), ordered[k - 1], ordered[n - k]
+
+
+def judge(low: float, high: float, goal: float, *, at_most: bool) -> str:
+    """PASS when the whole interval [low, high] meets the goal (``<= goal`` if `at_most`, else
+    ``>= goal``), MISS when none of it does, and "borderline" when the goal lies inside it."""
+    if at_most:
+        return "PASS" if high <= goal else "MISS" if low > goal else "borderline"
+    return "PASS" if low >= goal else "MISS" if high < goal else "borderline"
 
 
 def cold(function: Callable[[], object]) -> Callable[[], object]:

@@ -60,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import layerconf  # noqa: E402
-from _timing import QUICK, cold, measure, save  # noqa: E402
+from _timing import QUICK, cold, interleaved, judge, measure, save, spread  # noqa: E402
 from bench_stack import (  # noqa: E402
     synthetic,
     synthetic_argv,
@@ -767,14 +767,17 @@ IMPORTS_PROCESS = "python -c 'import layerconf + what the first resolution impor
 CHECK_PROCESS = "layerconf check -- <fixture argv>"
 
 
-def measure_processes(commands: list[tuple[str, list[str]]]) -> list[dict[str, Any]]:
-    """Each command as a fresh process, median of interleaved rounds, with a bytecode cache.
+def measure_processes(
+    commands: list[tuple[str, list[str]]], rounds: int = 0
+) -> dict[str, list[float]]:
+    """Seconds of each command as a fresh process, `rounds` interleaved rounds (0: 21; 2 in
+    quick mode), with a bytecode cache.
 
     The children write and read their ``.pyc`` files under a temporary PYTHONPYCACHEPREFIX
     (PYTHONDONTWRITEBYTECODE is dropped): layerconf is compiled into it first, and one run of
     every command fills it for everything else they import, as an installed package has.
     """
-    rounds = 2 if QUICK else 21
+    rounds = rounds or (2 if QUICK else 21)
     with tempfile.TemporaryDirectory(prefix="layerconf-pycache-") as cache:
         env = {
             key: value for key, value in os.environ.items() if not key.startswith("PYTHONPYCACHE")
@@ -802,13 +805,10 @@ def measure_processes(commands: list[tuple[str, list[str]]]) -> list[dict[str, A
         for _, arguments in commands:  # warm-up: fills the cache
             run(arguments)
         samples: dict[str, list[float]] = {name: [] for name, _ in commands}
-        for _ in range(rounds):  # interleaved, so that drift hits every command alike
-            for name, arguments in commands:
+        for index in range(rounds):  # interleaved, so that drift hits every command alike
+            for name, arguments in commands if index % 2 == 0 else commands[::-1]:
                 samples[name].append(run(arguments))
-    return [
-        {"approach": name, "median_s": statistics.median(times), "repeat": rounds}
-        for name, times in samples.items()
-    ]
+    return samples
 
 
 # ---------------------------------------------------------------------------------------------
@@ -838,28 +838,6 @@ AUDIT_ROW = "layerconf.audit(roles) (every key of both roles)"
 WRITE_AUDIT_ROW = "layerconf.write_audit(roles, dir) (fsync included)"
 AUDIT_BYTES_ROW = "layerconf record_bytes(audit(roles)) (every entry encoded)"
 FILE_WRITE_ROW = "layerconf write_atomic(dir, the record's bytes) (write, fsync, rename, fsync dir)"
-
-
-def first_call_targets() -> list[dict[str, Any]]:
-    """The figures a trainer sees: one first call per fresh process (bench_first_call.py)."""
-    import bench_first_call
-
-    print("measuring first calls in fresh processes...")
-    medians = bench_first_call.measure_first_calls()
-    found = []
-    for item in bench_first_call.figures(medians):
-        ratio = item["ratio"]
-        goal = item["target"]
-        found.append(
-            {
-                "target": item["figure"],
-                "goal": f">= {goal:g}x faster" if goal else "(reported)",
-                "measured": ratio,
-                "verdict": item["verdict"] or "-",
-                "how": f"{ratio:.2f}{item['note']}",
-            }
-        )
-    return found
 
 
 def real_rows(
@@ -992,6 +970,8 @@ class Series:
     peak_bytes: list[int] = dataclasses.field(default_factory=list)
     stopped: str = ""
     extra: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
+    exponents: list[float] = dataclasses.field(default_factory=list)  # one a round
+    remeasure: Callable[[int], list[float]] | None = None
 
     def add(self, size: int, seconds: float) -> None:
         self.sizes.append(size)
@@ -1038,6 +1018,43 @@ class Series:
         }
 
 
+def _interleave_sizes(one: Series, calls: dict[int, Callable[[], object]]) -> None:
+    """Time `calls` (one a size) again in EXPONENT_ROUNDS interleaved rounds, every size once a
+    round (`_timing.interleaved`): the series' times become the medians, and its `exponents`
+    the growth exponent of each round, so that a drift of the machine's speed between the
+    sizes cannot bend the fit. Also counts the minor page faults of one call at each size
+    (memory the allocator took from the system again), where the platform says."""
+    sizes = sorted(calls)
+    if len(sizes) < 2:
+        return
+
+    def rounds_of(rounds: int) -> tuple[dict[str, list[float]], list[float]]:
+        samples = interleaved({str(size): calls[size] for size in sizes}, rounds, slot=0.02)
+        count = len(samples[str(sizes[0])])
+        fits = [
+            growth_exponent(sizes, [samples[str(size)][index] for size in sizes])
+            for index in range(count)
+        ]
+        return samples, [math.nan if fit is None else fit for fit in fits]
+
+    samples, one.exponents = rounds_of(EXPONENT_ROUNDS)
+    one.sizes = sizes
+    one.time_s = [statistics.median(samples[str(size)]) for size in sizes]
+    one.remeasure = lambda rounds: rounds_of(rounds)[1]
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return
+    faults = []
+    for size in sizes:
+        calls[size]()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(3):
+            calls[size]()
+        faults.append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 3)
+    one.extra["page_faults_per_call"] = faults
+
+
 def _scale_approaches(
     sizes: list[int],
     approaches: list[Approach],
@@ -1046,6 +1063,7 @@ def _scale_approaches(
     label: str,
 ) -> dict[str, Series]:
     series = {a.key: Series(a.name) for a in approaches if _available(a, skipped)}
+    calls: dict[int, Callable[[], object]] = {}  # layerconf's, for _interleave_sizes
     for size in sizes:
         runnable = [
             a for a in approaches if a.key in series and not series[a.key].should_stop(size)
@@ -1061,6 +1079,7 @@ def _scale_approaches(
             if median < MEMORY_BELOW or approach.key in ("layerconf", "slime"):
                 one.add_memory(size, call)
             if approach.key == "layerconf":
+                calls[size] = call
                 split = provenance_memory(call(), [w.parser, w.argv])
                 for name, value in split.items():
                     one.extra.setdefault(f"{name}_bytes", []).append(value)
@@ -1070,6 +1089,8 @@ def _scale_approaches(
         )
         del w
         gc.collect()
+    if "layerconf" in series:
+        _interleave_sizes(series["layerconf"], calls)
     return series
 
 
@@ -1219,6 +1240,7 @@ def scale_layers(skipped: dict[str, str]) -> dict[str, Series]:
             skipped.setdefault(peer, f"not installed: pip install {PEERS[peer]}")
             continue
         series[key] = Series(name)
+    calls: dict[int, Callable[[], object]] = {}  # layerconf's, for _interleave_sizes
     for size in LAYER_SIZES:
         layers = all_layers[:size]
         done = []
@@ -1228,10 +1250,13 @@ def scale_layers(skipped: dict[str, str]) -> dict[str, Series]:
             call = make(layers)
             median, _ = timed(call)
             series[key].add(size, median)
+            if key == "layerconf":
+                calls[size] = call
             if median < MEMORY_BELOW or key == "layerconf":
                 series[key].add_memory(size, call)
             done.append(f"{key} {_human(median)}")
         print(f"  layers {size:>3}: " + ", ".join(done))
+    _interleave_sizes(series["layerconf"], calls)
     return series
 
 
@@ -1280,110 +1305,283 @@ def _ratios(rows: list[Row]) -> None:
             row.ratio = row.median_s / baseline
 
 
-def targets(rows: list[Row], memory: dict[str, int]) -> list[dict[str, Any]]:
-    by_key = {row.key: row.median_s for row in rows if row.key}
-    by_name = {row.approach: row.median_s for row in rows}
-    found = []
+# ---------------------------------------------------------------------------------------------
+# Targets: every figure from paired rounds, judged over its confidence interval
 
-    def target(name: str, goal: str, value: float | None, ok: bool, how: str) -> None:
-        found.append(
+#: Rounds of the paired steady figures, and of the interleaved sizes of a growth exponent.
+PAIRED_ROUNDS = 21
+EXPONENT_ROUNDS = 15
+#: ``--confirm`` measures a borderline figure again with this many times its rounds.
+CONFIRM_FACTOR = 3
+
+
+@dataclasses.dataclass
+class Figure:
+    """One target figure: its value in each round, the goal, and how it reads.
+
+    The figure is the median of the per-round values and is given with the 95% confidence
+    interval of that median (`_timing.spread`); the verdict is PASS or MISS only when the
+    whole interval is on one side of the goal, "borderline" otherwise (`_timing.judge`).
+    `remeasure(rounds)` returns that many new per-round values, taken the same way.
+    """
+
+    target: str
+    goal: str
+    limit: float | None  # None: reported, not judged
+    at_most: bool
+    show: Callable[[float], str]
+    samples: list[float]
+    note: str = ""
+    remeasure: Callable[[int], list[float]] | None = None
+    unit: str = ""  # after the median: " faster"
+    added: int = 0  # rounds ``--confirm`` added
+
+    @property
+    def verdict(self) -> str:
+        if self.limit is None:
+            return "-"
+        _, low, high = spread(self.samples)
+        return judge(low, high, self.limit, at_most=self.at_most)
+
+    def how(self) -> str:
+        median, low, high = spread(self.samples)
+        count = len(self.samples)
+        if count == 1:
+            shown = f"{self.show(median)}{self.unit} (exact: one measurement)"
+        else:
+            interval = f"{self.show(low)} to {self.show(high)}, {count} rounds"
+            shown = f"{self.show(median)}{self.unit} [{interval}]"
+        if self.added:
+            shown += f" (borderline at {count - self.added} rounds; {self.added} more: --confirm)"
+        return shown + self.note
+
+    def record(self) -> dict[str, Any]:
+        median, low, high = spread(self.samples)
+        return {
+            "target": self.target,
+            "goal": self.goal,
+            "measured": median,
+            "low": low,
+            "high": high,
+            "rounds": len(self.samples),
+            "confirmed_rounds": self.added,
+            "verdict": self.verdict,
+            "how": self.how(),
+        }
+
+
+def confirm(found: Iterable[Figure]) -> list[Figure]:
+    """Measure each borderline figure again, CONFIRM_FACTOR times its rounds more, and pool
+    the rounds (the same method, more of them: the interval narrows as 1/sqrt(rounds))."""
+    confirmed = []
+    for figure in found:
+        if figure.verdict != "borderline" or figure.remeasure is None:
+            continue
+        print(f"  confirming: {figure.target} ({figure.how()})")
+        extra = figure.remeasure(CONFIRM_FACTOR * len(figure.samples))
+        figure.samples = [*figure.samples, *extra]
+        figure.added += len(extra)
+        confirmed.append(figure)
+    return confirmed
+
+
+def per_round(
+    functions: dict[str, Callable[[], object]], figure: Callable[[dict[str, float]], float]
+) -> Callable[[int], list[float]]:
+    """A `remeasure`: `rounds` interleaved rounds of `functions`, `figure` of each round's
+    seconds per call."""
+
+    def measure_again(rounds: int) -> list[float]:
+        samples = interleaved(functions, rounds, slot=0.02)
+        count = len(next(iter(samples.values())))
+        return [figure({name: samples[name][index] for name in samples}) for index in range(count)]
+
+    return measure_again
+
+
+def _times(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def _share(value: float) -> str:
+    return f"1/{1 / value:.0f}"
+
+
+def steady_targets(
+    results: dict[str, Any], memory: dict[str, int], directory: Path
+) -> list[Figure]:
+    """The steady targets, each from rounds that time its two sides in turn (`interleaved`);
+    write_audit writes into `directory`."""
+    roles = results["layerconf"][1]
+    critic = roles["critic"]
+    every = [(namespace, key) for namespace in roles.values() for key in vars(namespace)]
+
+    def explain_every_key() -> None:
+        for namespace, key in every:
+            layerconf.explain(namespace, key)
+
+    resolve = results["layerconf"][0]
+    steady: list[tuple[str, str, float, bool, Callable[[float], str], Any, dict[str, Any]]] = [
+        (
+            "from argv, both roles with full provenance, vs slime's way without",
+            ">= 1.5x faster",
+            1.5,
+            False,
+            _times,
+            lambda t: t["slime"] / t["layerconf"],
+            {"slime": results["slime"][0], "layerconf": resolve},
+        ),
+        (
+            "from a parsed namespace (compat parse_megatron_role_args), vs slime's way",
+            ">= 5x faster",
+            5.0,
+            False,
+            _times,
+            lambda t: t["slime-ns"] / t["compat"],
+            {"slime-ns": results["slime-ns"][0], "compat": results["compat"][0]},
+        ),
+        (
+            "explain() per key, vs one resolve_roles",
+            "<= 1/100",
+            0.01,
+            True,
+            _share,  # the slower of the two, per round
+            lambda t: max(t["explain"], t["every"] / len(every)) / t["layerconf"],
             {
-                "target": name,
-                "goal": goal,
-                "measured": value,
-                "verdict": "PASS" if ok else "MISS",
-                "how": how,
-            }
-        )
-
-    speed = by_key["slime"] / by_key["layerconf"]
-    target(
-        "from argv, both roles with full provenance, vs slime's way without",
-        ">= 1.5x faster",
-        speed,
-        speed >= 1.5,
-        f"{speed:.2f}x faster",
-    )
-    speed = by_key["slime-ns"] / by_key["compat"]
-    target(
-        "from a parsed namespace (compat parse_megatron_role_args), vs slime's way",
-        ">= 5x faster",
-        speed,
-        speed >= 5.0,
-        f"{speed:.2f}x faster",
-    )
-    worst = max(by_key["explain"], by_key["explain-mean"])
-    share = worst / by_key["layerconf"]
-    target(
-        "explain() per key, vs one resolve_roles",
-        "<= 1/100",
-        share,
-        share <= 0.01,
-        f"1/{1 / share:.0f} (the slower of explain(critic, 'lr') and the mean per key)",
-    )
+                "explain": lambda: layerconf.explain(critic, "lr"),
+                "every": explain_every_key,
+                "layerconf": resolve,
+            },
+        ),
+        (
+            "audit(roles), every key of both roles, vs one resolve_roles",
+            "<= 2x",
+            2.0,
+            True,
+            _times,
+            lambda t: t["audit"] / t["layerconf"],
+            {"audit": lambda: layerconf.audit(roles), "layerconf": resolve},
+        ),
+        (
+            "write_audit(roles, dir), fsync included, vs one resolve_roles",
+            "<= 3x",
+            3.0,
+            True,
+            _times,
+            lambda t: t["write_audit"] / t["layerconf"],
+            {"write_audit": lambda: layerconf.write_audit(roles, directory), "layerconf": resolve},
+        ),
+    ]
+    found = []
+    for name, goal, limit, at_most, show, figure, functions in steady:
+        remeasure = per_round(functions, figure)
+        unit = "" if at_most else " faster"
+        found.append(Figure(name, goal, limit, at_most, show, remeasure(PAIRED_ROUNDS), unit=unit))
+        found[-1].remeasure = remeasure
+        if name.startswith("explain"):
+            found[-1].note = " (per round: the slower of explain(critic, 'lr'), mean per key)"
     share = memory["provenance"] / memory["own"]
-    target(
-        "memory kept for provenance, vs the namespaces' own",
-        "<= 1x",
-        share,
-        share <= 1.0,
-        f"{memory['provenance'] / 1024:.0f} KiB vs {memory['own'] / 1024:.0f} KiB: {share:.2f}x",
+    found.insert(
+        3,
+        Figure(
+            "memory kept for provenance, vs the namespaces' own",
+            "<= 1x",
+            1.0,
+            True,
+            _times,
+            [share],
+            f" ({memory['provenance'] / 1024:.0f} KiB vs {memory['own'] / 1024:.0f} KiB)",
+        ),
     )
-    for row, name, goal in [
-        (AUDIT_ROW, "audit(roles), every key of both roles, vs one resolve_roles", 2.0),
-        (WRITE_AUDIT_ROW, "write_audit(roles, dir), fsync included, vs one resolve_roles", 3.0),
-    ]:
-        seconds = by_name.get(row)
-        if seconds:
-            share = seconds / by_key["layerconf"]
-            how = f"{share:.2f}x ({seconds * 1e3:.2f} ms)"
-            disk = by_name.get(FILE_WRITE_ROW)
-            if row == WRITE_AUDIT_ROW and disk:  # the verdict counts the disk; shown apart
-                own = seconds - disk
-                how += (
-                    f"; without the file write and its 2 fsyncs {own / by_key['layerconf']:.2f}x "
-                    f"({own * 1e3:.2f} ms), the file write alone {disk * 1e3:.2f} ms"
-                )
-            target(name, f"<= {goal:g}x", share, share <= goal, how)
-    process = by_name.get("python -c 'import layerconf'")
-    deps = by_name.get(DEPS_PROCESS)
-    imports = by_name.get(IMPORTS_PROCESS)
-    if imports and deps:
-        share = imports / deps
-        target(
-            "import layerconf + what its first resolution imports, vs yaml, attrs, deepmerge",
-            "<= 1.2x",
-            share,
-            share <= 1.2,
-            f"{share:.2f}x ({imports * 1e3:.0f} ms vs {deps * 1e3:.0f} ms)",
-        )
-    check = by_name.get(CHECK_PROCESS)
-    if check and deps:
-        share = check / deps
-        target(
-            "layerconf check -- <fixture argv> (whole process) vs the bare imports",
-            "<= 1.5x",
-            share,
-            share <= 1.5,
-            f"{share:.2f}x ({check * 1e3:.0f} ms vs {deps * 1e3:.0f} ms)",
-        )
-    if process and deps:
-        share = process / deps
-        target(
-            "import layerconf (whole process) vs import yaml, attrs, deepmerge",
-            "<= 1.2x",
-            share,
-            share <= 1.2,
-            f"{share:.2f}x ({process * 1e3:.0f} ms vs {deps * 1e3:.0f} ms)",
-        )
     return found
 
 
-def print_targets(found: list[dict[str, Any]]) -> None:
-    print("\nTargets (ratios measured in this run; never asserted)")
+def process_targets(commands: list[tuple[str, list[str]]]) -> tuple[list[Row], list[Figure]]:
+    """The whole-process rows and targets: per round, a command's time over the bare
+    imports' time of the same round."""
+    samples = measure_processes(commands)
+    rows = [
+        Row("process", name, statistics.median(times), len(times))
+        for name, times in samples.items()
+    ]
+    arguments = dict(commands)
+    found = []
+    for name, command, goal in [
+        (
+            "import layerconf + what its first resolution imports, vs yaml, attrs, deepmerge",
+            IMPORTS_PROCESS,
+            1.2,
+        ),
+        (
+            "layerconf check -- <fixture argv> (whole process) vs the bare imports",
+            CHECK_PROCESS,
+            1.5,
+        ),
+        (
+            "import layerconf (whole process) vs import yaml, attrs, deepmerge",
+            "python -c 'import layerconf'",
+            1.2,
+        ),
+    ]:
+        pair = [(command, arguments[command]), (DEPS_PROCESS, arguments[DEPS_PROCESS])]
+
+        def remeasure(rounds: int, pair: list[tuple[str, list[str]]] = pair) -> list[float]:
+            times = measure_processes(pair, rounds)
+            return [a / b for a, b in zip(times[pair[0][0]], times[pair[1][0]], strict=True)]
+
+        ratios = [a / b for a, b in zip(samples[command], samples[DEPS_PROCESS], strict=True)]
+        note = (
+            f" ({statistics.median(samples[command]) * 1e3:.0f} ms vs "
+            f"{statistics.median(samples[DEPS_PROCESS]) * 1e3:.0f} ms)"
+        )
+        found.append(
+            Figure(name, f"<= {goal:g}x", goal, True, _times, ratios, note, remeasure=remeasure)
+        )
+    return rows, found
+
+
+def first_call_targets() -> tuple[list[Figure], str]:
+    """The figures a trainer sees: one first call per fresh process (bench_first_call.py),
+    each round's ratio from the two approaches' processes of that round."""
+    import bench_first_call
+
+    print("measuring first calls in fresh processes...")
+    times = bench_first_call.measure_first_calls()
+    found = []
+    for item in bench_first_call.figures(times):
+        goal = item["target"]
+        numerator, denominator = item["pair"]
+
+        def remeasure(rounds: int, pair: tuple[str, str] = (numerator, denominator)) -> list[float]:
+            again = bench_first_call.measure_first_calls(rounds, pair)
+            return bench_first_call.ratios(again, *pair)
+
+        unit, _, note = item["note"].removeprefix("x ").partition(" (")
+        found.append(
+            Figure(
+                item["figure"],
+                f">= {goal:g}x faster" if goal else "(reported)",
+                goal,
+                False,
+                _times,
+                bench_first_call.ratios(times, numerator, denominator),
+                f" ({note}" if note else "",
+                remeasure=remeasure if goal else None,
+                unit=f" {unit}",
+            )
+        )
+    meaning = bench_first_call.what_the_target_means(
+        {name: statistics.median(values) for name, values in times.items()}
+    )
+    print(meaning)
+    return found, meaning
+
+
+def print_targets(found: list[Figure], title: str) -> None:
+    print(f"\n{title} (never asserted): median [95% confidence interval of the median, rounds]")
     for item in found:
-        goal = "" if item["goal"] == "(reported)" else f" (target {item['goal']})"
-        print(f"  {item['verdict']:<4}  {item['target']}: {item['how']}{goal}")
+        goal = "" if item.goal == "(reported)" else f" (target {item.goal})"
+        print(f"  {item.verdict:<10}  {item.target}: {item.how()}{goal}")
     if QUICK:
         print("  (a --quick run: tiny and noisy, the verdicts mean nothing)")
 
@@ -1449,15 +1647,24 @@ def print_scaling(title: str, series: dict[str, Series]) -> None:
                 )
             )
             print(f"  {'':<15} provenance / the namespaces' own (deep size): {ratios}")
+        if "page_faults_per_call" in one.extra:
+            print(f"  {'':<15} {_faults(one.sizes, one.extra['page_faults_per_call'])}")
+
+
+def _faults(sizes: Sequence[int], faults: Sequence[float]) -> str:
+    shown = ", ".join(f"{count:.0f} at {size:,}" for size, count in zip(sizes, faults, strict=True))
+    return f"minor page faults per call (memory taken from the system again): {shown}"
 
 
 #: The largest growth exponent read as linear (1, plus the noise of a shared machine).
 LINEAR = 1.1
 
 
-def linear_checks(scaling: dict[str, dict[str, Series]]) -> list[dict[str, Any]]:
+def linear_checks(scaling: dict[str, dict[str, Series]]) -> list[Figure]:
     """layerconf must grow linearly in keys, layers and roles, in time and in memory: the
-    least-squares log-log slope over every size measured must be at most LINEAR."""
+    least-squares log-log slope over every size measured must be at most LINEAR. The time
+    exponent is fitted round by round on interleaved sizes (`_interleave_sizes`); the memory
+    exponent is exact (tracemalloc counts the same bytes every time)."""
     checks = []
     for dimension, series in scaling.items():
         one = series.get("layerconf")
@@ -1466,17 +1673,24 @@ def linear_checks(scaling: dict[str, dict[str, Series]]) -> list[dict[str, Any]]
         summary = one.summary()
         for measured in ("time", "memory"):
             exponent = summary[f"{measured}_exponent"]
-            ok = exponent is not None and exponent <= LINEAR
-            shown = "-" if exponent is None else f"{exponent:.2f}"
+            samples = one.exponents if measured == "time" and one.exponents else [exponent]
             checks.append(
-                {
-                    "check": f"layerconf {measured} linear in {dimension}",
-                    "exponent": exponent,
-                    "verdict": "PASS" if ok else "MISS",
-                    "how": f"growth exponent {shown} (at most {LINEAR})",
-                }
+                Figure(
+                    f"layerconf {measured} linear in {dimension}",
+                    f"<= {LINEAR}",
+                    LINEAR,
+                    True,
+                    lambda value: f"{value:.2f}",
+                    [math.nan if value is None else value for value in samples],
+                    remeasure=one.remeasure if measured == "time" else None,
+                )
             )
     return checks
+
+
+def _linearity_record(check: Figure) -> dict[str, Any]:
+    record = check.record()
+    return {"check": check.target, "exponent": record["measured"], **record}
 
 
 def _bytes(value: float) -> str:
@@ -1627,8 +1841,16 @@ def to_markdown(data: dict[str, Any]) -> str:
     lines += ["", "| target | goal | measured | verdict |", "|---|---|---|---|"]
     for target in data["targets"]:
         lines.append(
-            f"| {target['target']} | {target['goal']} | {target['how']} | **{target['verdict']}** |"
+            f"| {_cell(target['target'])} | {target['goal']} | {_cell(target['how'])} | "
+            f"**{target['verdict']}** |"
         )
+    lines += [
+        "",
+        "(measured: the median of the per-round figures [the 95% confidence interval of that "
+        "median, rounds]; PASS or MISS when the whole interval is on one side of the goal)",
+        "",
+        data["first_call_floor"],
+    ]
     memory = data["memory"]
     names = {row["key"]: row["approach"] for row in data["rows"] if row["key"]}
     base = next(row["kept_bytes"] for row in memory["rows"] if row["key"] == "slime")
@@ -1691,10 +1913,14 @@ def to_markdown(data: dict[str, Any]) -> str:
                 )
             )
             lines += ["", f"layerconf's provenance / the namespaces' own (deep size): {ratios}."]
+        if "page_faults_per_call" in deep:
+            lines += ["", f"layerconf's {_faults(deep['sizes'], deep['page_faults_per_call'])}."]
     if data["linearity"]:
         lines += ["", "| linearity of layerconf | verdict |", "|---|---|"]
         for item in data["linearity"]:
-            lines.append(f"| {item['check']}: {item['how']} | **{item['verdict']}** |")
+            lines.append(
+                f"| {item['check']}: {item['how']} (at most {LINEAR}) | **{item['verdict']}** |"
+            )
     if data["skipped"]:
         lines += ["", "Skipped: " + "; ".join(f"{k}: {v}" for k, v in data["skipped"].items())]
     return "\n".join(lines) + "\n"
@@ -1724,6 +1950,11 @@ def main(arguments: Sequence[str] | None = None) -> dict[str, Any]:
     options.add_argument("--quick", action="store_true", help="tiny sizes: only prove it runs")
     options.add_argument("--plots", type=Path, help="write the scaling plots (PNG) there")
     options.add_argument("--no-scaling", action="store_true", help="only the real workload")
+    options.add_argument(
+        "--confirm",
+        action="store_true",
+        help=f"measure each borderline target again, {CONFIRM_FACTOR}x its rounds more",
+    )
     settings = options.parse_args(arguments)
     plots = settings.plots.resolve() if settings.plots else None
     command = "python benchmarks/run.py " + " ".join(
@@ -1751,18 +1982,16 @@ def main(arguments: Sequence[str] | None = None) -> dict[str, Any]:
         rows, results, checks = real_rows(w, skipped)
         rows += per_key_rows(w, results)
         print("measuring whole processes...")
-        rows += [
-            Row("process", item["approach"], item["median_s"], item["repeat"])
-            for item in measure_processes(_process_commands(peers))
-        ]
+        process_rows, process_figures = process_targets(_process_commands(peers))
+        rows += process_rows
         _ratios(rows)
         memory_table, split = memory_rows(w, results)
         names = {row.key: row.approach for row in rows if row.key}
         print_table(rows)
         print_memory(memory_table, split, names)
-        found = targets(rows, split) + first_call_targets()
-        print_targets(found)
-        print_capabilities(checks)
+        print("measuring the targets in paired rounds...")
+        first_calls, floor = first_call_targets()
+        found = steady_targets(results, split, scratch) + process_figures + first_calls
         for peer, reason in skipped.items():
             print(f"skipped {peer}: {reason}")
 
@@ -1775,10 +2004,15 @@ def main(arguments: Sequence[str] | None = None) -> dict[str, Any]:
             for dimension, series in scaling.items():
                 print_scaling(dimension, series)
         linearity = linear_checks(scaling)
-        for item in linearity:
-            print(f"  {item['verdict']}  {item['check']}: {item['how']}")
-        if QUICK and linearity:
-            print("  (a --quick run: tiny and noisy, the verdicts mean nothing)")
+        if settings.confirm:
+            print("\n--confirm: the borderline figures, measured again...")
+            confirmed = confirm([*found, *linearity])
+            print(f"  {len(confirmed)} measured again" if confirmed else "  none borderline")
+        print_targets(found, "Targets")
+        print(floor)
+        if linearity:
+            print_targets(linearity, "Linearity of layerconf (growth exponents)")
+        print_capabilities(checks)
         written = []
         if plots is not None and scaling:
             if not _peer("matplotlib"):
@@ -1814,8 +2048,10 @@ def main(arguments: Sequence[str] | None = None) -> dict[str, Any]:
             "rows": memory_table,
             "layerconf_deep": split,
         },
-        "targets": found,
-        "linearity": linearity,
+        "targets": [figure.record() for figure in found],
+        "first_call_floor": floor,
+        "confirm": settings.confirm,
+        "linearity": [_linearity_record(check) for check in linearity],
         "capabilities": {
             key: {**value, **checks.get(key, {})} for key, value in CAPABILITIES.items()
         },

@@ -64,7 +64,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     env = dict(os.environ)
     env["MPLBACKEND"] = "Agg"
     plots = work / "plots"
-    commands = {"run.py": [sys.executable, "run.py", "--quick", "--plots", str(plots)]}
+    commands = {"run.py": [sys.executable, "run.py", "--quick", "--confirm", "--plots", str(plots)]}
     commands.update({name: [sys.executable, name, "--quick"] for name in SCRIPTS})
     started = {
         name: subprocess.Popen(
@@ -131,8 +131,8 @@ def test_run_json_shape(run_json: dict[str, Any]) -> None:
 
 
 def test_targets(run_json: dict[str, Any]) -> None:
-    """Every target judged PASS or MISS with a number (never asserted to pass); the first-call
-    figures without a goal are reported, with "-"."""
+    """Every target judged PASS, MISS or borderline with a number and its interval (never
+    asserted to pass); the first-call figures without a goal are reported, with "-"."""
     targets = {target["target"]: target for target in run_json["targets"]}
     for name in (
         "audit(roles), every key of both roles, vs one resolve_roles",
@@ -144,11 +144,17 @@ def test_targets(run_json: dict[str, Any]) -> None:
     ):
         assert name in targets
     assert len(targets) == 15
+    assert run_json["confirm"] is True
     for target in targets.values():
         judged = target["goal"] != "(reported)"
-        assert target["verdict"] in (("PASS", "MISS") if judged else ("-",))
+        assert target["verdict"] in (("PASS", "MISS", "borderline") if judged else ("-",))
         assert isinstance(target["measured"], float)
         assert math.isfinite(target["measured"])
+        assert target["low"] <= target["measured"] <= target["high"]
+        assert 0 <= target["confirmed_rounds"] < target["rounds"]
+        assert f"{target['rounds']} rounds" in target["how"] or target["rounds"] == 1
+    assert "ms" in run_json["first_call_floor"]
+    assert "floor" in run_json["first_call_floor"]
 
 
 def test_memory(run_json: dict[str, Any]) -> None:
@@ -179,7 +185,14 @@ def test_scaling(run_json: dict[str, Any]) -> None:
     assert len(deep["provenance_bytes"]) == len(deep["sizes"])
     checks = run_json["linearity"]
     assert len(checks) == 6  # time and memory, in keys, layers and roles
-    assert {check["verdict"] for check in checks} <= {"PASS", "MISS"}
+    assert {check["verdict"] for check in checks} <= {"PASS", "MISS", "borderline"}
+    for check in checks:
+        assert check["low"] <= check["exponent"] <= check["high"]
+        assert check["rounds"] >= (2 if "time" in check["check"] else 1)
+    for dimension in scaling.values():
+        faults = dimension["layerconf"].get("page_faults_per_call")
+        if faults is not None:  # where the platform counts them
+            assert len(faults) == len(dimension["layerconf"]["sizes"])
 
 
 @pytest.mark.parametrize("peer", sorted(PEERS))
@@ -255,3 +268,95 @@ def test_slime_baseline_matches_layerconf(
             else:
                 assert getattr(slime[role], key) == value
                 assert type(getattr(slime[role], key)) is type(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# How a figure is judged: the median's confidence interval, the verdict, --confirm
+
+
+@pytest.fixture(scope="module")
+def timing() -> Iterator[ModuleType]:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import _timing
+
+        yield _timing
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_spread_is_the_order_statistics_interval(timing: ModuleType) -> None:
+    # n = 21: P(Binomial(21, 1/2) <= 5) = 0.013 and <= 6 is 0.039, so the 6th and 16th values.
+    assert timing.spread([float(value) for value in range(21, 0, -1)]) == (11.0, 6.0, 16.0)
+    # n = 7: only k = 1 keeps each tail under 2.5%: the extremes.
+    assert timing.spread([3.0, 1.0, 2.0, 7.0, 5.0, 4.0, 6.0]) == (4.0, 1.0, 7.0)
+    assert timing.spread([2.5]) == (2.5, 2.5, 2.5)
+    # more samples of the same spread give a narrower interval
+    few = timing.spread([float(value % 10) for value in range(20)])
+    many = timing.spread([float(value % 10) for value in range(200)])
+    assert many[2] - many[1] < few[2] - few[1]
+    with pytest.raises(ValueError, match="no samples"):
+        timing.spread([])
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "at_most", "verdict"),
+    [
+        (4.9, 5.2, False, "borderline"),
+        (5.0, 5.2, False, "PASS"),
+        (4.1, 4.99, False, "MISS"),
+        (0.008, 0.0099, True, "PASS"),
+        (0.009, 0.011, True, "borderline"),
+        (0.0101, 0.02, True, "MISS"),
+    ],
+)
+def test_judge(timing: ModuleType, low: float, high: float, at_most: bool, verdict: str) -> None:
+    goal = 0.01 if at_most else 5.0
+    assert timing.judge(low, high, goal, at_most=at_most) == verdict
+
+
+def test_interleaved_alternates_the_order(timing: ModuleType) -> None:
+    order: list[str] = []
+    functions = {name: (lambda name=name: order.append(name)) for name in "abc"}
+    samples = timing.interleaved(functions, 2, slot=0.0)
+    assert {name: len(values) for name, values in samples.items()} == dict.fromkeys("abc", 2)
+    assert order[:3] == ["a", "b", "c"]  # the warm-up calls
+    assert order[3:] == ["a", "b", "c", "c", "b", "a"]  # one call a slot: forwards, backwards
+
+
+def test_confirm_measures_only_borderline_figures_again(bench_run: ModuleType) -> None:
+    asked: list[int] = []
+
+    def again(rounds: int) -> list[float]:
+        asked.append(rounds)
+        return [5.5] * rounds
+
+    def show(value: float) -> str:
+        return f"{value:.2f}x"
+
+    borderline = bench_run.Figure("b", ">= 5x", 5.0, False, show, [4.0, 5.5, 6.0], remeasure=again)
+    passing = bench_run.Figure("p", ">= 5x", 5.0, False, show, [6.0, 7.0, 8.0], remeasure=again)
+    assert borderline.verdict == "borderline"
+    assert bench_run.confirm([borderline, passing]) == [borderline]
+    assert asked == [bench_run.CONFIRM_FACTOR * 3]
+    assert borderline.added == asked[0]
+    assert len(borderline.samples) == 3 + asked[0]
+    assert borderline.verdict == "PASS"  # 12 rounds: the interval is now above 5
+    assert "borderline at 3 rounds" in borderline.how()
+    assert passing.added == 0
+
+
+def test_first_call_target_in_milliseconds_beside_the_floor(timing: ModuleType) -> None:
+    import bench_first_call
+
+    reachable = bench_first_call.what_the_target_means(
+        {"slime": 0.014, "floor": 0.006, "layerconf": 0.012}
+    )
+    assert "would take 7.00 ms" in reachable
+    assert "a dict copy per role) takes 6.00 ms" in reachable
+    assert "1.17x the floor, 1.00 ms over it" in reachable
+    assert "layerconf now: 12.00 ms, 2.00x the floor" in reachable
+    below = bench_first_call.what_the_target_means(
+        {"slime": 0.010, "floor": 0.006, "layerconf": 0.012}
+    )
+    assert "0.83x the floor, below it" in below
