@@ -56,6 +56,12 @@ _SEEDS: dict[tuple[SecretPolicy, tuple[str, ...]], tuple[list[str], list[str]]] 
 _DEST = operator.attrgetter("dest")
 
 
+def _dests(actions: Mapping[str, argparse.Action]) -> list[str]:
+    """The dest of each entry of `actions`, in table order."""
+    # (a comprehension: its attribute reads are specialized, cheaper than map(attrgetter))
+    return [action.dest for action in actions.values()]
+
+
 def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:
     cached = _SECRET_OPTIONS.get(id(actions))
     if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
@@ -79,7 +85,7 @@ def _seeded(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> Seq
             continue
         if options is None:
             options = list(actions)
-        if options == seed_options and list(map(_DEST, actions.values())) == dests:
+        if options == seed_options and _dests(actions) == dests:
             return candidates
     return None
 
@@ -97,7 +103,7 @@ def seed_secret_options(
     if len(_SEEDS) >= 16:
         _SEEDS.clear()
     if all(option in actions for option in candidates):
-        _SEEDS[(policy, candidates)] = (list(actions), list(map(_DEST, actions.values())))
+        _SEEDS[(policy, candidates)] = (list(actions), _dests(actions))
 
 
 def secret_candidates(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:

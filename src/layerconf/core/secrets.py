@@ -253,6 +253,8 @@ def redact_argv(
     redacted: list[str] = []
     found: list[str] = []
     pending = 0
+    prefixes = _prefixes(parser)
+    actions = None if parser is None else parser._option_string_actions
     for token in argv:
         if pending and not _is_option(token):
             found.append(token)
@@ -260,10 +262,13 @@ def redact_argv(
             pending -= 1
             continue
         pending = 0
-        if len(token) > 1 and token[0] in _prefixes(parser):
-            token, pending = _option_token(token, policy, parser, found)
-        if not pending:
-            token = _redact_text(token, policy, found)
+        if len(token) > 1 and token[0] in prefixes:
+            if actions is not None and token in actions:  # (what `_classify` says of it)
+                pending = _exact_takes(actions, token, policy)
+            else:
+                token, pending = _option_token(token, policy, parser, found)
+        if not pending and ("://" in token or token.lstrip()[:1] in ("{", "[")):
+            token = _redact_text(token, policy, found)  # (which keeps any other token)
         redacted.append(token)
     # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.
     texts = sorted(
@@ -278,17 +283,17 @@ def redacted_token(
     token: str, parser: argparse.ArgumentParser, policy: SecretPolicy = SECRETS
 ) -> str:
     """``redact_argv([token], policy, parser=parser)[0][0]``: one token as it may be shown
-    alone, the common case (an option of the parser's, no secret's) in one table lookup."""
-    actions = parser._option_string_actions
+    alone, the common case (an option of the parser's) in one table lookup."""
     if (
-        token in actions
+        token in parser._option_string_actions
         and len(token) > 1
         and token[0] in parser.prefix_chars
         and "://" not in token
         and token.lstrip()[:1] not in ("{", "[")
-        and not _exact_takes(actions, token, policy)
     ):
-        return token  # an exact option string, no secret's flag: nothing in it to hide
+        # An exact option string shows as written, a secret flag's too (its values are the
+        # tokens after it): nothing in it to hide.
+        return token
     return redact_argv([token], policy, parser=parser)[0][0]
 
 

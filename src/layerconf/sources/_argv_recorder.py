@@ -263,7 +263,10 @@ class Recorder:
                 self._hook_get_values()
                 return count
         if action.nargs != argparse.SUPPRESS:  # else argparse does not call it
-            self._note(action, batch)
+            if type(action) in _SINGLE_SETATTR:  # (`_note`'s common case, inline)
+                self.occurrences.append((action, batch, self.state.get(action.dest, _MISSING)))
+            else:
+                self._note(action, batch)
         return count
 
     def _next_option(self, action: argparse.Action) -> int | None:
@@ -450,14 +453,23 @@ class Recorder:
             last[name] = origin
 
         table = self._origins()
+        strings = self.strings
+        options = self.clone._option_string_actions
         for occurrence in self.occurrences:
             action, position, events = occurrence
             if position is None:
                 origin = CLI_ORIGIN
             else:
-                origin = self._origin(table, position)
+                origin = table[position]  # (`_origin`'s common case, inline)
+                if origin is None or strings[position] not in options:
+                    origin = self._origin(table, position)
             if type(occurrence) is tuple:  # a built-in action: `events` is its dest's old value
-                note(action.dest, events, origin)
+                name = action.dest
+                if name in last:
+                    note(name, events, origin)
+                else:  # (`note`'s common case, inline)
+                    first[name] = events
+                    last[name] = origin
                 continue
             dest = action.dest
             for name, old, _ in events:

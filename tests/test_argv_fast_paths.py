@@ -1,0 +1,125 @@
+"""The recorded parse's short cuts say exactly what the general paths say.
+
+`redact_argv` classifies an exact option string with one table lookup instead of the full
+classification; `redacted_token` shows an exact option string as written. Each is checked
+here against the general path on command lines mixing secret flags of every nargs, values that
+are URLs or JSON, options the parser does not own and abbreviations.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from layerconf.core import secrets
+from layerconf.core.secrets import SECRETS, redact_argv, redacted_token
+
+
+def _parser(prefix_chars: str = "-") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prefix_chars=prefix_chars, add_help=False)
+    p = prefix_chars[0]
+    parser.add_argument(f"{p}{p}wandb-key", f"{p}k")
+    parser.add_argument(f"{p}{p}hf-token", nargs=2)
+    parser.add_argument(f"{p}{p}api-key", nargs="+")
+    parser.add_argument(f"{p}{p}run-secret", nargs="?")
+    parser.add_argument(f"{p}{p}gh-token", action="store_true")
+    parser.add_argument(f"{p}{p}lr", type=float)
+    parser.add_argument(f"{p}{p}name", f"{p}n")
+    parser.add_argument(f"{p}v", action="count")
+    return parser
+
+
+def _general(
+    argv: list[str], policy: secrets.SecretPolicy, parser: argparse.ArgumentParser
+) -> tuple[list[str], list[str]]:
+    """`redact_argv` as it was written before its short cut: every option through
+    `_option_token`, every token through `_redact_text`."""
+    redacted: list[str] = []
+    found: list[str] = []
+    pending = 0
+    for token in argv:
+        if pending and not secrets._is_option(token):
+            found.append(token)
+            redacted.append(policy.placeholder)
+            pending -= 1
+            continue
+        pending = 0
+        if len(token) > 1 and token[0] in parser.prefix_chars:
+            token, pending = secrets._option_token(token, policy, parser, found)
+        if not pending:
+            token = secrets._redact_text(token, policy, found)
+        redacted.append(token)
+    texts = sorted(
+        {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
+    )
+    if texts:
+        redacted = [secrets.scrub_text(token, texts, policy) for token in redacted]
+    return redacted, found
+
+
+_VALUES = [
+    "s3cr3t-value",
+    "1e-5",
+    "-1",
+    "--",
+    "-",
+    "https://user:pa55word@host/x",
+    '{"hf_token": "hf_SECRETjson"}',
+    '["x", {"api_key": "SECRETinlist"}]',
+    "{not json, api_key: x}",
+    "--sglang-mem",
+    "--wandb-k",
+    "--wandb-key=s3cr3t-inline",
+    "-ks3cr3t-short",
+    "-vk",
+    "--lr=https://u:pa55@h",
+    "--nope=1",
+    "--hf-tokn",
+]
+
+
+def _tokens(prefix: str) -> st.SearchStrategy[list[str]]:
+    options = list(_parser(prefix)._option_string_actions)
+    values = [v.replace("-", prefix) if prefix != "-" and v.startswith("-") else v for v in _VALUES]
+    return st.lists(st.sampled_from(options + values), max_size=12)
+
+
+class TestRedactArgvShortCut:
+    @settings(max_examples=300)
+    @given(_tokens("-"), st.sampled_from([SECRETS, SECRETS.extend(names=["lr", "name"])]))
+    def test_same_as_the_general_path(self, argv: list[str], policy: secrets.SecretPolicy) -> None:
+        parser = _parser()
+        assert redact_argv(argv, policy, parser=parser) == _general(argv, policy, parser)
+
+    @settings(max_examples=100)
+    @given(_tokens("+"))
+    def test_other_prefix_chars(self, argv: list[str]) -> None:
+        parser = _parser("+")
+        assert redact_argv(argv, SECRETS, parser=parser) == _general(argv, SECRETS, parser)
+
+    def test_an_action_changed_in_place(self) -> None:
+        """An exact option whose action becomes a secret's after a first command line."""
+        parser = _parser()
+        argv = ["--name", "c00kie-value", "--lr", "1"]
+        assert redact_argv(argv, parser=parser)[1] == []
+        parser._option_string_actions["--name"].dest = "wandb_key"
+        assert redact_argv(argv, parser=parser) == _general(argv, SECRETS, parser)
+        assert redact_argv(argv, parser=parser)[1] == ["c00kie-value"]
+
+
+class TestRedactedTokenShortCut:
+    @given(st.sampled_from(_VALUES + list(_parser()._option_string_actions)))
+    def test_same_as_redact_argv(self, token: str) -> None:
+        parser = _parser()
+        for policy in (SECRETS, SECRETS.extend(names=["lr", "name"])):
+            expected = redact_argv([token], policy, parser=parser)[0][0]
+            assert redacted_token(token, parser, policy) == expected
+
+    def test_every_exact_option_shows_as_written(self) -> None:
+        for prefix in "-+":
+            parser = _parser(prefix)
+            for option in parser._option_string_actions:
+                assert redacted_token(option, parser) == option
+                assert redact_argv([option], parser=parser)[0] == [option]
