@@ -464,7 +464,7 @@ class TestFileText:
         roles = ppo(parser)
         roles["critic"].lr = 3e-6
         fast = write_audit(roles, tmp_path / "fast").read_bytes()
-        monkeypatch.setattr(io_module, "_entry_texts", lambda shared: {})  # every entry encoded
+        monkeypatch.setattr(io_module, "_known_lines", lambda texts: {})  # every entry encoded
         assert write_audit(roles, tmp_path / "slow").read_bytes() == fast
 
     def test_values_of_every_plain_type(self, tmp_path: pathlib.Path) -> None:
