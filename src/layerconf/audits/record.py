@@ -16,17 +16,16 @@ every other text of the record the secret's text is replaced.
 from __future__ import annotations
 
 import argparse
-import collections
 import enum
 import functools
 import itertools
 import json
-import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
+from layerconf.audits.bulk import alike_entries
 from layerconf.audits.codec import (
     FORMAT,
     Decoder,
@@ -39,7 +38,7 @@ from layerconf.audits.codec import (
 from layerconf.audits.fingerprint import fingerprint as _fingerprint
 from layerconf.audits.scrubbed import first_marker, given_matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
-from layerconf.audits.texts import Texts, key_heads, scalar_texts
+from layerconf.audits.texts import Texts
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
 from layerconf.core.explain import Plain, lone_settings, plain_groups, unscrubbed
@@ -169,9 +168,10 @@ def _role_section(
             if answer.shadowed:
                 plain[keys[0]] = answer
             else:
-                alike.update(
-                    _alike(encoder, texts, settings, answer, keys, values, secret_keys, plain)
+                made = alike_entries(
+                    encoder, texts, settings, answer, keys, values, secret_keys, plain
                 )
+                alike.update(made)
         settings.update(alike)
     others = list(itertools.filterfalse(alike.__contains__, values))
     if walked:  # the lists and dicts one layer alone set: explain's answer, from that layer
@@ -221,55 +221,6 @@ def _role_section(
     ]
     section["notices"] = [_problem(problem) for problem in provenance.notices]
     return section
-
-
-def _alike(
-    encoder: Encoder,
-    texts: Texts,
-    settings: Mapping[str, Any],
-    found: Plain,
-    keys: list[str],
-    values: Mapping[str, Any],
-    secret_keys: frozenset[Any],
-    others: dict[str, Plain],
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
-    shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
-    A key whose value is a secret's, or does not encode as itself, goes to `others`. The
-    texts of the values (and, when writing, the entries' lines) go to `texts`, for `settings`.
-    """
-    # A secret's value is redacted; an unset one (None) is null either way, as here.
-    held = [key for key in secret_keys.intersection(keys) if values[key] is not None]
-    if held:
-        others.update(dict.fromkeys(held, found))
-        keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
-    current = list(map(values.__getitem__, keys))
-    shown = scalar_texts(current)  # "" for a value that does not encode as itself
-    if not all(shown):
-        others.update(dict.fromkeys(itertools.compress(keys, map(operator.not_, shown)), found))
-        keys = list(itertools.compress(keys, shown))
-        current = list(itertools.compress(current, shown))
-        shown = list(filter(None, shown))
-    template = {"value": None, **encoder.origin(found.origin)}
-    entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
-    collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
-    texts.settings(settings).update(zip(keys, shown, strict=True))
-    lines = texts.settings_lines(settings)
-    if lines is not None:  # the key, then the template's text with the value's in its place
-        tail = compact(template)[len('{"value": null') :]
-        heads = key_heads(tuple(keys), ': {"value": ')
-        lines.update(
-            zip(
-                keys,
-                map(operator.add, map(operator.add, heads, shown), itertools.repeat(tail)),
-                strict=True,
-            )
-        )
-    return zip(keys, entries, strict=True)
-
-
-#: The key of each entry's value, as many times as `map` asks.
-_VALUES = itertools.repeat("value")
 
 
 @functools.lru_cache(maxsize=16)

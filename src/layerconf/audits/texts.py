@@ -7,9 +7,6 @@ record is written to a file, in the line of each entry (`layerconf.audits.io`). 
 both texts are the same, so `Texts` works each out once, in loops that run in C (`map`), and
 hands it to both.
 
-The roles of one resolution share most value objects (both roles' defaults are one layer's
-objects): a value's text is kept by the object's id, the object kept alive with it, so that a
-value the second role shares with the first is not written out again.
 """
 
 from __future__ import annotations
@@ -22,9 +19,10 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from layerconf.audits.codec import compact
 from layerconf.core.values import MAX_INT_BITS
 
-__all__ = ["Texts", "key_heads", "scalar_texts"]
+__all__ = ["Texts", "compact_encoder", "key_heads", "scalar_texts"]
 
 
 def _int_text(value: int) -> str:
@@ -76,6 +74,22 @@ def key_heads(keys: tuple[str, ...], after: str) -> tuple[str, ...]:
     return tuple(map(operator.add, map(_ascii, keys), itertools.repeat(after)))
 
 
+def compact_encoder() -> Callable[[Any], str]:
+    """A function giving what `compact` gives, by one JSON encoder made for the caller (its
+    own: the encoder's cycle check keeps state while it runs)."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
+    if make is None:  # a Python without the json module's C part
+        return compact
+    encode = make(  # compact()'s own encoder: its checks (cycles, NaN, types), its separators
+        {}, _JSON.default, _ascii, None, ": ", ", ", False, False, False
+    )
+    return lambda value: "".join(encode(value, 0))
+
+
+#: The options `compact` encodes with (its `default` refuses a value JSON cannot hold).
+_JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False)
+
+
 class Texts:
     """The value texts known of each role's settings, and (`lines`) the lines of its entries
     when the record is written; by the settings' id (the settings kept with them)."""
@@ -85,6 +99,9 @@ class Texts:
         self.lines: dict[int, tuple[Mapping[str, Any], dict[str, str]]] | None = (
             {} if lines else None
         )
+        #: `compact` of a value, by an encoder made for this record (`compact` makes one
+        #: per call): the same text, character for character.
+        self.compact = compact_encoder()
 
     def settings(self, settings: Mapping[str, Any]) -> dict[str, str]:
         """The value texts known of `settings` (a role's), to add to."""
