@@ -464,7 +464,7 @@ class TestFileText:
         roles = ppo(parser)
         roles["critic"].lr = 3e-6
         fast = write_audit(roles, tmp_path / "fast").read_bytes()
-        monkeypatch.setattr(io_module, "_entry_texts", lambda shared: {})  # every entry encoded
+        monkeypatch.setattr(io_module, "_known_lines", lambda texts: {})  # every entry encoded
         assert write_audit(roles, tmp_path / "slow").read_bytes() == fast
 
     def test_values_of_every_plain_type(self, tmp_path: pathlib.Path) -> None:
@@ -1755,3 +1755,46 @@ def test_a_secret_value_never_leaks(values: dict[str, str]) -> None:
     for key, value in values.items():
         if is_secret(key):
             assert json.dumps(value)[1:-1] not in record.replace(REDACTED, "")
+
+
+class TestFingerprintFromTexts:
+    """audit puts the fingerprint's canonical text together from the value texts it worked out
+    on the way: the same fingerprint as the canonical text of the record's values, encoded."""
+
+    def test_real_fixture(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
+        roles = ppo(parser)  # (a secret's value makes audit scrub: the fingerprint encodes)
+        roles["critic"].lr = 3e-6
+        record = audit(roles)
+        assert record["fingerprint"] == audit_record_module._fingerprint(record["roles"])
+
+    @settings(deadline=None)
+    @given(layer_lists(), policies)
+    def test_generated_stacks(self, layers: list[Layer], merge: dict[str, Any]) -> None:
+        roles = {
+            "main": LayerStack(layers, policies=merge).resolve(),
+            "a b": LayerStack(layers[:1]).resolve(),
+            "other": argparse.Namespace(),
+        }
+        record = audit(roles)
+        assert record["fingerprint"] == audit_record_module._fingerprint(record["roles"])
+
+    def test_values_of_every_plain_type(self) -> None:
+        """Each value the text path writes, and those it leaves to the encoder."""
+        values = {
+            "one": 1,
+            "true": True,
+            "none": None,
+            "negative_zero": -0.0,
+            "small": 1e-05,
+            "big": 2**62,
+            "huge": 2**13_001,
+            "inf": float("inf"),
+            "text": 'ünï "q" \\ \u2028 \x00 😀',
+            "url": "https://host/x",
+            "json": '{"a": 1}',
+            "level": Level.low,
+            "ü-key": 2,
+        }
+        roles = {"r": LayerStack([Layer.from_mapping("defaults", values)]).resolve()}
+        record = audit(roles)
+        assert record["fingerprint"] == audit_record_module._fingerprint(record["roles"])

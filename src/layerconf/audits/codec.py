@@ -97,9 +97,14 @@ class OpaqueValue:
 
 def canonical(value: Any) -> str:
     """The canonical text of an encoded value: sorted keys, no spaces, ASCII, no NaN."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-    )
+    return _CANONICAL(value)
+
+
+#: What ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+#: allow_nan=False)`` calls, made once (json.dumps makes an encoder per call).
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+).encode
 
 
 _COMPACT = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode

@@ -4,34 +4,66 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
+import json.encoder
 import operator
 from collections.abc import Mapping
 from typing import Any
 
 from layerconf.audits.codec import FORMAT, canonical
+from layerconf.audits.texts import Texts, key_heads, scalar_texts
 
 __all__ = ["fingerprint"]
 
 _PREFIXES = {FORMAT: b"layerconf-fingerprint-2\n", 1: b"layerconf-fingerprint-1\n"}
 
 
-def fingerprint(roles: Mapping[str, Mapping[str, Any]], version: int = FORMAT) -> str:
+def fingerprint(
+    roles: Mapping[str, Mapping[str, Any]], version: int = FORMAT, *, texts: Texts | None = None
+) -> str:
     """sha256 of the canonical text of every role's values (see docs/audit.md).
 
     Format 2 covers the digest of every value a secret's text was scrubbed from; format 1
-    records had no such values, and only their prefix differs.
+    records had no such values, and only their prefix differs. `texts` holds the texts of
+    values already worked out (`audit` makes them on the way): the same text, put together
+    from them rather than encoded again (the tests compare both ways).
     """
+    prefix = _PREFIXES[FORMAT] if version == FORMAT else _PREFIXES[1]
+    if texts is not None:
+        return hashlib.sha256(prefix + _known_text(roles, texts).encode("ascii")).hexdigest()
     values = {}
     for role, section in roles.items():
         settings = section["settings"]
         # Sorted already (a sorted list sorts at once), in C; a trainer's keys repeat.
         order = _sorted_keys(tuple(settings))
         values[role] = dict(zip(order, map(_VALUE, map(settings.__getitem__, order)), strict=True))
-    prefix = _PREFIXES[FORMAT] if version == FORMAT else _PREFIXES[1]
     return hashlib.sha256(prefix + canonical(values).encode("ascii")).hexdigest()
 
 
+def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
+    """`canonical` of the values of `roles` (string role names and keys, as `audit` makes
+    them), each value's text taken from `texts` where known, else encoded."""
+    parts = []
+    for role in sorted(roles):
+        settings = roles[role]["settings"]
+        order = _sorted_keys(tuple(settings))
+        shown: list[Any] = list(map(texts.settings(settings).get, order))
+        if None in shown:  # only None compares equal to None here (the others are str)
+            missing = list(
+                itertools.compress(
+                    range(len(shown)), map(operator.is_, shown, itertools.repeat(None))
+                )
+            )
+            values = [settings[order[index]]["value"] for index in missing]
+            for index, text, value in zip(missing, scalar_texts(values), values, strict=True):
+                shown[index] = text or canonical(value)
+        body = ",".join(map(operator.add, key_heads(order, ":"), shown))
+        parts.append(f"{_ascii(role)}:{{{body}}}")
+    return "{" + ",".join(parts) + "}"
+
+
 _VALUE = operator.itemgetter("value")
+_ascii = json.encoder.encode_basestring_ascii
 
 
 @functools.lru_cache(maxsize=16)

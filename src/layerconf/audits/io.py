@@ -28,6 +28,7 @@ from typing import Any
 from layerconf.audits.codec import Encoder, ValueTypes, compact
 from layerconf.audits.record import AuditRecord, record_of
 from layerconf.audits.signing import Key, sign
+from layerconf.audits.texts import Texts
 from layerconf.audits.validate import AGAIN
 from layerconf.core.checks import PATH, check_type
 from layerconf.core.secrets import SECRETS, SecretPolicy
@@ -63,11 +64,11 @@ def write_audit(
     """
     check_type("write_audit", "directory", directory, PATH, "a path (str or pathlib.Path)")
     encoder = Encoder(secrets)
-    encoder.shared = []
-    record = record_of(roles, encoder, key)
+    texts = Texts(lines=True)
+    record = record_of(roles, encoder, key, texts)
     if key is not None:
         record = sign(record, key)
-    text = _Text(_entry_texts(encoder.shared)).dumps(record, 0)
+    text = _Text(_known_lines(texts)).dumps(record, 0)
     return write_atomic(pathlib.Path(directory), AUDIT_FILE, (text + "\n").encode("ascii"))
 
 
@@ -90,8 +91,11 @@ class _Text:
     the same, character for character.
     """
 
-    def __init__(self, known: Mapping[int, str] | None = None) -> None:
-        self.known = known or {}  # the text of an entry, by its id (`_entry_texts`)
+    def __init__(
+        self, known: Mapping[int, tuple[Mapping[str, Any], Mapping[str, str]]] | None = None
+    ) -> None:
+        # The lines known of a role's settings, by the settings' id (`Texts.lines`).
+        self.known = known or {}
         make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
         if make is None:  # a Python without the json module's C part
             self.encode: Callable[[Any, int], list[str]] = lambda value, _: [compact(value)]
@@ -129,7 +133,10 @@ class _Text:
 
     def _entries(self, entries: dict[Any, Any]) -> list[str]:
         """The line of each of `entries` (key, ``: ``, entry): its known text, else encoded."""
-        lines: list[Any] = list(map(self.known.get, map(id, entries.values())))
+        known = self.known.get(id(entries))
+        if known is None or known[0] is not entries:
+            known = (entries, {})
+        lines: list[Any] = list(map(known[1].get, entries))
         missing = list(itertools.compress(range(len(lines)), map(operator.not_, lines)))
         if missing:
             keys, items, key_text = list(entries), list(entries.values()), _key_text(entries)
@@ -143,39 +150,11 @@ def _key_text(mapping: Mapping[Any, Any]) -> Callable[[Any], str]:
     return _ascii if set(map(type, mapping)) == {str} else compact
 
 
-def _entry_texts(
-    shared: Iterable[tuple[dict[str, Any], list[str], list[Any], list[dict[str, Any]]]] | None,
-) -> dict[int, str]:
-    """The line of each entry `audit` made as a copy of a template with its value put in
-    (`Encoder.shared`: template, keys, values, entries), by the entry's id: its key's text,
-    ``: `` and the template's text with the value's text in its place (the value comes first:
-    ``{"value": V, ...origin}``): what `_Text` writes for it, character for character (the
-    tests compare both ways)."""
-    texts: dict[int, str] = {}
-    encode = _Text().encode
-    for template, keys, values, entries in shared or ():
-        whole = "".join(encode(template, 0))  # {"value": null...}
-        tail = whole[len('{"value": null') :]
-        starts = map(operator.add, map(_ascii, keys), itertools.repeat(': {"value": '))
-        shown = map(_call, map(_SCALAR_TEXT.__getitem__, map(type, values)), values)
-        lines = map(operator.add, map(operator.add, starts, shown), itertools.repeat(tail))
-        texts.update(zip(map(id, entries), lines, strict=True))
-    return texts
-
-
-#: The JSON text of a value `Encoder.as_is` passes (the only values of `Encoder.shared`), by
-#: its exact type: what `compact`'s encoder writes for it (its C part calls these too).
-_SCALAR_TEXT: dict[type, Callable[[Any], str]] = {
-    type(None): {None: "null"}.__getitem__,
-    bool: {True: "true", False: "false"}.__getitem__,
-    int: int.__repr__,
-    float: float.__repr__,
-    str: json.encoder.encode_basestring_ascii,
-}
-#: f(value), in C where the Python has it (3.11).
-_call: Callable[[Callable[[Any], str], Any], str] = getattr(
-    operator, "call", lambda function, value: function(value)
-)
+def _known_lines(texts: Texts) -> Mapping[int, tuple[Mapping[str, Any], Mapping[str, str]]]:
+    """The lines `texts` holds of each role's settings (the entries `audit` made from a
+    template, their value's text in its place): what `_Text` writes for each, character for
+    character (the tests compare both ways)."""
+    return texts.lines or {}
 
 
 #: The options `compact` encodes with (its `default` refuses a value JSON cannot hold).

@@ -16,17 +16,16 @@ every other text of the record the secret's text is replaced.
 from __future__ import annotations
 
 import argparse
-import collections
 import enum
 import functools
 import itertools
 import json
-import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
+from layerconf.audits.bulk import alike_entries
 from layerconf.audits.codec import (
     FORMAT,
     Decoder,
@@ -39,6 +38,7 @@ from layerconf.audits.codec import (
 from layerconf.audits.fingerprint import fingerprint as _fingerprint
 from layerconf.audits.scrubbed import first_marker, given_matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
+from layerconf.audits.texts import Texts
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
 from layerconf.core.explain import Plain, lone_settings, plain_groups, unscrubbed
@@ -79,13 +79,14 @@ def audit(
     scrubbed`) that replay refuses; give the `key` the record will be signed with, so that
     its digests are keyed by it (records signed with one key then compare).
     """
-    return record_of(roles, Encoder(secrets), key)
+    return record_of(roles, Encoder(secrets), key, Texts())
 
 
 def record_of(
-    roles: Mapping[str, argparse.Namespace], encoder: Encoder, key: Key | None
+    roles: Mapping[str, argparse.Namespace], encoder: Encoder, key: Key | None, texts: Texts
 ) -> dict[str, Any]:
-    """`audit(roles)` with `encoder`'s policy (scrubbing sets `encoder.shared` to None)."""
+    """`audit(roles)` with `encoder`'s policy; the texts of its values go to `texts`
+    (scrubbing makes new entries: it sets `texts.lines` to None)."""
     from layerconf import __version__
 
     if isinstance(roles, argparse.Namespace) or not isinstance(roles, Mapping):
@@ -107,7 +108,7 @@ def record_of(
                 f"role {role!r})"
             )
         provenance = provenance_of(namespace)
-        sections[str(role)] = _role_section(namespace, provenance, encoder)
+        sections[str(role)] = _role_section(namespace, provenance, encoder, texts)
         if provenance is not None:
             files.update(provenance.inputs.get(FILES, {}))
             own: list[str] | None = None
@@ -143,15 +144,17 @@ def record_of(
         reverse=True,  # the longest first, so a secret that contains another goes whole
     )
     if scrub:
-        encoder.shared = None
+        texts.lines = None
         signing = None if key is None else key_bytes(key)
         record = scrub_record(record, scrub, secrets.placeholder, signing)
-    record["fingerprint"] = _fingerprint(record["roles"])
+        record["fingerprint"] = _fingerprint(record["roles"])
+    else:  # the value texts worked out on the way, the others encoded
+        record["fingerprint"] = _fingerprint(record["roles"], texts=texts)
     return record
 
 
 def _role_section(
-    namespace: argparse.Namespace, provenance: Provenance | None, encoder: Encoder
+    namespace: argparse.Namespace, provenance: Provenance | None, encoder: Encoder, texts: Texts
 ) -> dict[str, Any]:
     values = dict(vars(namespace))  # one C call: other threads may be adding keys
     secret_keys = _secret_keys(encoder.policy, tuple(values))
@@ -165,7 +168,10 @@ def _role_section(
             if answer.shadowed:
                 plain[keys[0]] = answer
             else:
-                alike.update(_alike(encoder, answer, keys, values, secret_keys, plain))
+                made = alike_entries(
+                    encoder, texts, settings, answer, keys, values, secret_keys, plain
+                )
+                alike.update(made)
         settings.update(alike)
     others = list(itertools.filterfalse(alike.__contains__, values))
     if walked:  # the lists and dicts one layer alone set: explain's answer, from that layer
@@ -215,40 +221,6 @@ def _role_section(
     ]
     section["notices"] = [_problem(problem) for problem in provenance.notices]
     return section
-
-
-def _alike(
-    encoder: Encoder,
-    found: Plain,
-    keys: list[str],
-    values: Mapping[str, Any],
-    secret_keys: frozenset[Any],
-    others: dict[str, Plain],
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
-    shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
-    A key whose value is a secret's, or does not encode as itself, goes to `others`."""
-    # A secret's value is redacted; an unset one (None) is null either way, as here.
-    held = [key for key in secret_keys.intersection(keys) if values[key] is not None]
-    if held:
-        others.update(dict.fromkeys(held, found))
-        keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
-    current = list(map(values.__getitem__, keys))
-    plain = encoder.as_is(current)
-    if not all(plain):
-        others.update(dict.fromkeys(itertools.compress(keys, map(operator.not_, plain)), found))
-        keys = list(itertools.compress(keys, plain))
-        current = list(itertools.compress(current, plain))
-    template = {"value": None, **encoder.origin(found.origin)}
-    entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
-    collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
-    if encoder.shared is not None:
-        encoder.shared.append((template, keys, current, entries))
-    return zip(keys, entries, strict=True)
-
-
-#: The key of each entry's value, as many times as `map` asks.
-_VALUES = itertools.repeat("value")
 
 
 @functools.lru_cache(maxsize=16)

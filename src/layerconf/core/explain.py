@@ -234,16 +234,11 @@ def lone_settings(
 
 def _current(layer: Layer, keys: list[str], values: Mapping[str, Any]) -> list[str]:
     """The `keys` whose value in `values` is still `layer`'s, and atomic. The common case (the
-    layer's own object, of an atomic type) is told apart in C-level loops (`map`)."""
+    layer's own object) is told apart in C-level loops (`map`): `keys` hold none of the
+    layer's `mutable_keys`, so the layer's own object is atomic."""
     current = list(map(values.__getitem__, keys))
     recorded = list(map(layer.values.__getitem__, keys))
-    common = list(
-        map(
-            operator.and_,
-            map(operator.is_, current, recorded),
-            map(ATOMIC_TYPES.__contains__, map(type, current)),
-        )
-    )
+    common = list(map(operator.is_, current, recorded))
     if all(common):
         return keys
     found = list(itertools.compress(keys, common))
@@ -260,7 +255,7 @@ def _grouped(
     """The answers of `keys`, which layer `index` set last, each with its keys; `shadowed`
     gives the earlier layers that hold a key too, newest first."""
     layer = layers[index]
-    if shadowed:
+    if shadowed and index:  # the first layer shadows nothing
         for key in filter(shadowed.__contains__, keys):
             path = (key,)
             history = tuple(

@@ -1,0 +1,71 @@
+"""The entries of an audit record made in bulk.
+
+Most keys of a configuration share their walk's answer (`layerconf.core.explain.plain_groups`:
+one origin, nothing shadowed): `alike_entries` makes their entries as copies of one template,
+in loops that run in C (`map`), and hands the texts of their values (and, when the record is
+written, their lines) to `Texts`, for the fingerprint and the file; the tests compare both
+ways.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import operator
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from layerconf.audits.codec import Encoder
+from layerconf.audits.texts import Texts, key_heads, scalar_texts
+from layerconf.core.explain import Plain
+
+__all__ = ["alike_entries"]
+
+
+def alike_entries(
+    encoder: Encoder,
+    texts: Texts,
+    settings: Mapping[str, Any],
+    found: Plain,
+    keys: list[str],
+    values: Mapping[str, Any],
+    secret_keys: frozenset[Any],
+    others: dict[str, Plain],
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
+    shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
+    A key whose value is a secret's, or does not encode as itself, goes to `others`. The
+    texts of the values (and, when writing, the entries' lines) go to `texts`, for `settings`.
+    """
+    # A secret's value is redacted; an unset one (None) is null either way, as here.
+    held = [key for key in secret_keys.intersection(keys) if values[key] is not None]
+    if held:
+        others.update(dict.fromkeys(held, found))
+        keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
+    current = list(map(values.__getitem__, keys))
+    shown = scalar_texts(current)  # "" for a value that does not encode as itself
+    if not all(shown):
+        others.update(dict.fromkeys(itertools.compress(keys, map(operator.not_, shown)), found))
+        keys = list(itertools.compress(keys, shown))
+        current = list(itertools.compress(current, shown))
+        shown = list(filter(None, shown))
+    template = {"value": None, **encoder.origin(found.origin)}
+    entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
+    collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
+    texts.settings(settings).update(zip(keys, shown, strict=True))
+    lines = texts.settings_lines(settings)
+    if lines is not None:  # the key, then the template's text with the value's in its place
+        tail = texts.compact(template)[len('{"value": null') :]
+        heads = key_heads(tuple(keys), ': {"value": ')
+        lines.update(
+            zip(
+                keys,
+                map(operator.add, map(operator.add, heads, shown), itertools.repeat(tail)),
+                strict=True,
+            )
+        )
+    return zip(keys, entries, strict=True)
+
+
+#: The key of each entry's value, as many times as `map` asks.
+_VALUES = itertools.repeat("value")

@@ -1,0 +1,120 @@
+"""The JSON text of the plain values of one record, worked out once and used twice.
+
+An audit writes thousands of values JSON holds as they are (None, a bool, an int, a finite
+float, a string with no secret to look for in it). Their text is needed twice: in the
+fingerprint (the canonical text of every value, `layerconf.audits.fingerprint`) and, when the
+record is written to a file, in the line of each entry (`layerconf.audits.io`). For a scalar
+both texts are the same, so `Texts` works each out once, in loops that run in C (`map`), and
+hands it to both.
+
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json.encoder
+import math
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from layerconf.audits.codec import compact
+from layerconf.core.values import MAX_INT_BITS
+
+__all__ = ["Texts", "compact_encoder", "key_heads", "scalar_texts"]
+
+
+def _int_text(value: int) -> str:
+    return int.__repr__(value) if value.bit_length() <= MAX_INT_BITS else ""
+
+
+def _float_text(value: float) -> str:
+    return float.__repr__(value) if math.isfinite(value) else ""
+
+
+def _str_text(value: str) -> str:
+    if "://" in value or value[:1] in ("{", "["):  # a URL's password, JSON's secrets
+        return ""
+    return _ascii(value)
+
+
+def _other_text(value: Any) -> str:
+    return ""
+
+
+_ascii = json.encoder.encode_basestring_ascii
+#: The JSON text of a value `Encoder.value` gives back as it is, with no secret to look for in
+#: it, by its exact type ("" for any other value): what `compact`'s and `canonical`'s encoders
+#: write for it (their C part calls these too).
+_TEXT: dict[type, Callable[[Any], str]] = {
+    type(None): {None: "null"}.__getitem__,
+    bool: {True: "true", False: "false"}.__getitem__,
+    int: _int_text,
+    float: _float_text,
+    str: _str_text,
+}
+#: f(value), in C where the Python has it (3.11).
+_call: Callable[[Callable[[Any], str], Any], str] = getattr(
+    operator, "call", lambda function, value: function(value)
+)
+
+
+def scalar_texts(values: list[Any]) -> list[str]:
+    """The JSON text of each of `values` that `Encoder.value` gives back as it is (with no
+    secret to look for in it: `Encoder.as_is`), "" for any other; in one C-level loop."""
+    kinds = map(_TEXT.get, map(type, values), itertools.repeat(_other_text))
+    return list(map(_call, kinds, values))
+
+
+@functools.lru_cache(maxsize=64)
+def key_heads(keys: tuple[str, ...], after: str) -> tuple[str, ...]:
+    """The JSON text of each of `keys` (strings), followed by `after` (cached: a trainer's
+    keys repeat, call after call)."""
+    return tuple(map(operator.add, map(_ascii, keys), itertools.repeat(after)))
+
+
+def compact_encoder() -> Callable[[Any], str]:
+    """A function giving what `compact` gives, by one JSON encoder made for the caller (its
+    own: the encoder's cycle check keeps state while it runs)."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
+    if make is None:  # a Python without the json module's C part
+        return compact
+    encode = make(  # compact()'s own encoder: its checks (cycles, NaN, types), its separators
+        {}, _JSON.default, _ascii, None, ": ", ", ", False, False, False
+    )
+    return lambda value: "".join(encode(value, 0))
+
+
+#: The options `compact` encodes with (its `default` refuses a value JSON cannot hold).
+_JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False)
+
+
+class Texts:
+    """The value texts known of each role's settings, and (`lines`) the lines of its entries
+    when the record is written; by the settings' id (the settings kept with them)."""
+
+    def __init__(self, *, lines: bool = False) -> None:
+        self.values: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
+        self.lines: dict[int, tuple[Mapping[str, Any], dict[str, str]]] | None = (
+            {} if lines else None
+        )
+        #: `compact` of a value, by an encoder made for this record (`compact` makes one
+        #: per call): the same text, character for character.
+        self.compact = compact_encoder()
+
+    def settings(self, settings: Mapping[str, Any]) -> dict[str, str]:
+        """The value texts known of `settings` (a role's), to add to."""
+        known = self.values.get(id(settings))
+        if known is None or known[0] is not settings:
+            known = self.values[id(settings)] = (settings, {})
+        return known[1]
+
+    def settings_lines(self, settings: Mapping[str, Any]) -> dict[str, str] | None:
+        """The lines known of `settings` (a role's), to add to; None when not writing."""
+        if self.lines is None:
+            return None
+        known = self.lines.get(id(settings))
+        if known is None or known[0] is not settings:
+            known = self.lines[id(settings)] = (settings, {})
+        return known[1]
