@@ -186,12 +186,12 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
     # The keys of the other values, found in C too: a Python pass over a thousand defaults
     # cost more than the rest of the layer. `issuperset` stops at the first other type; the
     # list iterator under it then says where that value is, and the scan goes on after it.
-    values = list(private.values())
-    rest = iter(values)
+    items = list(private.values())
+    rest = iter(items)
     types = map(type, rest)
-    last = len(values) - 1
+    last = len(items) - 1
     keys = list(private)
-    others = []
+    others: list[str] = []
     while not atomic.issuperset(types):
         others.append(keys[last - operator.length_hint(rest)])
     mutable = [key for key in others if not is_atomic(private[key])]
