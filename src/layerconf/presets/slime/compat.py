@@ -121,6 +121,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+if "logging" in sys.modules:  # logging imported already: the logger made now, not in a call
+    _logger()
+
+
 _EXAMPLE = "megatron: [{name: default, role: actor, overrides: {...}}]"
 
 
