@@ -542,3 +542,45 @@ class TestParityOnGeneratedFiles:
 _PARITY_BASE, _ = load_profile().parse_known_args(
     ["--rollout-batch-size", "4", "--train-env-vars", '{"X": "1"}', "--micro-batch-size", "2"]
 )
+
+
+class TestLazyLogging:
+    """The drop-in imports logging only when it logs, with the same logger as before."""
+
+    def test_importing_the_drop_in_does_not_import_logging(self) -> None:
+        import subprocess
+        import sys
+
+        code = "import sys; import layerconf.compat.slime; print('logging' in sys.modules)"
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == "False"
+
+    def test_logger_is_the_named_logger(self) -> None:
+        from layerconf.presets.slime.compat import logger
+
+        assert logger is logging.getLogger("layerconf.compat.slime")
+        assert compat.logger is logger
+        assert "logger" in compat.__all__
+        with pytest.raises(AttributeError, match="no attribute 'loger'"):
+            compat.loger
+
+    def test_a_process_without_logging_still_shows_a_warning(self, tmp_path: Path) -> None:
+        """An unknown key is logged as a warning (logging's last resort prints it)."""
+        import subprocess
+        import sys
+
+        role_file = tmp_path / "roles.yaml"
+        role_file.write_text("megatron:\n  - role: actor\n    overrides:\n      nope: 1\n")
+        code = (
+            "import argparse, sys\n"
+            "from layerconf.compat.slime import parse_megatron_role_args\n"
+            "base = argparse.Namespace(lr=1.0)\n"
+            f"parse_megatron_role_args(base, {str(role_file)!r}, 'actor')\n"
+            "parse_megatron_role_args(base, {0!r}, 'critic')\n".format(str(role_file))
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert "'nope' is not a known argument; it is set anyway" in done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import pickle
 
 import attrs
@@ -94,6 +95,21 @@ class TestLayer:
         changed = layer._with_values({"lr": 1e-5, "opt": {"b": 1}})
         assert changed == attrs.evolve(layer, values={"lr": 1e-5, "opt": {"b": 1}})
         assert changed.mutable_keys == frozenset({"opt"})
+
+    @pytest.mark.parametrize(
+        "where",
+        [(), (0,), (9,), (0, 1), (4, 5, 6), (0, 9), tuple(range(10))],
+    )
+    def test_mutable_keys_are_found_wherever_they_are(self, where: tuple[int, ...]) -> None:
+        """The scan for containers finds each one, first and last included, and copies it."""
+        shared = [1, 2]
+        values: dict[str, object] = {f"k{i}": shared if i in where else i for i in range(10)}
+        values["e"] = enum.Enum("E", "A").A  # an enum member: not a container, shared
+        layer = Layer("base", "mapping", values)
+        assert layer.mutable_keys == frozenset(f"k{i}" for i in where)
+        assert layer.values == values
+        for index in where:
+            assert layer.values[f"k{index}"] is not shared
 
     def test_values_must_be_a_mapping(self) -> None:
         """A list is not a layer."""

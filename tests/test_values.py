@@ -249,3 +249,23 @@ class TestOutputsOfHugeInts:
     def test_an_object_with_a_broken_repr(self) -> None:
         """An object JSON cannot hold is its repr, or says it has none."""
         assert jsonable(Broken()) == "<unprintable Broken: ValueError>"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[], [1, "a", None, 2.5], {}, {"a": 1, 2: "b"}, [[1]], {"a": [1]}, [1, [2, [3]]]],
+)
+def test_copy_value_shares_no_container(value: Any) -> None:
+    """A copy is equal, of the same type, and shares no list or dict with the original."""
+    copied = copy_value(value)
+    assert copied == value
+    assert type(copied) is type(value)
+
+    def containers(item: Any) -> list[int]:
+        if isinstance(item, list):
+            return [id(item), *(i for x in item for i in containers(x))]
+        if isinstance(item, dict):
+            return [id(item), *(i for x in item.values() for i in containers(x))]
+        return []
+
+    assert not set(containers(copied)) & set(containers(value))

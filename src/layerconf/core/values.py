@@ -58,6 +58,11 @@ def copy_value(value: Any, _memo: dict[int, Any] | None = None) -> Any:
     atomic = ATOMIC_TYPES
     if kind in atomic:
         return value
+    if _memo is None:  # the common containers, copied in C (nothing inside them to share)
+        if kind is list and atomic.issuperset(map(type, value)):
+            return list(value)
+        if kind is dict and atomic.issuperset(map(type, value.values())):
+            return dict(value)
     if kind is list or kind is dict or isinstance(value, Mapping):
         memo: dict[int, Any] = {} if _memo is None else _memo
         done = memo.get(id(value))

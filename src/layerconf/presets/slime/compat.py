@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import argparse
 import errno
-import logging
 import operator
 import os
+import sys
 import weakref
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import attrs
 
@@ -49,12 +49,15 @@ from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, 
 from layerconf.rules import IgnoredKeys
 from layerconf.sources.yaml import check_yaml
 
+if TYPE_CHECKING:
+    import logging
+
 __all__ = [
     "SlimeAttributeError",
     "SlimeConfigError",
     "SlimeFileNotFoundError",
     "SlimeTypeError",
-    "logger",
+    "logger",  # noqa: F822  (made on first use: __getattr__)
     "parse_megatron_role_args",
 ]
 
@@ -95,8 +98,32 @@ class SlimeFileNotFoundError(SlimeConfigError, FileNotFoundError):
         return str(self.args[0])  # the whole message, not OSError's short form
 
 
-#: How slime reports what it ignores or sets anyway: through logging, never warnings.
-logger = logging.getLogger("layerconf.compat.slime")
+_LOGGER_NAME = "layerconf.compat.slime"
+
+
+def _logger() -> logging.Logger:
+    """How slime reports what it ignores or sets anyway: through logging, never warnings.
+
+    The module's ``logger`` (``logging.getLogger('layerconf.compat.slime')``), made on first
+    use: logging is imported only by a call that logs, or by a reader of ``logger``.
+    """
+    found = globals().get("logger")
+    if found is None:
+        import logging
+
+        found = globals()["logger"] = logging.getLogger(_LOGGER_NAME)
+    return found
+
+
+def __getattr__(name: str) -> Any:
+    if name == "logger":
+        return _logger()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if "logging" in sys.modules:  # logging imported already: the logger made now, not in a call
+    _logger()
+
 
 _EXAMPLE = "megatron: [{name: default, role: actor, overrides: {...}}]"
 
@@ -280,7 +307,7 @@ def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Laye
     if "" in overrides:  # slime sets getattr(args, ''); a layerconf namespace has no such key
         fail(SlimeConfigError)
     for problem in problems:
-        logger.warning("%s (slime reads on)", problem)
+        _logger().warning("%s (slime reads on)", problem)
     return _slime_layer(path, positions, (TOP_KEY, mine[0]), entry, field, overrides)
 
 
@@ -327,10 +354,13 @@ def _log(result: Namespace, role: str, path: str, layer: Layer) -> None:
     """What slime logs: the keys it ignores or sets anyway, the role's overrides."""
     for problem in notices(result):
         if problem.severity == "warning" and problem.rule == "ignored-keys":
-            logger.info("%s", problem)
+            _logger().info("%s", problem)
         elif problem.severity in ("warning", "error"):
-            logger.warning("%s", problem)
-    if not logger.isEnabledFor(logging.INFO):  # the resolve path: nothing more to build
+            _logger().warning("%s", problem)
+    if "logging" not in sys.modules:  # never imported: never configured, INFO is not shown
+        return
+    logger = _logger()
+    if not logger.isEnabledFor(sys.modules["logging"].INFO):  # nothing more to build
         return
     if not layer.values and layer.origin.line is None:
         logger.info(
