@@ -108,6 +108,8 @@ def spread(samples: Sequence[float], confidence: float = CONFIDENCE) -> tuple[fl
     n = len(ordered)
     if n == 0:
         raise ValueError("no samples")
+    if any(math.isnan(value) for value in ordered):
+        raise ValueError("a sample is NaN: leave out the rounds that gave no figure")
     tail, k = (1 - confidence) / 2, 0
     below = 0.0  # P(Binomial(n, 1/2) < k + 1)
     while k < n // 2:

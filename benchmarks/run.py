@@ -1340,12 +1340,21 @@ class Figure:
     def verdict(self) -> str:
         if self.limit is None:
             return "-"
-        _, low, high = spread(self.samples)
+        if not self.fitted:
+            return "MISS"  # no round gave a figure (a growth fit that failed): nothing to claim
+        _, low, high = spread(self.fitted)
         return judge(low, high, self.limit, at_most=self.at_most)
 
+    @property
+    def fitted(self) -> list[float]:
+        """The rounds that gave a figure (a growth fit can give none: NaN)."""
+        return [value for value in self.samples if not math.isnan(value)]
+
     def how(self) -> str:
-        median, low, high = spread(self.samples)
-        count = len(self.samples)
+        if not self.fitted:
+            return f"no figure in any of {len(self.samples)} rounds{self.note}"
+        median, low, high = spread(self.fitted)
+        count = len(self.fitted)
         if count == 1:
             shown = f"{self.show(median)}{self.unit} (exact: one measurement)"
         else:
@@ -1353,10 +1362,12 @@ class Figure:
             shown = f"{self.show(median)}{self.unit} [{interval}]"
         if self.added:
             shown += f" (borderline at {count - self.added} rounds; {self.added} more: --confirm)"
+        if len(self.samples) > count:
+            shown += f" ({len(self.samples) - count} rounds gave no figure)"
         return shown + self.note
 
     def record(self) -> dict[str, Any]:
-        median, low, high = spread(self.samples)
+        median, low, high = spread(self.fitted) if self.fitted else (None, None, None)
         return {
             "target": self.target,
             "goal": self.goal,
@@ -1383,6 +1394,12 @@ def confirm(found: Iterable[Figure]) -> list[Figure]:
         figure.added += len(extra)
         confirmed.append(figure)
     return confirmed
+
+
+def _confirm_now(found: list[Figure]) -> None:
+    print("\n--confirm: the borderline figures, measured again...")
+    confirmed = confirm(found)
+    print(f"  {len(confirmed)} measured again" if confirmed else "  none borderline")
 
 
 def per_round(
@@ -1623,7 +1640,11 @@ def print_memory(
 
 
 def print_scaling(title: str, series: dict[str, Series]) -> None:
-    print(f"\nScaling in {title}: growth exponents (log-log slope; 1 = linear, 2 = quadratic)")
+    print(
+        f"\nScaling in {title}: growth exponents (log-log slope; 1 = linear, 2 = quadratic), "
+        "fitted to the median time at each size (a linearity verdict is the median of the "
+        "per-round fits)"
+    )
     for key, one in series.items():
         summary = one.summary()
         exponent, tail = summary["time_exponent"], summary["time_tail_exponent"]
@@ -1890,6 +1911,10 @@ def to_markdown(data: dict[str, Any]) -> str:
             "",
             f"Scaling in {dimension}: {UNITS[dimension]}",
             "",
+            "Time exponents here are fitted to the median time at each size; a linearity verdict"
+            " (targets) is the median of the fits of each round, which can differ in the second"
+            " digit.",
+            "",
             "| approach | sizes | time exponent | last step | memory exponent | stopped |",
             "|---|---|---:|---:|---:|---|",
         ]
@@ -1992,22 +2017,33 @@ def main(arguments: Sequence[str] | None = None) -> dict[str, Any]:
         print("measuring the targets in paired rounds...")
         first_calls, floor = first_call_targets()
         found = steady_targets(results, split, scratch) + process_figures + first_calls
+        if settings.confirm:  # before the scaling: in the heap their first rounds ran in
+            _confirm_now(found)
         for peer, reason in skipped.items():
             print(f"skipped {peer}: {reason}")
 
         scaling: dict[str, dict[str, Series]] = {}
+        linearity: list[Figure] = []
         if not settings.no_scaling:
             print("\nScaling (synthetic jobs; bench_stack.synthetic)...")
-            scaling["keys"] = scale_keys(scratch, skipped)
-            scaling["layers"] = scale_layers(skipped)
-            scaling["roles"] = scale_roles(scratch, skipped)
+            dimensions: dict[str, Callable[[], dict[str, Series]]] = {
+                "keys": lambda: scale_keys(scratch, skipped),
+                "layers": lambda: scale_layers(skipped),
+                "roles": lambda: scale_roles(scratch, skipped),
+            }
+            for dimension, scale in dimensions.items():
+                series = scaling[dimension] = scale()
+                exponents = linear_checks({dimension: series})
+                if settings.confirm:
+                    _confirm_now(exponents)
+                for one in series.values():  # its workloads go before the next dimension's
+                    one.remeasure = None
+                for figure in exponents:
+                    figure.remeasure = None
+                gc.collect()
+                linearity += exponents
             for dimension, series in scaling.items():
                 print_scaling(dimension, series)
-        linearity = linear_checks(scaling)
-        if settings.confirm:
-            print("\n--confirm: the borderline figures, measured again...")
-            confirmed = confirm([*found, *linearity])
-            print(f"  {len(confirmed)} measured again" if confirmed else "  none borderline")
         print_targets(found, "Targets")
         print(floor)
         if linearity:

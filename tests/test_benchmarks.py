@@ -297,6 +297,24 @@ def test_spread_is_the_order_statistics_interval(timing: ModuleType) -> None:
     assert many[2] - many[1] < few[2] - few[1]
     with pytest.raises(ValueError, match="no samples"):
         timing.spread([])
+    with pytest.raises(ValueError, match="NaN"):
+        timing.spread([1.0, math.nan, 2.0])  # a NaN would sort anywhere: order statistics lie
+
+
+def test_rounds_without_a_figure_are_left_out_never_judged_borderline(
+    bench_run: ModuleType,
+) -> None:
+    def show(value: float) -> str:
+        return f"{value:.2f}"
+
+    none = bench_run.Figure("layers", "<= 1.1", 1.1, True, show, [math.nan] * 7)
+    assert none.verdict == "MISS"  # nothing measured, nothing claimed
+    assert "no figure in any of 7 rounds" in none.how()
+    assert none.record()["measured"] is None
+    some = bench_run.Figure("layers", "<= 1.1", 1.1, True, show, [1.0] * 7 + [math.nan] * 2)
+    assert some.verdict == "PASS"
+    assert "2 rounds gave no figure" in some.how()
+    assert some.record()["rounds"] == 9
 
 
 @pytest.mark.parametrize(
