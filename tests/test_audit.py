@@ -1757,6 +1757,28 @@ def test_a_secret_value_never_leaks(values: dict[str, str]) -> None:
             assert json.dumps(value)[1:-1] not in record.replace(REDACTED, "")
 
 
+class _Text(str):
+    """A str subclass, as a library's string type or a str enum's member is."""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        ' {"api_key": "SECRETVAL1"}',  # JSON after whitespace: json.loads reads it all the same
+        '\n\t[{"hf_token": "SECRETVAL1"}]',
+        _Text('{"api_key": "SECRETVAL1"}'),
+        _Text("https://user:SECRETVAL1@host/"),
+        "https://user:SECRETVAL1@host/",
+    ],
+    ids=["space-json", "newline-json", "subclass-json", "subclass-url", "url"],
+)
+def test_a_secret_inside_a_plain_keys_text_never_leaks(value: str, tmp_path: pathlib.Path) -> None:
+    """A value under a key that is not a secret's still hides what its form shows."""
+    roles = {"r": stack(note=value), "s": stack(note=value, lr=1e-5)}
+    assert "SECRETVAL1" not in json.dumps(audit(roles))
+    assert b"SECRETVAL1" not in write_audit(roles, tmp_path).read_bytes()
+
+
 class TestFingerprintFromTexts:
     """audit puts the fingerprint's canonical text together from the value texts it worked out
     on the way: the same fingerprint as the canonical text of the record's values, encoded."""

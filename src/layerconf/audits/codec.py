@@ -35,7 +35,12 @@ import attrs
 
 from layerconf.core.checks import check_type
 from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
-from layerconf.core.secrets import SecretPolicy, embedded_secrets, secret_texts
+from layerconf.core.secrets import (
+    SecretPolicy,
+    embedded_secrets,
+    may_show_secret,
+    secret_texts,
+)
 from layerconf.core.values import MAX_INT_BITS, shorten
 from layerconf.exceptions import AuditError
 
@@ -176,7 +181,7 @@ class Encoder:
         """The encoded value: JSON's own types as they are, any other by `_ENCODERS`."""
         kind = type(value)
         if kind is str:
-            if "://" in value or value[:1] in ("{", "["):  # a URL's password, JSON's secrets
+            if may_show_secret(value):  # a URL's password, JSON's secrets
                 self.found.extend(embedded_secrets(value, self.policy))
             return value
         if kind is bool or value is None:
@@ -245,7 +250,7 @@ _AS_IS: dict[type, Callable[[Any], bool]] = {
     bool: _always,
     int: lambda value: value.bit_length() <= MAX_INT_BITS,
     float: math.isfinite,
-    str: lambda value: "://" not in value and value[:1] not in ("{", "["),
+    str: lambda value: not may_show_secret(value),
 }
 
 
@@ -282,7 +287,10 @@ def _encode_int(encoder: Encoder, value: Any) -> dict[str, Any]:
 
 
 def _encode_str(encoder: Encoder, value: str) -> dict[str, Any]:
-    return {TAG: "str", "class": qualified_name(type(value)), "value": str(value)}
+    text = str(value)
+    if may_show_secret(text):  # a str subclass's text shows what a str's would
+        encoder.found.extend(embedded_secrets(text, encoder.policy))
+    return {TAG: "str", "class": qualified_name(type(value)), "value": text}
 
 
 def _encode_bytes(encoder: Encoder, value: bytes | bytearray) -> dict[str, Any]:

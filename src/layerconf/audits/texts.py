@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from layerconf.audits.codec import compact
+from layerconf.core.secrets import may_show_secret
 from layerconf.core.values import MAX_INT_BITS
 
 __all__ = ["Texts", "compact_encoder", "key_heads", "scalar_texts"]
@@ -34,7 +35,7 @@ def _float_text(value: float) -> str:
 
 
 def _str_text(value: str) -> str:
-    if "://" in value or value[:1] in ("{", "["):  # a URL's password, JSON's secrets
+    if may_show_secret(value):  # a URL's password, JSON's secrets: the encoder searches it
         return ""
     return _ascii(value)
 

@@ -31,6 +31,7 @@ __all__ = [
     "SecretPolicy",
     "embedded_secrets",
     "is_secret",
+    "may_show_secret",
     "redact",
     "redact_argv",
     "redacted_argv",
@@ -267,7 +268,7 @@ def redact_argv(
                 pending = _exact_takes(actions, token, policy)
             else:
                 token, pending = _option_token(token, policy, parser, found)
-        if not pending and ("://" in token or token.lstrip()[:1] in ("{", "[")):
+        if not pending and may_show_secret(token):
             token = _redact_text(token, policy, found)  # (which keeps any other token)
         redacted.append(token)
     # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.
@@ -288,8 +289,7 @@ def redacted_token(
         token in parser._option_string_actions
         and len(token) > 1
         and token[0] in parser.prefix_chars
-        and "://" not in token
-        and token.lstrip()[:1] not in ("{", "[")
+        and not may_show_secret(token)
     ):
         # An exact option string shows as written, a secret flag's too (its values are the
         # tokens after it): nothing in it to hide.
@@ -309,11 +309,18 @@ def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS
     return text
 
 
+def may_show_secret(text: str) -> bool:
+    """Whether the form of `text` can show a secret: a URL (its password), JSON text (the
+    values of secret keys), whitespace before it allowed as ``json.loads`` allows it. A text
+    for which this is false shows none: it is written as it is, never searched."""
+    return "://" in text or text.lstrip()[:1] in ("{", "[")
+
+
 def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
     """The secrets the form of `text` shows: a URL's password, the values of secret keys in
     JSON text (all of a malformed one that names a secret key)."""
     found: list[str] = []
-    if "://" in text or text.lstrip()[:1] in ("{", "["):
+    if may_show_secret(text):
         _redact_text(text, policy, found)
     return found
 
