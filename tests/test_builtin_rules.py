@@ -296,6 +296,33 @@ class TestTopologyGuard:
         with pytest.raises(ConfigError, match="lr"):
             resolve_stacks(self.stacks({"lr": 1e-5}, TopologyGuard(keys=("lr",))))
 
+    def test_one_value_for_every_role_is_not_converted(self) -> None:
+        """A value every role shares (one object, the command line's or the default) agrees
+        without being converted: the parser's type is not called for it, and a type whose
+        results compare by identity is no mismatch between a value and itself."""
+        calls: list[str] = []
+
+        class Handle:
+            def __init__(self, text: str) -> None:
+                calls.append(text)
+
+        own = argparse.ArgumentParser()
+        own.add_argument("--tp", type=Handle, default=2)
+        own.add_argument("--pp", type=int, default=1)
+        guard = TopologyGuard(keys=("tp", "pp"), parser=own)
+        layers = base()
+        stacks = {
+            role: LayerStack([*layers, role_layer({"tp": 2, "pp": 1})], rules=[guard])
+            for role in ("actor", "critic")
+        }
+        roles = resolve_stacks(stacks)
+        assert (roles["actor"].tp, roles["critic"].pp) == (2, 1)
+        assert calls == []
+        # Values that are not one object are converted and compared, as before.
+        stacks["critic"] = LayerStack([*layers, role_layer({"pp": 4})], rules=[guard])
+        with pytest.raises(ConfigError, match="roles must share pp: actor pp=1; critic 4"):
+            resolve_stacks(stacks)
+
 
 class TestDistinctAcrossRoles:
     """Keys no two roles may share, as generic as any rule."""

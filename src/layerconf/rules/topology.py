@@ -7,7 +7,8 @@ them. Different topologies are unsupported and may break initialisation or train
 Values are compared as values (`same_value`: ``1``, ``1.0`` and ``True`` differ). Given the
 trainer's `parser`, the guard compares what the parser converts each value to, and leaves out
 a value it cannot convert: that is a type mistake, which the type-coercion rule reports, and
-one mistake is one problem.
+one mistake is one problem. A value that is one object in every role (the command line's, the
+default) agrees with itself and is not converted.
 """
 
 from __future__ import annotations
@@ -74,11 +75,17 @@ class TopologyGuard:
         if self.action == "off" or len(context.roles) < 2:
             return
         for key in self.keys:
-            values = {
-                role: self._converted(key, getattr(args, key))
+            held = {
+                role: getattr(args, key)
                 for role, args in context.roles.items()
                 if hasattr(args, key)
             }
+            shared = next(iter(held.values()), None)
+            if all(value is shared for value in held.values()):
+                # One object for every role (the command line's, the default): it agrees with
+                # itself, and is not converted (the first call compiles no spec for it).
+                continue
+            values = {role: self._converted(key, value) for role, value in held.items()}
             present = [role for role, value in values.items() if value is not _UNCONVERTIBLE]
             if all(same_value(values[present[0]], values[role], copied=False) for role in present):
                 continue
