@@ -12,6 +12,7 @@ from typing import Any
 
 from layerconf.audits.codec import FORMAT, canonical
 from layerconf.audits.texts import Texts, key_heads, scalar_texts
+from layerconf.core.explain import values_at
 
 __all__ = ["fingerprint"]
 
@@ -36,7 +37,7 @@ def fingerprint(
         settings = section["settings"]
         # Sorted already (a sorted list sorts at once), in C; a trainer's keys repeat.
         order = _sorted_keys(tuple(settings))
-        values[role] = dict(zip(order, map(_VALUE, map(settings.__getitem__, order)), strict=True))
+        values[role] = dict(zip(order, map(_VALUE, values_at(settings, order)), strict=True))
     return hashlib.sha256(prefix + canonical(values).encode("ascii")).hexdigest()
 
 
