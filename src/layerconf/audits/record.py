@@ -179,12 +179,15 @@ def _role_section(
             lone_settings(namespace, values, [*itertools.filterfalse(plain.__contains__, others)])
         )
     leaves: dict[str, Any] = {}
+    lines = texts.settings_lines(settings) if walked else None
     for key in others:
         value = values[key]
         found = plain.get(key)
         secret = key in secret_keys
         if found is not None:
-            settings[str(key)] = _plain_entry(encoder, secret, value, found)
+            entry = settings[key] = _plain_entry(encoder, secret, value, found)
+            if found.shadowed and lines is not None:  # (walked: every key a str)
+                lines[key] = texts.history_line(key, secret, value, found, entry)
         else:
             explained = None if provenance is None else unscrubbed(namespace, key)
             settings[str(key)] = _entry(encoder, secret, value, explained)
