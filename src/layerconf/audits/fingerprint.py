@@ -58,9 +58,19 @@ def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
             values = [settings[order[index]]["value"] for index in missing]
             for index, text, value in zip(missing, scalar_texts(values), values, strict=True):
                 shown[index] = text or canonical(value)
-        body = ",".join(map(operator.add, key_heads(order, ":"), shown))
-        parts.append(f"{_ascii(role)}:{{{body}}}")
+        body = [""] * (2 * len(order))  # each key's head, then its value's text
+        body[::2] = _member_heads(order)
+        body[1::2] = shown
+        parts.append(f"{_ascii(role)}:{{{''.join(body)}}}")
     return "{" + ",".join(parts) + "}"
+
+
+@functools.lru_cache(maxsize=16)
+def _member_heads(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The JSON text of each of `keys` followed by ":", each but the first after a ","
+    (cached: a trainer's keys repeat)."""
+    heads = key_heads(keys, ":")
+    return heads[:1] + tuple(map(operator.add, itertools.repeat(","), heads[1:]))
 
 
 _VALUE = operator.itemgetter("value")
