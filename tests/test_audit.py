@@ -467,6 +467,31 @@ class TestFileText:
         monkeypatch.setattr(io_module, "_known_lines", lambda texts: {})  # every entry encoded
         assert write_audit(roles, tmp_path / "slow").read_bytes() == fast
 
+    @pytest.mark.parametrize("extra", [[], ["--wandb-key", "sekrit-abcdef-123"]])
+    def test_roles_of_other_resolutions_share_no_wrong_line(
+        self,
+        parser: argparse.ArgumentParser,
+        in_fixtures: None,
+        tmp_path: pathlib.Path,
+        monkeypatch: pytest.MonkeyPatch,
+        extra: list[str],
+    ) -> None:
+        """A line worked out for one role's entry with a history (a key the command line set
+        over a default) serves another role only for the same value and origins."""
+        first, other = ppo(parser, *extra), ppo(parser, "--seed", "7", "--lr", "2e-06", *extra)
+        roles = {
+            "actor": first["actor"],
+            "critic": first["critic"],
+            "seeded": other["critic"],  # other command line: other origins, other values
+            "again": ppo(parser, *extra)["actor"],  # same values, other origin objects
+            "changed": ppo(parser, *extra)["critic"],
+        }
+        roles["changed"].seed = 1234  # written after resolution, in one role only
+        fast = write_audit(roles, tmp_path / "fast").read_bytes()
+        assert fast == record_bytes(audit(roles))
+        monkeypatch.setattr(io_module, "_known_lines", lambda texts: {})  # every entry encoded
+        assert write_audit(roles, tmp_path / "slow").read_bytes() == fast
+
     def test_values_of_every_plain_type(self, tmp_path: pathlib.Path) -> None:
         """Each kind of value the template path writes (1 and True, 0.0 and -0.0, text that
         JSON escapes) as the encoder writes it."""

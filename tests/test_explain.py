@@ -471,3 +471,14 @@ def test_explain_keeps_no_resolution_alive() -> None:
     del args
     gc.collect()
     assert gone() is None
+
+
+def test_values_at_gives_the_values_of_keys_in_order_for_none_one_and_many_keys() -> None:
+    from layerconf.core.explain import values_at
+
+    mapping = {"a": 1, "b": (2,), "c": None}
+    assert values_at(mapping, []) == []
+    assert values_at(mapping, ["b"]) == [(2,)]  # one key: a list of its value, not the value
+    assert values_at(mapping, ["c", "a", "b"]) == [None, 1, (2,)]
+    with pytest.raises(KeyError):
+        values_at(mapping, ["a", "missing"])

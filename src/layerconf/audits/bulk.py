@@ -17,7 +17,7 @@ from typing import Any
 
 from layerconf.audits.codec import Encoder
 from layerconf.audits.texts import Texts, key_heads, scalar_texts
-from layerconf.core.explain import Plain
+from layerconf.core.explain import Plain, values_at
 
 __all__ = ["alike_entries"]
 
@@ -42,7 +42,7 @@ def alike_entries(
     if held:
         others.update(dict.fromkeys(held, found))
         keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
-    current = list(map(values.__getitem__, keys))
+    current = values_at(values, keys)
     shown = scalar_texts(current)  # "" for a value that does not encode as itself
     if not all(shown):
         others.update(dict.fromkeys(itertools.compress(keys, map(operator.not_, shown)), found))

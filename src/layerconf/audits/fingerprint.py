@@ -12,6 +12,7 @@ from typing import Any
 
 from layerconf.audits.codec import FORMAT, canonical
 from layerconf.audits.texts import Texts, key_heads, scalar_texts
+from layerconf.core.explain import values_at
 
 __all__ = ["fingerprint"]
 
@@ -36,7 +37,7 @@ def fingerprint(
         settings = section["settings"]
         # Sorted already (a sorted list sorts at once), in C; a trainer's keys repeat.
         order = _sorted_keys(tuple(settings))
-        values[role] = dict(zip(order, map(_VALUE, map(settings.__getitem__, order)), strict=True))
+        values[role] = dict(zip(order, map(_VALUE, values_at(settings, order)), strict=True))
     return hashlib.sha256(prefix + canonical(values).encode("ascii")).hexdigest()
 
 
@@ -57,9 +58,19 @@ def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
             values = [settings[order[index]]["value"] for index in missing]
             for index, text, value in zip(missing, scalar_texts(values), values, strict=True):
                 shown[index] = text or canonical(value)
-        body = ",".join(map(operator.add, key_heads(order, ":"), shown))
-        parts.append(f"{_ascii(role)}:{{{body}}}")
+        body = [""] * (2 * len(order))  # each key's head, then its value's text
+        body[::2] = _member_heads(order)
+        body[1::2] = shown
+        parts.append(f"{_ascii(role)}:{{{''.join(body)}}}")
     return "{" + ",".join(parts) + "}"
+
+
+@functools.lru_cache(maxsize=16)
+def _member_heads(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The JSON text of each of `keys` followed by ":", each but the first after a ","
+    (cached: a trainer's keys repeat)."""
+    heads = key_heads(keys, ":")
+    return heads[:1] + tuple(map(operator.add, itertools.repeat(","), heads[1:]))
 
 
 _VALUE = operator.itemgetter("value")

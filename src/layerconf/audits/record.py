@@ -20,6 +20,7 @@ import enum
 import functools
 import itertools
 import json
+import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -160,8 +161,7 @@ def _role_section(
     secret_keys = _secret_keys(encoder.policy, tuple(values))
     named = set(map(type, values)) <= {str}  # every key a str (str() gives each back)
     settings: dict[str, Any] = dict.fromkeys(values if named else map(str, values))
-    alike: dict[str, Any] = {}  # the entries of the keys that share the walk's answer
-    plain: dict[str, Plain] = {}  # the walk's other answers
+    plain: dict[str, Plain] = {}  # the walk's answers of keys that do not share one
     walked = provenance is not None and named
     if walked:
         for answer, keys in plain_groups(namespace, values):
@@ -171,20 +171,25 @@ def _role_section(
                 made = alike_entries(
                     encoder, texts, settings, answer, keys, values, secret_keys, plain
                 )
-                alike.update(made)
-        settings.update(alike)
-    others = list(itertools.filterfalse(alike.__contains__, values))
+                settings.update(made)
+        # The keys not made in bulk (their entry still None; the same order as `values`).
+        others = list(itertools.compress(values, map(operator.is_, settings.values(), _NONE)))
+    else:
+        others = list(values)
     if walked:  # the lists and dicts one layer alone set: explain's answer, from that layer
         plain.update(
             lone_settings(namespace, values, [*itertools.filterfalse(plain.__contains__, others)])
         )
     leaves: dict[str, Any] = {}
+    lines = texts.settings_lines(settings) if walked else None
     for key in others:
         value = values[key]
         found = plain.get(key)
         secret = key in secret_keys
         if found is not None:
-            settings[str(key)] = _plain_entry(encoder, secret, value, found)
+            entry = settings[key] = _plain_entry(encoder, secret, value, found)
+            if found.shadowed and lines is not None:  # (walked: every key a str)
+                lines[key] = texts.history_line(key, secret, value, found, entry)
         else:
             explained = None if provenance is None else unscrubbed(namespace, key)
             settings[str(key)] = _entry(encoder, secret, value, explained)
@@ -284,6 +289,7 @@ def _plain_entry(encoder: Encoder, secret: bool, value: Any, plain: Plain) -> di
 
 
 _OVERRIDDEN = Reason.OVERRIDDEN.value
+_NONE = itertools.repeat(None)
 
 
 def _leaf_paths(tree: dict[str, Any], prefix: Path, is_secret: Any) -> Iterator[Path]:

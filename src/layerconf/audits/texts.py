@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from layerconf.audits.codec import compact
+from layerconf.core.explain import Plain
 from layerconf.core.secrets import may_show_secret
 from layerconf.core.values import MAX_INT_BITS
 
@@ -103,6 +104,10 @@ class Texts:
         #: `compact` of a value, by an encoder made for this record (`compact` makes one
         #: per call): the same text, character for character.
         self.compact = compact_encoder()
+        #: The line of an entry with a history (a key the command line set over a default),
+        #: by key, with what it was made of (value, secret or not, the walk's answer): the
+        #: roles of one resolution share these objects, and so the line.
+        self.histories: dict[str, tuple[Any, bool, Plain, str]] = {}
 
     def settings(self, settings: Mapping[str, Any]) -> dict[str, str]:
         """The value texts known of `settings` (a role's), to add to."""
@@ -119,3 +124,38 @@ class Texts:
         if known is None or known[0] is not settings:
             known = self.lines[id(settings)] = (settings, {})
         return known[1]
+
+    def history_line(
+        self, key: str, secret: bool, value: Any, plain: Plain, entry: Mapping[str, Any]
+    ) -> str:
+        """The line of `entry`, the entry of `key` (a str) with a history: `value`, `secret`
+        or not, `plain` the walk's answer; worked out once for every role that has the same
+        value and the same origins and shadowed values (the same objects, of types that
+        cannot change)."""
+        known = self.histories.get(key)
+        if (
+            known is not None
+            and known[0] is value
+            and known[1] is secret
+            and _same_answer(known[2], plain)
+        ):
+            return known[3]
+        line = _ascii(key) + ": " + self.compact(entry)
+        if type(value) in _TEXT and all(type(then) in _TEXT for then, _ in plain.shadowed):
+            self.histories[key] = (value, secret, plain, line)
+        return line
+
+
+def _same_answer(known: Plain, plain: Plain) -> bool:
+    """`known` and `plain` hold the same objects: origin, shadowed values and origins."""
+    return (
+        known.origin is plain.origin
+        and len(known.shadowed) == len(plain.shadowed)
+        and all(
+            map(
+                operator.is_,
+                itertools.chain.from_iterable(known.shadowed),
+                itertools.chain.from_iterable(plain.shadowed),
+            )
+        )
+    )
