@@ -1809,7 +1809,7 @@ class TestFingerprintFromTexts:
     on the way: the same fingerprint as the canonical text of the record's values, encoded."""
 
     def test_real_fixture(self, parser: argparse.ArgumentParser, in_fixtures: None) -> None:
-        roles = ppo(parser)  # (a secret's value makes audit scrub: the fingerprint encodes)
+        roles = ppo(parser)  # (no secret in the fixture: the text path, not a scrubbed record)
         roles["critic"].lr = 3e-6
         record = audit(roles)
         assert record["fingerprint"] == audit_record_module._fingerprint(record["roles"])

@@ -161,12 +161,6 @@ class Encoder:
         self._active: set[int] = set()  # containers being encoded (a cycle is not followed)
         # Per origin object (kept alive here, so that its id is not reused by another one).
         self._origins: dict[int, tuple[Origin, dict[str, Any]]] = {}
-        #: When a list: the entries `audit` made as copies of one template, each group as
-        #: (template, their keys, the values put in, the entries), for `write_audit` to write
-        #: their text from the template's (the entries kept alive here: their ids name them).
-        self.shared: (
-            list[tuple[dict[str, Any], list[str], list[Any], list[dict[str, Any]]]] | None
-        ) = None
 
     def field(self, secret: bool, value: Any) -> Any:
         """The encoded value, or the placeholder when it is a secret's (None stays null)."""
@@ -202,17 +196,6 @@ class Encoder:
             pass
         return _object(value)
 
-    def as_is(self, values: Iterable[Any]) -> list[bool]:
-        """For each of `values`, whether `value()` gives it back as it is, with no secret to
-        look for in it: None, a bool, an int or finite float JSON holds, a plain string."""
-        return [
-            value is None
-            or value is True
-            or value is False
-            or _AS_IS.get(type(value), _never)(value)
-            for value in values
-        ]
-
     def container(self, value: Any, encode: Callable[[], Any]) -> Any:
         """encode(), or a ``<cycle>`` object when `value` is already being encoded."""
         marker = id(value)
@@ -234,24 +217,6 @@ class Encoder:
         fields = origin_json(origin, nulls=False)
         self._origins[id(origin)] = (origin, fields)
         return fields
-
-
-def _never(value: Any) -> bool:
-    return False
-
-
-def _always(value: Any) -> bool:
-    return True
-
-
-#: What `Encoder.as_is` asks of a value of each type (the tests of `Encoder.value`).
-_AS_IS: dict[type, Callable[[Any], bool]] = {
-    type(None): _always,
-    bool: _always,
-    int: lambda value: value.bit_length() <= MAX_INT_BITS,
-    float: math.isfinite,
-    str: lambda value: not may_show_secret(value),
-}
 
 
 def _subclass(value: Any, base: type) -> dict[str, str]:

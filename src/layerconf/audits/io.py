@@ -28,7 +28,7 @@ from typing import Any
 from layerconf.audits.codec import Encoder, ValueTypes, compact
 from layerconf.audits.record import AuditRecord, record_of
 from layerconf.audits.signing import Key, sign
-from layerconf.audits.texts import Texts
+from layerconf.audits.texts import Texts, compact_chunks
 from layerconf.audits.validate import AGAIN
 from layerconf.core.checks import PATH, check_type
 from layerconf.core.secrets import SECRETS, SecretPolicy
@@ -96,21 +96,7 @@ class _Text:
     ) -> None:
         # The lines known of a role's settings, by the settings' id (`Texts.lines`).
         self.known = known or {}
-        make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
-        if make is None:  # a Python without the json module's C part
-            self.encode: Callable[[Any, int], list[str]] = lambda value, _: [compact(value)]
-        else:  # compact()'s own encoder: its checks (cycles, NaN, types), its separators
-            self.encode = make(
-                {},
-                _JSON.default,
-                json.encoder.encode_basestring_ascii,
-                None,
-                ": ",
-                ", ",
-                False,
-                False,
-                False,
-            )
+        self.encode = compact_chunks()
 
     def dumps(self, value: Any, depth: int) -> str:
         kind = type(value)
@@ -157,8 +143,6 @@ def _known_lines(texts: Texts) -> Mapping[int, tuple[Mapping[str, Any], Mapping[
     return texts.lines or {}
 
 
-#: The options `compact` encodes with (its `default` refuses a value JSON cannot hold).
-_JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False)
 _ascii = json.encoder.encode_basestring_ascii
 
 

@@ -6,7 +6,6 @@ fingerprint (the canonical text of every value, `layerconf.audits.fingerprint`) 
 record is written to a file, in the line of each entry (`layerconf.audits.io`). For a scalar
 both texts are the same, so `Texts` works each out once, in loops that run in C (`map`), and
 hands it to both.
-
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from layerconf.core.explain import Plain
 from layerconf.core.secrets import may_show_secret
 from layerconf.core.values import MAX_INT_BITS
 
-__all__ = ["Texts", "compact_encoder", "key_heads", "scalar_texts"]
+__all__ = ["Texts", "compact_chunks", "compact_encoder", "key_heads", "scalar_texts"]
 
 
 def _int_text(value: int) -> str:
@@ -63,8 +62,9 @@ _call: Callable[[Callable[[Any], str], Any], str] = getattr(
 
 
 def scalar_texts(values: list[Any]) -> list[str]:
-    """The JSON text of each of `values` that `Encoder.value` gives back as it is (with no
-    secret to look for in it: `Encoder.as_is`), "" for any other; in one C-level loop."""
+    """The JSON text of each of `values` that `Encoder.value` gives back as it is, with no
+    secret to look for in it (None, a bool, an int or finite float JSON holds, a plain string
+    that `may_show_secret` clears), "" for any other; in one C-level loop."""
     kinds = map(_TEXT.get, map(type, values), itertools.repeat(_other_text))
     return list(map(_call, kinds, values))
 
@@ -79,13 +79,20 @@ def key_heads(keys: tuple[str, ...], after: str) -> tuple[str, ...]:
 def compact_encoder() -> Callable[[Any], str]:
     """A function giving what `compact` gives, by one JSON encoder made for the caller (its
     own: the encoder's cycle check keeps state while it runs)."""
+    encode = compact_chunks()
+    return lambda value: "".join(encode(value, 0))
+
+
+def compact_chunks() -> Callable[[Any, int], list[str]]:
+    """`compact`'s own JSON encoder (its checks: cycles, NaN, types; its separators), made for
+    the caller alone: ``encode(value, 0)`` gives the text's chunks."""
     make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
     if make is None:  # a Python without the json module's C part
-        return compact
-    encode = make(  # compact()'s own encoder: its checks (cycles, NaN, types), its separators
+        return lambda value, _: [compact(value)]
+    encode: Callable[[Any, int], list[str]] = make(
         {}, _JSON.default, _ascii, None, ": ", ", ", False, False, False
     )
-    return lambda value: "".join(encode(value, 0))
+    return encode
 
 
 #: The options `compact` encodes with (its `default` refuses a value JSON cannot hold).
