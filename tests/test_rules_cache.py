@@ -11,6 +11,7 @@ import pytest
 from layerconf import ConfigError, LayerconfWarning, RuleSet
 from layerconf.presets import SLIME, Preset, resolve_roles
 from layerconf.presets import resolve as resolve_module
+from layerconf.presets.role_file import RoleFileFormat, check_role_file
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,3 +71,38 @@ class TestKept:
         assert resolve_module._rules_for(made, lenient).names == ()
         assert resolve_module._rules_for(made, mine).names != ()
         assert resolve_module._rules_for(made, lenient).names == ()
+
+
+class _Hinting(RoleFileFormat):
+    """A format whose hint is its own (a subclass equal in fields to the base)."""
+
+    @property
+    def hint_when_empty(self) -> str:
+        return "write the roles of this trainer"
+
+
+class TestRoleFilesKept:
+    """The role files read are kept by their bytes and the format they are read with."""
+
+    def test_another_form_after_a_first_read(self, tmp_path: Path) -> None:
+        """The same empty file read with a changed format: each format's own hint."""
+        path = tmp_path / "roles.yaml"
+        path.write_text("")
+        plain = RoleFileFormat("roles")
+        hints = [
+            check_role_file(path, ("actor",), form=form).problems[0].hint
+            for form in (plain, attrs.evolve(plain, empty_hint="say so"), _Hinting("roles"))
+        ]
+        assert hints == [plain.hint_when_empty, "say so", "write the roles of this trainer"]
+        assert check_role_file(path, ("actor",), form=plain).problems[0].hint == hints[0]
+
+    def test_another_top_key_and_a_changed_file(self, tmp_path: Path) -> None:
+        """The top key changed, then the file changed, between calls."""
+        path = tmp_path / "roles.yaml"
+        path.write_text("roles:\n  - role: actor\n    overrides: {lr: 1}\n")
+        assert check_role_file(path, ("actor",)).layers["actor"].values == {"lr": 1}
+        other = check_role_file(path, ("actor",), form=RoleFileFormat("megatron"))
+        assert other.layers == {}
+        assert other.errors
+        path.write_text("roles:\n  - role: actor\n    overrides: {lr: 2}\n")
+        assert check_role_file(path, ("actor",)).layers["actor"].values == {"lr": 2}
