@@ -137,16 +137,41 @@ def _add_inputs(inputs: dict[str, Any], more: Mapping[str, Any]) -> None:
             inputs[name] = value
 
 
+class _PresetKey:
+    """A preset as the key of its rule set: equal presets with the same rules callables share
+    one. Hashed by the name and the callables alone (equal keys have equal ones), so a first
+    call hashes no whole preset record; compared by identity first, then in full."""
+
+    __slots__ = ("_hash", "preset")
+
+    def __init__(self, preset: Preset) -> None:
+        self.preset = preset
+        self._hash = hash((preset.name, preset.rules, preset.standard_rules))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _PresetKey):
+            return NotImplemented
+        mine, theirs = self.preset, other.preset
+        return mine is theirs or (
+            # Equal presets may still build their rules differently.
+            mine.rules == theirs.rules
+            and mine.standard_rules == theirs.standard_rules
+            and mine == theirs
+        )
+
+
 # Rule sets built per (parser, preset); held weakly so a parser can still be freed.
 _RULES: weakref.WeakKeyDictionary[
-    argparse.ArgumentParser, dict[Any, tuple[ParserShape, RuleSet]]
+    argparse.ArgumentParser, dict[_PresetKey, tuple[ParserShape, RuleSet]]
 ] = weakref.WeakKeyDictionary()
 
 
 def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
     per_parser = _RULES.setdefault(parser, {})
-    # Equal presets may still build their rules differently.
-    key = (preset, preset.rules, preset.standard_rules)
+    key = _PresetKey(preset)
     cached = per_parser.get(key)
     if cached is None or not same_shape(parser, cached[0]):  # rebuilt when an action changes
         with reading_dests(parser):  # one reading of the dests for all the rules built

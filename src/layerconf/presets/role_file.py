@@ -144,14 +144,16 @@ def check_role_file(
     data = read_yaml_bytes(source, layer=layer_name)
     if isinstance(data, YamlDocument):
         return _RoleReader(data, valid, layer_name, top).read()
-    # The same bytes read the same way: a trainer reads its role file once per role.
+    # The same bytes read the same way: a trainer reads its role file once per role. The
+    # format is in the key by what the reading takes from it (no record hashed).
     sha256 = sha256_hex(data)
-    key = (source, valid, layer_name, form, sha256, *reader_settings())
+    hint = form.hint_when_empty
+    key = (source, valid, layer_name, top, hint, sha256, *reader_settings())
     with _ROLE_FILES_LOCK:
         role_file = _ROLE_FILES.get(key)
     if role_file is None:
         document = parse_yaml_bytes(
-            data, source=source, layer=layer_name, empty_hint=form.hint_when_empty, sha256=sha256
+            data, source=source, layer=layer_name, empty_hint=hint, sha256=sha256
         )
         role_file = _RoleReader(document, valid, layer_name, top).read()
         with _ROLE_FILES_LOCK:

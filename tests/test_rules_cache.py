@@ -1,0 +1,108 @@
+"""The rule sets resolve_roles keeps per parser and preset: a kept one never decides for another."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import attrs
+import pytest
+
+from layerconf import ConfigError, LayerconfWarning, RuleSet
+from layerconf.presets import SLIME, Preset, resolve_roles
+from layerconf.presets import resolve as resolve_module
+from layerconf.presets.role_file import RoleFileFormat, check_role_file
+
+
+def _parser() -> argparse.ArgumentParser:
+    made = argparse.ArgumentParser()
+    made.add_argument("--roles-file")
+    made.add_argument("--lr", type=float, default=1e-3)
+    return made
+
+
+def _mine() -> Preset:
+    return attrs.evolve(SLIME, name="mine", config_dest="roles_file")
+
+
+class TestKept:
+    def test_equal_presets_share_one_rule_set(self) -> None:
+        """Two equal presets, built apart, get the one rule set built for the first."""
+        made = _parser()
+        first = resolve_module._rules_for(made, _mine())
+        assert resolve_module._rules_for(made, _mine()) is first
+
+    def test_an_evolved_preset_gets_its_own(self, tmp_path: Path) -> None:
+        """A preset changed with attrs.evolve (same name, a field hashing does not read) after a
+        first resolution: its rules are its own, not the first preset's."""
+        made = _parser()
+        path = tmp_path / "roles.yaml"
+        path.write_text("megatron:\n  - role: actor\n    overrides: {rate: 1}\n")
+        argv = ["--roles-file", str(path)]
+        mine = _mine()
+        with pytest.raises(ConfigError, match="'rate' is not an argument"):
+            resolve_roles(made, argv, preset=mine)
+        ignoring = attrs.evolve(mine, ignored_keys={"rate": "the command line"})
+        assert ignoring.name == mine.name
+        with pytest.warns(LayerconfWarning, match="rate"):
+            roles = resolve_roles(made, argv, preset=ignoring)
+        assert "rate" not in vars(roles["actor"])
+        with pytest.raises(ConfigError, match="'rate' is not an argument"):
+            resolve_roles(made, argv, preset=mine)
+
+    def test_an_evolved_layer_name_gets_its_own(self, tmp_path: Path) -> None:
+        """Same name, another role layer: the rules work on the new layer."""
+        made = _parser()
+        path = tmp_path / "roles.yaml"
+        path.write_text("megatron:\n  - role: actor\n    overrides: {rate: 1}\n")
+        argv = ["--roles-file", str(path)]
+        mine = _mine()
+        with pytest.raises(ConfigError, match="'rate' is not an argument"):
+            resolve_roles(made, argv, preset=mine)
+        other = attrs.evolve(mine, layer="overrides")
+        with pytest.raises(ConfigError, match="'rate' is not an argument"):
+            resolve_roles(made, argv, preset=other)
+
+    def test_same_preset_other_rules_callable(self) -> None:
+        """Equal but for their rules callables: each its own rule set."""
+        made = _parser()
+        mine = _mine()
+        lenient = attrs.evolve(mine, rules=lambda parser: RuleSet([]))
+        assert resolve_module._rules_for(made, lenient).names == ()
+        assert resolve_module._rules_for(made, mine).names != ()
+        assert resolve_module._rules_for(made, lenient).names == ()
+
+
+class _Hinting(RoleFileFormat):
+    """A format whose hint is its own (a subclass equal in fields to the base)."""
+
+    @property
+    def hint_when_empty(self) -> str:
+        return "write the roles of this trainer"
+
+
+class TestRoleFilesKept:
+    """The role files read are kept by their bytes and the format they are read with."""
+
+    def test_another_form_after_a_first_read(self, tmp_path: Path) -> None:
+        """The same empty file read with a changed format: each format's own hint."""
+        path = tmp_path / "roles.yaml"
+        path.write_text("")
+        plain = RoleFileFormat("roles")
+        hints = [
+            check_role_file(path, ("actor",), form=form).problems[0].hint
+            for form in (plain, attrs.evolve(plain, empty_hint="say so"), _Hinting("roles"))
+        ]
+        assert hints == [plain.hint_when_empty, "say so", "write the roles of this trainer"]
+        assert check_role_file(path, ("actor",), form=plain).problems[0].hint == hints[0]
+
+    def test_another_top_key_and_a_changed_file(self, tmp_path: Path) -> None:
+        """The top key changed, then the file changed, between calls."""
+        path = tmp_path / "roles.yaml"
+        path.write_text("roles:\n  - role: actor\n    overrides: {lr: 1}\n")
+        assert check_role_file(path, ("actor",)).layers["actor"].values == {"lr": 1}
+        other = check_role_file(path, ("actor",), form=RoleFileFormat("megatron"))
+        assert other.layers == {}
+        assert other.errors
+        path.write_text("roles:\n  - role: actor\n    overrides: {lr: 2}\n")
+        assert check_role_file(path, ("actor",)).layers["actor"].values == {"lr": 2}
