@@ -874,15 +874,21 @@ def real_rows(
     return rows, results, checks
 
 
-def per_key_rows(w: Workload, results: dict[str, Any]) -> list[Row]:
-    roles = results["layerconf"][1]
-    critic = roles["critic"]
+def _explaining(roles: dict[str, Any]) -> tuple[list[tuple[Any, str]], Callable[[], None]]:
+    """Every (namespace, key) of `roles`, and a function explaining each of them once."""
     every = [(namespace, key) for namespace in roles.values() for key in vars(namespace)]
 
     def explain_every_key() -> None:
         for namespace, key in every:
             layerconf.explain(namespace, key)
 
+    return every, explain_every_key
+
+
+def per_key_rows(w: Workload, results: dict[str, Any]) -> list[Row]:
+    roles = results["layerconf"][1]
+    critic = roles["critic"]
+    every, explain_every_key = _explaining(roles)
     rows = []
     median, repeat = timed(lambda: layerconf.explain(critic, "lr"))
     rows.append(
@@ -1432,12 +1438,7 @@ def steady_targets(
     write_audit writes into `directory`."""
     roles = results["layerconf"][1]
     critic = roles["critic"]
-    every = [(namespace, key) for namespace in roles.values() for key in vars(namespace)]
-
-    def explain_every_key() -> None:
-        for namespace, key in every:
-            layerconf.explain(namespace, key)
-
+    every, explain_every_key = _explaining(roles)
     resolve = results["layerconf"][0]
     steady: list[tuple[str, str, float, bool, Callable[[float], str], Any, dict[str, Any]]] = [
         (

@@ -25,6 +25,21 @@ def _mine() -> Preset:
     return attrs.evolve(SLIME, name="mine", config_dest="roles_file")
 
 
+def _refused_after_a_first_call(
+    tmp_path: Path,
+) -> tuple[argparse.ArgumentParser, list[str], Preset]:
+    """A parser, a command line naming a role file that sets an unknown key, and the preset
+    whose first resolution of them refused that key."""
+    made = _parser()
+    path = tmp_path / "roles.yaml"
+    path.write_text("megatron:\n  - role: actor\n    overrides: {rate: 1}\n")
+    argv = ["--roles-file", str(path)]
+    mine = _mine()
+    with pytest.raises(ConfigError, match="'rate' is not an argument"):
+        resolve_roles(made, argv, preset=mine)
+    return made, argv, mine
+
+
 class TestKept:
     def test_equal_presets_share_one_rule_set(self) -> None:
         """Two equal presets, built apart, get the one rule set built for the first."""
@@ -35,13 +50,7 @@ class TestKept:
     def test_an_evolved_preset_gets_its_own(self, tmp_path: Path) -> None:
         """A preset changed with attrs.evolve (same name, a field hashing does not read) after a
         first resolution: its rules are its own, not the first preset's."""
-        made = _parser()
-        path = tmp_path / "roles.yaml"
-        path.write_text("megatron:\n  - role: actor\n    overrides: {rate: 1}\n")
-        argv = ["--roles-file", str(path)]
-        mine = _mine()
-        with pytest.raises(ConfigError, match="'rate' is not an argument"):
-            resolve_roles(made, argv, preset=mine)
+        made, argv, mine = _refused_after_a_first_call(tmp_path)
         ignoring = attrs.evolve(mine, ignored_keys={"rate": "the command line"})
         assert ignoring.name == mine.name
         with pytest.warns(LayerconfWarning, match="rate"):
@@ -52,13 +61,7 @@ class TestKept:
 
     def test_an_evolved_layer_name_gets_its_own(self, tmp_path: Path) -> None:
         """Same name, another role layer: the rules work on the new layer."""
-        made = _parser()
-        path = tmp_path / "roles.yaml"
-        path.write_text("megatron:\n  - role: actor\n    overrides: {rate: 1}\n")
-        argv = ["--roles-file", str(path)]
-        mine = _mine()
-        with pytest.raises(ConfigError, match="'rate' is not an argument"):
-            resolve_roles(made, argv, preset=mine)
+        made, argv, mine = _refused_after_a_first_call(tmp_path)
         other = attrs.evolve(mine, layer="overrides")
         with pytest.raises(ConfigError, match="'rate' is not an argument"):
             resolve_roles(made, argv, preset=other)
