@@ -118,19 +118,11 @@ class Texts:
 
     def settings(self, settings: Mapping[str, Any]) -> dict[str, str]:
         """The value texts known of `settings` (a role's), to add to."""
-        known = self.values.get(id(settings))
-        if known is None or known[0] is not settings:
-            known = self.values[id(settings)] = (settings, {})
-        return known[1]
+        return _known(self.values, settings)
 
     def settings_lines(self, settings: Mapping[str, Any]) -> dict[str, str] | None:
         """The lines known of `settings` (a role's), to add to; None when not writing."""
-        if self.lines is None:
-            return None
-        known = self.lines.get(id(settings))
-        if known is None or known[0] is not settings:
-            known = self.lines[id(settings)] = (settings, {})
-        return known[1]
+        return None if self.lines is None else _known(self.lines, settings)
 
     def history_line(
         self, key: str, secret: bool, value: Any, plain: Plain, entry: Mapping[str, Any]
@@ -151,6 +143,16 @@ class Texts:
         if type(value) in _TEXT and all(type(then) in _TEXT for then, _ in plain.shadowed):
             self.histories[key] = (value, secret, plain, line)
         return line
+
+
+def _known(
+    table: dict[int, tuple[Mapping[str, Any], dict[str, str]]], settings: Mapping[str, Any]
+) -> dict[str, str]:
+    """The texts `table` holds of `settings`, by its id (kept with them, so the id is theirs)."""
+    known = table.get(id(settings))
+    if known is None or known[0] is not settings:
+        known = table[id(settings)] = (settings, {})
+    return known[1]
 
 
 def _same_answer(known: Plain, plain: Plain) -> bool:
