@@ -147,9 +147,7 @@ def eager_merge(layers: list[LayerRecord], policies: dict[tuple[str, ...], Any])
     return result
 
 
-def update_merge(
-    layers: list[LayerRecord], policies: dict[tuple[str, ...], Any]
-) -> dict[str, Any]:
+def update_merge(layers: list[LayerRecord], policies: dict[tuple[str, ...], Any]) -> dict[str, Any]:
     """The merge as it was before it skipped the layers the last one overrides whole: one
     ``dict.update`` per layer, then the containers merged (the reference `merge_layers` must
     equal, key order and the very objects of plain values included)."""
@@ -186,9 +184,7 @@ def overridden_stacks(draw: st.DrawFn) -> list[Layer]:
     keys += draw(st.lists(st.sampled_from(["extra", "more"]), max_size=2, unique=True))
     order = draw(st.permutations(keys))
     last = {key: draw(odd_values) for key in order}
-    return [
-        Layer.from_mapping(f"l{i}", mapping) for i, mapping in enumerate([*contents, last])
-    ]
+    return [Layer.from_mapping(f"l{i}", mapping) for i, mapping in enumerate([*contents, last])]
 
 
 def assert_same_merge(layers: list[Layer], policy: dict[str, Any]) -> None:
