@@ -10,12 +10,21 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from layerconf import Layer, LayerStack, Reason, explain
-from layerconf.core.merge import _PolicyMerger, merge_layers, trace
+from layerconf.core.merge import _chain, _PolicyMerger, merge_layers, trace
 from layerconf.core.records import Layer as LayerRecord
 from layerconf.core.records import join_path
-from layerconf.core.values import copy_value, same_value
+from layerconf.core.values import ATOMIC_TYPES, copy_value, same_value
 
-from .strategies import containers, layer_lists, leaf_paths, mappings, policies
+from .strategies import (
+    containers,
+    layer_lists,
+    leaf_paths,
+    mappings,
+    nested_keys,
+    odd_leaves,
+    odd_mappings,
+    policies,
+)
 
 
 def resolve(layers: list[Layer], policy: dict[str, Any] | None = None) -> Any:
@@ -138,8 +147,92 @@ def eager_merge(layers: list[LayerRecord], policies: dict[tuple[str, ...], Any])
     return result
 
 
+def update_merge(layers: list[LayerRecord], policies: dict[tuple[str, ...], Any]) -> dict[str, Any]:
+    """The merge as it was before it skipped the layers the last one overrides whole: one
+    ``dict.update`` per layer, then the containers merged (the reference `merge_layers` must
+    equal, key order and the very objects of plain values included)."""
+    result: dict[str, Any] = {}
+    candidates: set[str] = set()
+    for layer in layers:
+        result.update(layer.values)
+        candidates.update(layer.mutable_keys)
+    merger = _PolicyMerger(policies)
+    for key in candidates:
+        if type(result[key]) in ATOMIC_TYPES:
+            continue
+        chain = _chain(layers, key, policies.get((key,)))
+        if chain is None:
+            continue
+        value = copy_value(chain[0])
+        for later in chain[1:]:
+            value = merger.value_strategy([key], value, copy_value(later))
+        result[key] = value
+    return result
+
+
+odd_values = st.recursive(
+    odd_leaves, lambda inner: st.dictionaries(nested_keys, inner, max_size=3), max_leaves=6
+)
+
+
+@st.composite
+def overridden_stacks(draw: st.DrawFn) -> list[Layer]:
+    """Layers whose last one sets every key of the others (often in another order), and
+    sometimes more: the stacks whose earlier layers give no final value."""
+    contents = draw(st.lists(odd_mappings, min_size=1, max_size=5))
+    keys = list(dict.fromkeys(key for mapping in contents for key in mapping))
+    keys += draw(st.lists(st.sampled_from(["extra", "more"]), max_size=2, unique=True))
+    order = draw(st.permutations(keys))
+    last = {key: draw(odd_values) for key in order}
+    return [Layer.from_mapping(f"l{i}", mapping) for i, mapping in enumerate([*contents, last])]
+
+
+def assert_same_merge(layers: list[Layer], policy: dict[str, Any]) -> None:
+    stack = LayerStack(layers, policies=policy)
+    merged = merge_layers(stack.layers, stack.policies)
+    before = update_merge(list(stack.layers), dict(stack.policies))
+    assert list(merged) == list(before)
+    assert same_value(before, merged, copied=False)
+    for key, value in merged.items():
+        if type(value) in ATOMIC_TYPES:
+            assert value is before[key]
+
+
 class TestMergeLaws:
     """Property tests of the laws every resolution obeys."""
+
+    @given(overridden_stacks(), policies)
+    def test_merge_of_overridden_layers_equals_the_update_merge(
+        self, layers: list[Layer], policy: dict[str, Any]
+    ) -> None:
+        """Skipping the layers the last one overrides gives what updating every one in gave:
+        the same keys in the same order, the very same plain values, equal containers."""
+        assert_same_merge(layers, policy)
+
+    @given(layer_lists(max_size=6, odd=True), policies)
+    def test_merge_equals_the_update_merge(
+        self, layers: list[Layer], policy: dict[str, Any]
+    ) -> None:
+        """Any stack merges as updating every layer in did (the same keys, order, objects)."""
+        assert_same_merge(layers, policy)
+
+    def test_overridden_layer_still_places_its_new_keys(self) -> None:
+        """A layer whose keys the last one all sets still places the keys first seen in it."""
+        layers = [
+            Layer.from_mapping("a", {"x": 1}),
+            Layer.from_mapping("b", {"y": 2, "x": 3}),
+            Layer.from_mapping("c", {"y": 4, "x": 5}),
+        ]
+        assert list(vars(resolve(layers)).items()) == [("x", 5), ("y", 4)]
+
+    def test_overridden_layers_keep_their_history(self) -> None:
+        """The layers the last one overrides whole still show in every setting's history."""
+        layers = [Layer.from_mapping(f"l{i}", {"x": i, "y": [i]}) for i in range(4)]
+        setting = explain(resolve(layers), "y")
+        assert (setting.value, [entry.layer for entry in setting.history]) == (
+            [3],
+            ["l2", "l1", "l0"],
+        )
 
     @given(layer_lists(max_size=6, odd=True), policies)
     def test_merge_equals_the_eager_merge(

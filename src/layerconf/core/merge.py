@@ -88,18 +88,40 @@ class _PolicyMerger(Merger):
 def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> dict[str, Any]:
     """Merge `layers` in order (later wins) into a new dict sharing nothing mutable with them.
 
-    The top level is one ``dict.update`` per layer: a key's last layer wins. Only a key whose
-    final value is a container (`Layer.mutable_keys`) needs more: its own copy, merged with
-    the earlier layers' values where `_merges_into` says so (`_merged`). Nothing is copied
-    or merged for a value a later layer replaces, so the work per layer is C-level dict work,
-    whatever the containers of the layers a later one overrides.
+    The top level is one ``dict.update`` per layer: a key's last layer wins, at the place a
+    layer first set it. A layer whose keys are all placed already and all set again by the
+    last layer gives the result nothing, so it is skipped and its values are not read: in a
+    stack of many layers that each set every key, only the first and the last are updated
+    in, instead of pulling every layer's values through the caches once more. Only a key
+    whose final value is a container (`Layer.mutable_keys`) needs more: its own copy, merged
+    with the earlier layers' values where `_merges_into` says so (`_chain` walks every layer,
+    skipped ones included). Nothing is copied or merged for a value a later layer replaces,
+    so the work per layer is C-level dict work, whatever the containers of the layers a
+    later one overrides.
     """
     result: dict[str, Any] = {}
-    candidates: set[str] = set()
-    for layer in layers:
-        result.update(layer.values)
-        if layer.mutable_keys:
-            candidates.update(layer.mutable_keys)
+    if not layers:
+        return result
+    last = layers[-1]
+    final, placed = last.values.keys(), result.keys()
+    # The mutable keys of the layers that may give a final value: a skipped layer's keys all
+    # take the last layer's value, so the last layer's own mutable keys name those.
+    candidates: set[str] = set(last.mutable_keys)
+    # Once the keys placed are the last layer's keys (a first layer setting every key, and
+    # only those), one test says a layer is skipped: its keys are all the last layer's.
+    everything: bool | None = None  # not asked yet
+    for index in range(len(layers) - 1):
+        keys = layers[index].values.keys()
+        if placed and keys <= final:
+            if everything is None:
+                everything = placed == final
+            if everything or keys <= placed:
+                continue
+        result.update(layers[index].values)
+        everything = None
+        if layers[index].mutable_keys:
+            candidates.update(layers[index].mutable_keys)
+    result.update(last.values)
     if not candidates:
         return result
     merger: _PolicyMerger | None = None
