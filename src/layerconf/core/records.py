@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import enum
 import functools
-import operator
 from collections.abc import Callable, Collection, Mapping
-from itertools import compress
 from typing import Any
 
 import attrs
@@ -184,13 +182,12 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
     atomic = ATOMIC_TYPES
     if atomic.issuperset(map(type, private.values())):
         return private, frozenset()  # every value atomic (one C loop): nothing to copy
-    # The keys of the other values, picked in C too: a Python pass over a thousand defaults
-    # cost more than the rest of the layer. (Not `issuperset` over one shared iterator, asked
-    # again after each miss: before Python 3.11 it reads the whole iterator first.)
-    others = list(
-        compress(private, map(operator.not_, map(atomic.__contains__, map(type, private.values()))))
-    )
-    mutable = [key for key in others if not is_atomic(private[key])]
+    # The keys of the other values: one comprehension over the items (on 3.10 to 3.13 it
+    # costs about two thirds of a chain of maps through compress, whose four C calls a value
+    # cost more than the comprehension's few bytecodes).
+    mutable = [
+        key for key, value in private.items() if type(value) not in atomic and not is_atomic(value)
+    ]
     for key in mutable:
         private[key] = copy_value(private[key])
     return private, frozenset(mutable)
