@@ -68,14 +68,14 @@ def write_audit(
     record = record_of(roles, encoder, key, texts)
     if key is not None:
         record = sign(record, key)
-    text = _Text(_known_lines(texts)).dumps(record, 0)
-    return write_atomic(pathlib.Path(directory), AUDIT_FILE, (text + "\n").encode("ascii"))
+    text = _Text(_known_lines(texts)).dumps(record, 0, "\n")
+    return write_atomic(pathlib.Path(directory), AUDIT_FILE, text.encode("ascii"))
 
 
 def record_bytes(record: Mapping[str, Any]) -> bytes:
     """The bytes of a record's file: what `write_audit` writes and ``layerconf audit`` prints."""
     check_type("record_bytes", "record", record, Mapping, "a record, such as audit(roles)")
-    return (_dumps(record) + "\n").encode("ascii")
+    return _Text().dumps(record, 0, "\n").encode("ascii")
 
 
 def _dumps(value: Any, depth: int = 0) -> str:
@@ -87,8 +87,9 @@ class _Text:
     """`_dumps` of one record: nested down to a role's entries, then one compact line each.
 
     The entries (thousands in a record) are encoded by one JSON encoder made for the record,
-    in loops that run in C (`map`), rather than by `compact` one call at a time: the text is
-    the same, character for character.
+    in loops that run in C (`map`), rather than by `compact` one call at a time; the pieces of
+    the whole text go to one list, joined once (a level's text is never copied into the
+    level above it): the text is the same, character for character.
     """
 
     def __init__(
@@ -98,24 +99,43 @@ class _Text:
         self.known = known or {}
         self.encode = compact_chunks()
 
-    def dumps(self, value: Any, depth: int) -> str:
+    def dumps(self, value: Any, depth: int, end: str = "") -> str:
+        """The text of `value` at `depth`, then `end`."""
+        pieces: list[str] = []
+        self._write(value, depth, pieces)
+        pieces.append(end)
+        return "".join(pieces)
+
+    def _write(self, value: Any, depth: int, pieces: list[str]) -> None:
+        """Add the pieces of the text of `value` at `depth` to `pieces`."""
         kind = type(value)
         if depth >= 4 or (kind is not dict and kind is not list) or not value:
-            return "".join(self.encode(value, 0))
-        pad = " " * (depth + 1)
-        lines: Iterable[str]
-        if depth == 3 and kind is dict:  # a role's entries, each on one line with its key
-            lines = self._entries(value)
-        elif depth == 3:
-            lines = map("".join, map(self.encode, value, itertools.repeat(0)))
+            pieces += self.encode(value, 0)
+            return
+        between = ",\n" + " " * (depth + 1)
+        pieces.append(("{\n" if kind is dict else "[\n") + between[2:])
+        if depth == 3:  # a role's entries (each on one line with its key), or a list's items
+            lines = (
+                self._entries(value)
+                if kind is dict
+                else list(map("".join, map(self.encode, value, itertools.repeat(0))))
+            )
+            block = [between] * (2 * len(lines) - 1)
+            block[::2] = lines
+            pieces += block
+        elif kind is dict:
+            key_text = _key_text(value)
+            for index, (key, item) in enumerate(value.items()):
+                if index:
+                    pieces.append(between)
+                pieces += (key_text(key), ": ")  # the key first, then its value
+                self._write(item, depth + 1, pieces)
         else:
-            items = value.values() if kind is dict else value
-            lines = (self.dumps(item, depth + 1) for item in items)
-            if kind is dict:
-                keys = map(_key_text(value), value)
-                lines = map(operator.add, map(operator.add, keys, itertools.repeat(": ")), lines)
-        opening, closing = ("{", "}") if kind is dict else ("[", "]")
-        return f"{opening}\n{pad}" + f",\n{pad}".join(lines) + f"\n{' ' * depth}{closing}"
+            for index, item in enumerate(value):
+                if index:
+                    pieces.append(between)
+                self._write(item, depth + 1, pieces)
+        pieces.append(("\n" + " " * depth) + ("}" if kind is dict else "]"))
 
     def _entries(self, entries: dict[Any, Any]) -> list[str]:
         """The line of each of `entries` (key, ``: ``, entry): its known text, else encoded."""
