@@ -25,7 +25,7 @@ __all__ = ["alike_entries"]
 def alike_entries(
     encoder: Encoder,
     texts: Texts,
-    settings: Mapping[str, Any],
+    settings: dict[str, Any],
     found: Plain,
     keys: list[str],
     values: Mapping[str, Any],
@@ -35,7 +35,8 @@ def alike_entries(
     """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
     shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
     A key whose value is a secret's, or does not encode as itself, goes to `others`. The
-    texts of the values (and, when writing, the entries' lines) go to `texts`, for `settings`.
+    texts of the values (and, when writing, the entries' lines) go to `texts`, for `settings`;
+    with `texts.deferred`, the entries wait (each key given the template until then).
     """
     # A secret's value is redacted; an unset one (None) is null either way, as here.
     held = [key for key in secret_keys.intersection(keys) if values[key] is not None]
@@ -50,8 +51,6 @@ def alike_entries(
         current = list(itertools.compress(current, shown))
         shown = list(filter(None, shown))
     template = {"value": None, **encoder.origin(found.origin)}
-    entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
-    collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
     texts.settings(settings).update(zip(keys, shown, strict=True))
     lines = texts.settings_lines(settings)
     if lines is not None:  # the key, then the template's text with the value's in its place
@@ -64,6 +63,11 @@ def alike_entries(
                 strict=True,
             )
         )
+    if texts.deferred is not None:  # the entries wait (`Texts.make_entries`): the template
+        texts.deferred.append((settings, keys, template, current))
+        return zip(keys, itertools.repeat(template, len(keys)), strict=True)
+    entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
+    collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
     return zip(keys, entries, strict=True)
 
 

@@ -64,11 +64,14 @@ def write_audit(
     """
     check_type("write_audit", "directory", directory, PATH, "a path (str or pathlib.Path)")
     encoder = Encoder(secrets)
-    texts = Texts(lines=True)
+    texts = Texts(lines=True, deferred=key is None)  # signing reads every entry
     record = record_of(roles, encoder, key, texts)
     if key is not None:
         record = sign(record, key)
-    text = _Text(_known_lines(texts)).dumps(record, 0, "\n")
+    known = _known_lines(texts)
+    if known is not texts.lines:  # the entries are encoded from the record: made first
+        texts.make_entries()
+    text = _Text(known).dumps(record, 0, "\n")
     return write_atomic(pathlib.Path(directory), AUDIT_FILE, text.encode("ascii"))
 
 

@@ -10,6 +10,7 @@ hands it to both.
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import json.encoder
@@ -101,9 +102,14 @@ _JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False)
 
 class Texts:
     """The value texts known of each role's settings, and (`lines`) the lines of its entries
-    when the record is written; by the settings' id (the settings kept with them)."""
+    when the record is written; by the settings' id (the settings kept with them).
 
-    def __init__(self, *, lines: bool = False) -> None:
+    `deferred` (when writing: the file needs the lines, not the entries) lets the entries
+    made from a template wait: until `make_entries`, each such key holds the template itself,
+    which the file never reads (its line is known); whatever reads the entries (signing,
+    scrubbing, encoding an entry anew) makes them first."""
+
+    def __init__(self, *, lines: bool = False, deferred: bool = False) -> None:
         self.values: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
         self.lines: dict[int, tuple[Mapping[str, Any], dict[str, str]]] | None = (
             {} if lines else None
@@ -115,6 +121,20 @@ class Texts:
         #: by key, with what it was made of (value, secret or not, the walk's answer): the
         #: roles of one resolution share these objects, and so the line.
         self.histories: dict[str, tuple[Any, bool, Plain, str]] = {}
+        #: The entries still to make: (settings, keys, template, values), or None when
+        #: entries are made at once.
+        self.deferred: list[tuple[dict[str, Any], list[str], dict[str, Any], list[Any]]] | None = (
+            [] if lines and deferred else None
+        )
+
+    def make_entries(self) -> None:
+        """Make the entries that wait (`deferred`): each a copy of its template, its value put
+        in, in its place in its settings; from now on entries are made at once."""
+        waiting, self.deferred = self.deferred or [], None
+        for settings, keys, template, values in waiting:
+            entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
+            collections.deque(map(operator.setitem, entries, _VALUES, values), maxlen=0)
+            settings.update(zip(keys, entries, strict=True))
 
     def settings(self, settings: Mapping[str, Any]) -> dict[str, str]:
         """The value texts known of `settings` (a role's), to add to."""
@@ -168,3 +188,7 @@ def _same_answer(known: Plain, plain: Plain) -> bool:
             )
         )
     )
+
+
+#: The key of each entry's value, as many times as `map` asks.
+_VALUES = itertools.repeat("value")
