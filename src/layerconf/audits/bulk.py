@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from layerconf.audits.codec import Encoder
-from layerconf.audits.texts import Texts, key_heads, scalar_texts
+from layerconf.audits.texts import Texts, scalar_texts
 from layerconf.core.explain import Plain, values_at
 
 __all__ = ["alike_entries"]
@@ -52,17 +52,9 @@ def alike_entries(
         shown = list(filter(None, shown))
     template = {"value": None, **encoder.origin(found.origin)}
     texts.settings(settings).update(zip(keys, shown, strict=True))
-    lines = texts.settings_lines(settings)
-    if lines is not None:  # the key, then the template's text with the value's in its place
-        tail = texts.compact(template)[len('{"value": null') :]
-        heads = key_heads(tuple(keys), ': {"value": ')
-        lines.update(
-            zip(
-                keys,
-                map(operator.add, map(operator.add, heads, shown), itertools.repeat(tail)),
-                strict=True,
-            )
-        )
+    if texts.lines is not None:  # each line: the key, the template's text with the value's
+        tail = texts.compact(template)[len('{"value": null') :]  # text in its place
+        texts.settings_tails(settings).update(dict.fromkeys(keys, tail))
     if texts.deferred is not None:  # the entries wait (`Texts.make_entries`): the template
         texts.deferred.append((settings, keys, template, current))
         return zip(keys, itertools.repeat(template, len(keys)), strict=True)

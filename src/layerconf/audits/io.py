@@ -28,7 +28,7 @@ from typing import Any
 from layerconf.audits.codec import Encoder, ValueTypes, compact
 from layerconf.audits.record import AuditRecord, record_of
 from layerconf.audits.signing import Key, sign
-from layerconf.audits.texts import Texts, compact_chunks
+from layerconf.audits.texts import Texts, compact_chunks, key_heads
 from layerconf.audits.validate import AGAIN
 from layerconf.core.checks import PATH, check_type
 from layerconf.core.secrets import SECRETS, SecretPolicy
@@ -69,7 +69,7 @@ def write_audit(
     if key is not None:
         record = sign(record, key)
     known = _known_lines(texts)
-    if known is not texts.lines:  # the entries are encoded from the record: made first
+    if not known:  # the entries are encoded from the record: made first
         texts.make_entries()
     text = _Text(known).dumps(record, 0, "\n")
     return write_atomic(pathlib.Path(directory), AUDIT_FILE, text.encode("ascii"))
@@ -95,10 +95,8 @@ class _Text:
     level above it): the text is the same, character for character.
     """
 
-    def __init__(
-        self, known: Mapping[int, tuple[Mapping[str, Any], Mapping[str, str]]] | None = None
-    ) -> None:
-        # The lines known of a role's settings, by the settings' id (`Texts.lines`).
+    def __init__(self, known: Mapping[int, _Known] | None = None) -> None:
+        # What is known of a role's settings, by the settings' id (`_known_lines`).
         self.known = known or {}
         self.encode = compact_chunks()
 
@@ -118,14 +116,13 @@ class _Text:
         between = ",\n" + " " * (depth + 1)
         pieces.append(("{\n" if kind is dict else "[\n") + between[2:])
         if depth == 3:  # a role's entries (each on one line with its key), or a list's items
-            lines = (
-                self._entries(value)
-                if kind is dict
-                else list(map("".join, map(self.encode, value, itertools.repeat(0))))
-            )
-            block = [between] * (2 * len(lines) - 1)
-            block[::2] = lines
-            pieces += block
+            if kind is dict:
+                self._entries(value, between, pieces)
+            else:
+                lines = list(map("".join, map(self.encode, value, itertools.repeat(0))))
+                block = [between] * (2 * len(lines) - 1)
+                block[::2] = lines
+                pieces += block
         elif kind is dict:
             key_text = _key_text(value)
             for index, (key, item) in enumerate(value.items()):
@@ -140,18 +137,30 @@ class _Text:
                 self._write(item, depth + 1, pieces)
         pieces.append(("\n" + " " * depth) + ("}" if kind is dict else "]"))
 
-    def _entries(self, entries: dict[Any, Any]) -> list[str]:
-        """The line of each of `entries` (key, ``: ``, entry): its known text, else encoded."""
+    def _entries(self, entries: dict[Any, Any], between: str, pieces: list[str]) -> None:
+        """Add the lines of `entries` (key, ``: ``, entry), `between` them, to `pieces`: an
+        entry made from a template as its key's head, its value's text and its template's
+        end (`Texts.settings_tails`); another as its known line, else encoded."""
         known = self.known.get(id(entries))
         if known is None or known[0] is not entries:
-            known = (entries, {})
-        lines: list[Any] = list(map(known[1].get, entries))
-        missing = list(itertools.compress(range(len(lines)), map(operator.not_, lines)))
-        if missing:
-            keys, items, key_text = list(entries), list(entries.values()), _key_text(entries)
-            for index in missing:  # the key first, as the other levels write them
-                lines[index] = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
-        return lines
+            known = (entries, {}, {}, {})
+        _, lines, shown, tails = known
+        keys = list(entries)
+        ends: list[Any] = list(map(tails.get, keys))  # None: not made from a template
+        block: list[Any] = [between] * (4 * len(keys))  # each key: 3 pieces, `between`
+        if tails:
+            block[0::4] = key_heads(tuple(keys), ': {"value": ')
+            block[1::4] = map(shown.get, keys)
+            block[2::4] = ends
+        others = itertools.compress(range(len(keys)), map(operator.is_, ends, _NONE))
+        items, key_text = list(entries.values()), _key_text(entries)
+        for index in others:  # the key first, as the other levels write them
+            line = lines.get(keys[index])
+            if line is None:
+                line = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
+            block[4 * index : 4 * index + 3] = (line, "", "")
+        del block[-1]
+        pieces += block
 
 
 def _key_text(mapping: Mapping[Any, Any]) -> Callable[[Any], str]:
@@ -159,13 +168,23 @@ def _key_text(mapping: Mapping[Any, Any]) -> Callable[[Any], str]:
     return _ascii if set(map(type, mapping)) == {str} else compact
 
 
-def _known_lines(texts: Texts) -> Mapping[int, tuple[Mapping[str, Any], Mapping[str, str]]]:
-    """The lines `texts` holds of each role's settings (the entries `audit` made from a
-    template, their value's text in its place): what `_Text` writes for each, character for
-    character (the tests compare both ways)."""
-    return texts.lines or {}
+def _known_lines(texts: Texts) -> Mapping[int, _Known]:
+    """What `texts` holds of each role's settings, when writing: its lines (of entries with
+    a history), its value texts and the ends of the lines of its entries made from a
+    template (`Texts.settings_tails`): what `_Text` writes for each, character for
+    character (the tests compare both ways). Empty when nothing is known (every entry is
+    then encoded)."""
+    if texts.lines is None:
+        return {}
+    return {
+        ident: (settings, lines, texts.settings(settings), texts.settings_tails(settings))
+        for ident, (settings, lines) in texts.lines.items()
+    }
 
 
+#: What is known of a role's settings: (settings, lines, value texts, line ends), by key.
+_Known = tuple[Mapping[str, Any], Mapping[str, str], Mapping[str, str], Mapping[str, str]]
+_NONE = itertools.repeat(None)
 _ascii = json.encoder.encode_basestring_ascii
 
 

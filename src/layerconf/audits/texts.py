@@ -121,6 +121,8 @@ class Texts:
         #: by key, with what it was made of (value, secret or not, the walk's answer): the
         #: roles of one resolution share these objects, and so the line.
         self.histories: dict[str, tuple[Any, bool, Plain, str]] = {}
+        #: The ends of the lines of the entries made from a template (`settings_tails`).
+        self.tails: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
         #: The entries still to make: (settings, keys, template, values), or None when
         #: entries are made at once.
         self.deferred: list[tuple[dict[str, Any], list[str], dict[str, Any], list[Any]]] | None = (
@@ -143,6 +145,12 @@ class Texts:
     def settings_lines(self, settings: Mapping[str, Any]) -> dict[str, str] | None:
         """The lines known of `settings` (a role's), to add to; None when not writing."""
         return None if self.lines is None else _known(self.lines, settings)
+
+    def settings_tails(self, settings: Mapping[str, Any]) -> dict[str, str]:
+        """The text that ends the line of each key of `settings` (a role's) whose entry is
+        made from a template: the template's text after its value, to add to. Such a line
+        is the key's head (`key_heads`), its value's text (`settings`), then this."""
+        return _known(self.tails, settings)
 
     def history_line(
         self, key: str, secret: bool, value: Any, plain: Plain, entry: Mapping[str, Any]
