@@ -3,8 +3,9 @@
 Most keys of a configuration share their walk's answer (`layerconf.core.explain.plain_groups`:
 one origin, nothing shadowed): `alike_entries` makes their entries as copies of one template,
 in loops that run in C (`map`), and hands the texts of their values (and, when the record is
-written, their lines) to `Texts`, for the fingerprint and the file; the tests compare both
-ways.
+written, the ends of their lines) to `Texts`, for the fingerprint and the file; the tests
+compare both ways. When the file is written unsigned, the entries themselves wait
+(`Texts.make_entries`): the file needs only their lines.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ def alike_entries(
     """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
     shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
     A key whose value is a secret's, or does not encode as itself, goes to `others`. The
-    texts of the values (and, when writing, the entries' lines) go to `texts`, for `settings`;
-    with `texts.deferred`, the entries wait (each key given the template until then).
+    texts of the values (and, when writing, the ends of the entries' lines) go to `texts`,
+    for `settings`; with `texts.deferred`, the entries wait (each key given the template
+    until then).
     """
     # A secret's value is redacted; an unset one (None) is null either way, as here.
     held = [key for key in secret_keys.intersection(keys) if values[key] is not None]

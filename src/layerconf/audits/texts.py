@@ -102,7 +102,8 @@ _JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False)
 
 class Texts:
     """The value texts known of each role's settings, and (`lines`) the lines of its entries
-    when the record is written; by the settings' id (the settings kept with them).
+    with a history and the ends of the lines of those made from a template (`tails`), when
+    the record is written; by the settings' id (the settings kept with them).
 
     `deferred` (when writing: the file needs the lines, not the entries) lets the entries
     made from a template wait: until `make_entries`, each such key holds the template itself,
