@@ -146,20 +146,28 @@ class _Text:
             known = (entries, {}, {}, {})
         _, lines, shown, tails = known
         keys = list(entries)
-        ends: list[Any] = list(map(tails.get, keys))  # None: not made from a template
-        block: list[Any] = [between] * (4 * len(keys))  # each key: 3 pieces, `between`
-        if tails:
+        if not tails:  # one piece a line: known, else encoded
+            found: list[Any] = list(map(lines.get, keys))
+            others = itertools.compress(range(len(keys)), map(operator.not_, found))
+            block: list[Any] = [between] * (2 * len(keys) - 1)
+            block[0::2] = found
+            step = 2
+        else:  # three pieces a line: for a template's entry, head, value's text and end
+            found = list(map(tails.get, keys))  # None: not made from a template
+            others = itertools.compress(range(len(keys)), map(operator.is_, found, _NONE))
+            block = [between] * (4 * len(keys) - 1)
             block[0::4] = key_heads(tuple(keys), ': {"value": ')
             block[1::4] = map(shown.get, keys)
-            block[2::4] = ends
-        others = itertools.compress(range(len(keys)), map(operator.is_, ends, _NONE))
+            block[2::4] = found
+            step = 4
         items, key_text = list(entries.values()), _key_text(entries)
         for index in others:  # the key first, as the other levels write them
             line = lines.get(keys[index])
             if line is None:
                 line = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
-            block[4 * index : 4 * index + 3] = (line, "", "")
-        del block[-1]
+            block[step * index] = line
+            if step == 4:
+                block[4 * index + 1 : 4 * index + 3] = ("", "")
         pieces += block
 
 
