@@ -55,9 +55,11 @@ from layerconf.audits import (
 from layerconf.audits import io as io_module
 from layerconf.audits import record as audit_record_module
 from layerconf.audits import record as record_module
-from layerconf.audits.codec import compact
+from layerconf.audits.codec import Encoder, compact
 from layerconf.audits.io import _dumps
+from layerconf.audits.record import record_of
 from layerconf.audits.signing import sign
+from layerconf.audits.texts import Texts
 from layerconf.core.explain import lone_settings, plain_settings
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
@@ -528,6 +530,74 @@ class TestFileText:
         expected = record_bytes(record if key is None else sign(record, key))
         with tempfile.TemporaryDirectory() as directory:
             assert write_audit(roles, directory, key=key).read_bytes() == expected
+
+    @settings(deadline=None)
+    @given(layer_lists(), policies)
+    def test_generated_roles_sharing_layers(
+        self, layers: list[Layer], merge: dict[str, Any]
+    ) -> None:
+        """Roles of one stack, of its first layer alone and of the stack again: lines of
+        entries made from one template, and with a history, in several roles."""
+        roles = {
+            "main": LayerStack(layers, policies=merge).resolve(),
+            "first": LayerStack(layers[:1]).resolve(),
+            "again": LayerStack(layers, policies=merge).resolve(),
+        }
+        with tempfile.TemporaryDirectory() as directory:
+            written = write_audit(roles, directory).read_bytes()
+        assert written == record_bytes(audit(roles))
+
+
+class TestEntriesMadeLater:
+    """When the file is written unsigned, the entries made from a template wait (the file
+    writes their lines); made later (`Texts.make_entries`), they are those of audit()."""
+
+    @staticmethod
+    def _later(roles: dict[str, Any], key: bytes | None = None) -> tuple[dict[str, Any], Texts]:
+        texts = Texts(lines=True, deferred=True)
+        record = record_of(roles, Encoder(SECRETS), key, texts)
+        return record, texts
+
+    @pytest.mark.parametrize("extra", [[], ["--wandb-key", "sekrit-abcdef-123"]])
+    def test_real_fixture(
+        self, parser: argparse.ArgumentParser, in_fixtures: None, extra: list[str]
+    ) -> None:
+        roles = ppo(parser, *extra)
+        record, texts = self._later(roles)
+        # They wait (each such key holds its template), unless a secret's text was found:
+        # scrubbing reads every entry, and made them first.
+        assert bool(texts.deferred) is not extra
+        texts.make_entries()
+        assert texts.deferred is None
+        assert record == audit(roles)
+        assert record_bytes(record) == record_bytes(audit(roles))
+        entries = [
+            entry for section in record["roles"].values() for entry in section["settings"].values()
+        ]
+        assert len(set(map(id, entries))) == len(entries)  # each entry a dict of its own
+
+    def test_a_scrubbed_record_makes_them_first(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """Scrubbing reads every entry: they are made before it, not left as templates (a
+        key, so that the scrubbed values' digests compare)."""
+        secret = "sekrit-abcdef-123"
+        roles = ppo(parser, "--wandb-key", secret, "--wandb-group", f"x-{secret}")
+        record, texts = self._later(roles, b"k")
+        assert texts.deferred is None
+        assert texts.lines is None
+        assert record == audit(roles, key=b"k")
+
+    @settings(deadline=None)
+    @given(layer_lists(), policies)
+    def test_generated_stacks(self, layers: list[Layer], merge: dict[str, Any]) -> None:
+        roles = {
+            "main": LayerStack(layers, policies=merge).resolve(),
+            "first": LayerStack(layers[:1]).resolve(),
+        }
+        record, texts = self._later(roles)
+        texts.make_entries()
+        assert record == audit(roles)
 
 
 class TestRoundTrip:

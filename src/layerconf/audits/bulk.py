@@ -3,8 +3,9 @@
 Most keys of a configuration share their walk's answer (`layerconf.core.explain.plain_groups`:
 one origin, nothing shadowed): `alike_entries` makes their entries as copies of one template,
 in loops that run in C (`map`), and hands the texts of their values (and, when the record is
-written, their lines) to `Texts`, for the fingerprint and the file; the tests compare both
-ways.
+written, the ends of their lines) to `Texts`, for the fingerprint and the file; the tests
+compare both ways. When the file is written unsigned, the entries themselves wait
+(`Texts.make_entries`): the file needs only their lines.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from layerconf.audits.codec import Encoder
-from layerconf.audits.texts import Texts, key_heads, scalar_texts
+from layerconf.audits.texts import Texts, scalar_texts
 from layerconf.core.explain import Plain, values_at
 
 __all__ = ["alike_entries"]
@@ -25,7 +26,7 @@ __all__ = ["alike_entries"]
 def alike_entries(
     encoder: Encoder,
     texts: Texts,
-    settings: Mapping[str, Any],
+    settings: dict[str, Any],
     found: Plain,
     keys: list[str],
     values: Mapping[str, Any],
@@ -35,7 +36,9 @@ def alike_entries(
     """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
     shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
     A key whose value is a secret's, or does not encode as itself, goes to `others`. The
-    texts of the values (and, when writing, the entries' lines) go to `texts`, for `settings`.
+    texts of the values (and, when writing, the ends of the entries' lines) go to `texts`,
+    for `settings`; with `texts.deferred`, the entries wait (each key given the template
+    until then).
     """
     # A secret's value is redacted; an unset one (None) is null either way, as here.
     held = [key for key in secret_keys.intersection(keys) if values[key] is not None]
@@ -50,20 +53,15 @@ def alike_entries(
         current = list(itertools.compress(current, shown))
         shown = list(filter(None, shown))
     template = {"value": None, **encoder.origin(found.origin)}
+    texts.settings(settings).update(zip(keys, shown, strict=True))
+    if texts.lines is not None:  # each line: the key, the template's text with the value's
+        tail = texts.compact(template)[len('{"value": null') :]  # text in its place
+        texts.settings_tails(settings).update(dict.fromkeys(keys, tail))
+    if texts.deferred is not None:  # the entries wait (`Texts.make_entries`): the template
+        texts.deferred.append((settings, keys, template, current))
+        return zip(keys, itertools.repeat(template, len(keys)), strict=True)
     entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
     collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
-    texts.settings(settings).update(zip(keys, shown, strict=True))
-    lines = texts.settings_lines(settings)
-    if lines is not None:  # the key, then the template's text with the value's in its place
-        tail = texts.compact(template)[len('{"value": null') :]
-        heads = key_heads(tuple(keys), ': {"value": ')
-        lines.update(
-            zip(
-                keys,
-                map(operator.add, map(operator.add, heads, shown), itertools.repeat(tail)),
-                strict=True,
-            )
-        )
     return zip(keys, entries, strict=True)
 
 

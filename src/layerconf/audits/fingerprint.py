@@ -31,7 +31,9 @@ def fingerprint(
     """
     prefix = _PREFIXES[FORMAT] if version == FORMAT else _PREFIXES[1]
     if texts is not None:
-        return hashlib.sha256(prefix + _known_text(roles, texts).encode("ascii")).hexdigest()
+        digest = hashlib.sha256(prefix)
+        digest.update(_known_text(roles, texts).encode("ascii"))
+        return digest.hexdigest()
     values = {}
     for role, section in roles.items():
         settings = section["settings"]
@@ -43,13 +45,15 @@ def fingerprint(
 
 def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
     """`canonical` of the values of `roles` (string role names and keys, as `audit` makes
-    them), each value's text taken from `texts` where known, else encoded."""
-    parts = []
-    for role in sorted(roles):
+    them), each value's text taken from `texts` where known, else encoded; its pieces put
+    together by one join."""
+    pieces = ["{"]
+    for number, role in enumerate(sorted(roles)):
         settings = roles[role]["settings"]
-        order = _sorted_keys(tuple(settings))
-        shown: list[Any] = list(map(texts.settings(settings).get, order))
-        if None in shown:  # only None compares equal to None here (the others are str)
+        order, heads = _ordered(tuple(settings))
+        known = texts.settings(settings)
+        shown: list[Any] = list(map(known.get, order))
+        if len(known) < len(order):  # (the texts known are of keys of `settings`)
             missing = list(
                 itertools.compress(
                     range(len(shown)), map(operator.is_, shown, itertools.repeat(None))
@@ -59,18 +63,22 @@ def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
             for index, text, value in zip(missing, scalar_texts(values), values, strict=True):
                 shown[index] = text or canonical(value)
         body = [""] * (2 * len(order))  # each key's head, then its value's text
-        body[::2] = _member_heads(order)
+        body[::2] = heads
         body[1::2] = shown
-        parts.append(f"{_ascii(role)}:{{{''.join(body)}}}")
-    return "{" + ",".join(parts) + "}"
+        pieces.append(f"{',' if number else ''}{_ascii(role)}:{{")
+        pieces += body
+        pieces.append("}")
+    pieces.append("}")
+    return "".join(pieces)
 
 
 @functools.lru_cache(maxsize=16)
-def _member_heads(keys: tuple[str, ...]) -> tuple[str, ...]:
-    """The JSON text of each of `keys` followed by ":", each but the first after a ","
-    (cached: a trainer's keys repeat)."""
-    heads = key_heads(keys, ":")
-    return heads[:1] + tuple(map(operator.add, itertools.repeat(","), heads[1:]))
+def _ordered(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`keys` sorted, and the JSON text of each followed by ":", each but the first after a
+    "," (cached, by one key: a trainer's keys repeat)."""
+    order = _sorted_keys(keys)
+    heads = key_heads(order, ":")
+    return order, heads[:1] + tuple(map(operator.add, itertools.repeat(","), heads[1:]))
 
 
 _VALUE = operator.itemgetter("value")

@@ -28,7 +28,7 @@ from typing import Any
 from layerconf.audits.codec import Encoder, ValueTypes, compact
 from layerconf.audits.record import AuditRecord, record_of
 from layerconf.audits.signing import Key, sign
-from layerconf.audits.texts import Texts, compact_chunks
+from layerconf.audits.texts import Texts, compact_chunks, key_heads
 from layerconf.audits.validate import AGAIN
 from layerconf.core.checks import PATH, check_type
 from layerconf.core.secrets import SECRETS, SecretPolicy
@@ -64,18 +64,21 @@ def write_audit(
     """
     check_type("write_audit", "directory", directory, PATH, "a path (str or pathlib.Path)")
     encoder = Encoder(secrets)
-    texts = Texts(lines=True)
+    texts = Texts(lines=True, deferred=key is None)  # signing reads every entry
     record = record_of(roles, encoder, key, texts)
     if key is not None:
         record = sign(record, key)
-    text = _Text(_known_lines(texts)).dumps(record, 0)
-    return write_atomic(pathlib.Path(directory), AUDIT_FILE, (text + "\n").encode("ascii"))
+    known = _known_lines(texts)
+    if not known:  # the entries are encoded from the record: made first
+        texts.make_entries()
+    text = _Text(known).dumps(record, 0, "\n")
+    return write_atomic(pathlib.Path(directory), AUDIT_FILE, text.encode("ascii"))
 
 
 def record_bytes(record: Mapping[str, Any]) -> bytes:
     """The bytes of a record's file: what `write_audit` writes and ``layerconf audit`` prints."""
     check_type("record_bytes", "record", record, Mapping, "a record, such as audit(roles)")
-    return (_dumps(record) + "\n").encode("ascii")
+    return _Text().dumps(record, 0, "\n").encode("ascii")
 
 
 def _dumps(value: Any, depth: int = 0) -> str:
@@ -87,48 +90,85 @@ class _Text:
     """`_dumps` of one record: nested down to a role's entries, then one compact line each.
 
     The entries (thousands in a record) are encoded by one JSON encoder made for the record,
-    in loops that run in C (`map`), rather than by `compact` one call at a time: the text is
-    the same, character for character.
+    in loops that run in C (`map`), rather than by `compact` one call at a time; the pieces of
+    the whole text go to one list, joined once (a level's text is never copied into the
+    level above it): the text is the same, character for character.
     """
 
-    def __init__(
-        self, known: Mapping[int, tuple[Mapping[str, Any], Mapping[str, str]]] | None = None
-    ) -> None:
-        # The lines known of a role's settings, by the settings' id (`Texts.lines`).
+    def __init__(self, known: Mapping[int, _Known] | None = None) -> None:
+        # What is known of a role's settings, by the settings' id (`_known_lines`).
         self.known = known or {}
         self.encode = compact_chunks()
 
-    def dumps(self, value: Any, depth: int) -> str:
+    def dumps(self, value: Any, depth: int, end: str = "") -> str:
+        """The text of `value` at `depth`, then `end`."""
+        pieces: list[str] = []
+        self._write(value, depth, pieces)
+        pieces.append(end)
+        return "".join(pieces)
+
+    def _write(self, value: Any, depth: int, pieces: list[str]) -> None:
+        """Add the pieces of the text of `value` at `depth` to `pieces`."""
         kind = type(value)
         if depth >= 4 or (kind is not dict and kind is not list) or not value:
-            return "".join(self.encode(value, 0))
-        pad = " " * (depth + 1)
-        lines: Iterable[str]
-        if depth == 3 and kind is dict:  # a role's entries, each on one line with its key
-            lines = self._entries(value)
-        elif depth == 3:
-            lines = map("".join, map(self.encode, value, itertools.repeat(0)))
-        else:
-            items = value.values() if kind is dict else value
-            lines = (self.dumps(item, depth + 1) for item in items)
+            pieces += self.encode(value, 0)
+            return
+        between = ",\n" + " " * (depth + 1)
+        pieces.append(("{\n" if kind is dict else "[\n") + between[2:])
+        if depth == 3:  # a role's entries (each on one line with its key), or a list's items
             if kind is dict:
-                keys = map(_key_text(value), value)
-                lines = map(operator.add, map(operator.add, keys, itertools.repeat(": ")), lines)
-        opening, closing = ("{", "}") if kind is dict else ("[", "]")
-        return f"{opening}\n{pad}" + f",\n{pad}".join(lines) + f"\n{' ' * depth}{closing}"
+                self._entries(value, between, pieces)
+            else:
+                lines = list(map("".join, map(self.encode, value, itertools.repeat(0))))
+                block = [between] * (2 * len(lines) - 1)
+                block[::2] = lines
+                pieces += block
+        elif kind is dict:
+            key_text = _key_text(value)
+            for index, (key, item) in enumerate(value.items()):
+                if index:
+                    pieces.append(between)
+                pieces += (key_text(key), ": ")  # the key first, then its value
+                self._write(item, depth + 1, pieces)
+        else:
+            for index, item in enumerate(value):
+                if index:
+                    pieces.append(between)
+                self._write(item, depth + 1, pieces)
+        pieces.append(("\n" + " " * depth) + ("}" if kind is dict else "]"))
 
-    def _entries(self, entries: dict[Any, Any]) -> list[str]:
-        """The line of each of `entries` (key, ``: ``, entry): its known text, else encoded."""
+    def _entries(self, entries: dict[Any, Any], between: str, pieces: list[str]) -> None:
+        """Add the lines of `entries` (key, ``: ``, entry), `between` them, to `pieces`: an
+        entry made from a template as its key's head, its value's text and its template's
+        end (`Texts.settings_tails`); another as its known line, else encoded."""
         known = self.known.get(id(entries))
         if known is None or known[0] is not entries:
-            known = (entries, {})
-        lines: list[Any] = list(map(known[1].get, entries))
-        missing = list(itertools.compress(range(len(lines)), map(operator.not_, lines)))
-        if missing:
-            keys, items, key_text = list(entries), list(entries.values()), _key_text(entries)
-            for index in missing:  # the key first, as the other levels write them
-                lines[index] = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
-        return lines
+            known = (entries, {}, {}, {})
+        _, lines, shown, tails = known
+        keys = list(entries)
+        if not tails:  # one piece a line: known, else encoded
+            found: list[Any] = list(map(lines.get, keys))
+            others = itertools.compress(range(len(keys)), map(operator.not_, found))
+            block: list[Any] = [between] * (2 * len(keys) - 1)
+            block[0::2] = found
+            step = 2
+        else:  # three pieces a line: for a template's entry, head, value's text and end
+            found = list(map(tails.get, keys))  # None: not made from a template
+            others = itertools.compress(range(len(keys)), map(operator.is_, found, _NONE))
+            block = [between] * (4 * len(keys) - 1)
+            block[0::4] = key_heads(tuple(keys), ': {"value": ')
+            block[1::4] = map(shown.get, keys)
+            block[2::4] = found
+            step = 4
+        items, key_text = list(entries.values()), _key_text(entries)
+        for index in others:  # the key first, as the other levels write them
+            line = lines.get(keys[index])
+            if line is None:
+                line = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
+            block[step * index] = line
+            if step == 4:
+                block[4 * index + 1 : 4 * index + 3] = ("", "")
+        pieces += block
 
 
 def _key_text(mapping: Mapping[Any, Any]) -> Callable[[Any], str]:
@@ -136,13 +176,23 @@ def _key_text(mapping: Mapping[Any, Any]) -> Callable[[Any], str]:
     return _ascii if set(map(type, mapping)) == {str} else compact
 
 
-def _known_lines(texts: Texts) -> Mapping[int, tuple[Mapping[str, Any], Mapping[str, str]]]:
-    """The lines `texts` holds of each role's settings (the entries `audit` made from a
-    template, their value's text in its place): what `_Text` writes for each, character for
-    character (the tests compare both ways)."""
-    return texts.lines or {}
+def _known_lines(texts: Texts) -> Mapping[int, _Known]:
+    """What `texts` holds of each role's settings, when writing: its lines (of entries with
+    a history), its value texts and the ends of the lines of its entries made from a
+    template (`Texts.settings_tails`): what `_Text` writes for each, character for
+    character (the tests compare both ways). Empty when nothing is known (every entry is
+    then encoded)."""
+    if texts.lines is None:
+        return {}
+    return {
+        ident: (settings, lines, texts.settings(settings), texts.settings_tails(settings))
+        for ident, (settings, lines) in texts.lines.items()
+    }
 
 
+#: What is known of a role's settings: (settings, lines, value texts, line ends), by key.
+_Known = tuple[Mapping[str, Any], Mapping[str, str], Mapping[str, str], Mapping[str, str]]
+_NONE = itertools.repeat(None)
 _ascii = json.encoder.encode_basestring_ascii
 
 

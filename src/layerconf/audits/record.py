@@ -87,7 +87,8 @@ def record_of(
     roles: Mapping[str, argparse.Namespace], encoder: Encoder, key: Key | None, texts: Texts
 ) -> dict[str, Any]:
     """`audit(roles)` with `encoder`'s policy; the texts of its values go to `texts`
-    (scrubbing makes new entries: it sets `texts.lines` to None)."""
+    (scrubbing makes new entries: it sets `texts.lines` to None). With `texts.deferred`, the
+    entries made from a template wait until `texts.make_entries()`."""
     from layerconf import __version__
 
     if isinstance(roles, argparse.Namespace) or not isinstance(roles, Mapping):
@@ -145,6 +146,7 @@ def record_of(
         reverse=True,  # the longest first, so a secret that contains another goes whole
     )
     if scrub:
+        texts.make_entries()
         texts.lines = None
         signing = None if key is None else key_bytes(key)
         record = scrub_record(record, scrub, secrets.placeholder, signing)

@@ -10,6 +10,7 @@ hands it to both.
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import json.encoder
@@ -101,9 +102,15 @@ _JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False)
 
 class Texts:
     """The value texts known of each role's settings, and (`lines`) the lines of its entries
-    when the record is written; by the settings' id (the settings kept with them)."""
+    with a history and the ends of the lines of those made from a template (`tails`), when
+    the record is written; by the settings' id (the settings kept with them).
 
-    def __init__(self, *, lines: bool = False) -> None:
+    `deferred` (when writing: the file needs the lines, not the entries) lets the entries
+    made from a template wait: until `make_entries`, each such key holds the template itself,
+    which the file never reads (its line is known); whatever reads the entries (signing,
+    scrubbing, encoding an entry anew) makes them first."""
+
+    def __init__(self, *, lines: bool = False, deferred: bool = False) -> None:
         self.values: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
         self.lines: dict[int, tuple[Mapping[str, Any], dict[str, str]]] | None = (
             {} if lines else None
@@ -115,6 +122,22 @@ class Texts:
         #: by key, with what it was made of (value, secret or not, the walk's answer): the
         #: roles of one resolution share these objects, and so the line.
         self.histories: dict[str, tuple[Any, bool, Plain, str]] = {}
+        #: The ends of the lines of the entries made from a template (`settings_tails`).
+        self.tails: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
+        #: The entries still to make: (settings, keys, template, values), or None when
+        #: entries are made at once.
+        self.deferred: list[tuple[dict[str, Any], list[str], dict[str, Any], list[Any]]] | None = (
+            [] if lines and deferred else None
+        )
+
+    def make_entries(self) -> None:
+        """Make the entries that wait (`deferred`): each a copy of its template, its value put
+        in, in its place in its settings; from now on entries are made at once."""
+        waiting, self.deferred = self.deferred or [], None
+        for settings, keys, template, values in waiting:
+            entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
+            collections.deque(map(operator.setitem, entries, _VALUES, values), maxlen=0)
+            settings.update(zip(keys, entries, strict=True))
 
     def settings(self, settings: Mapping[str, Any]) -> dict[str, str]:
         """The value texts known of `settings` (a role's), to add to."""
@@ -123,6 +146,12 @@ class Texts:
     def settings_lines(self, settings: Mapping[str, Any]) -> dict[str, str] | None:
         """The lines known of `settings` (a role's), to add to; None when not writing."""
         return None if self.lines is None else _known(self.lines, settings)
+
+    def settings_tails(self, settings: Mapping[str, Any]) -> dict[str, str]:
+        """The text that ends the line of each key of `settings` (a role's) whose entry is
+        made from a template: the template's text after its value, to add to. Such a line
+        is the key's head (`key_heads`), its value's text (`settings`), then this."""
+        return _known(self.tails, settings)
 
     def history_line(
         self, key: str, secret: bool, value: Any, plain: Plain, entry: Mapping[str, Any]
@@ -168,3 +197,7 @@ def _same_answer(known: Plain, plain: Plain) -> bool:
             )
         )
     )
+
+
+#: The key of each entry's value, as many times as `map` asks.
+_VALUES = itertools.repeat("value")
