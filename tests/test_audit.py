@@ -59,7 +59,7 @@ from layerconf.audits.codec import Encoder, compact
 from layerconf.audits.io import _dumps
 from layerconf.audits.record import record_of
 from layerconf.audits.signing import sign
-from layerconf.audits.texts import Texts
+from layerconf.audits.texts import WAITING, Texts
 from layerconf.core.explain import lone_settings, plain_settings
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
@@ -566,7 +566,7 @@ class TestEntriesMadeLater:
         record, texts = self._later(roles)
         # They wait (each such key holds its template), unless a secret's text was found:
         # scrubbing reads every entry, and made them first.
-        assert bool(texts.deferred) is not extra
+        assert bool(texts.deferred) == (not extra)
         texts.make_entries()
         assert texts.deferred is None
         assert record == audit(roles)
@@ -598,6 +598,25 @@ class TestEntriesMadeLater:
         record, texts = self._later(roles)
         texts.make_entries()
         assert record == audit(roles)
+
+    def test_read_too_early_fails_loudly(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        """A waiting entry is WAITING, shared by no entry of audit(): a copy or an encoding
+        of the record taken before the entries are made fails, rather than giving nulls."""
+        record, texts = self._later(ppo(parser))
+        waiting = [
+            key
+            for section in record["roles"].values()
+            for key, entry in section["settings"].items()
+            if entry is WAITING
+        ]
+        assert len(waiting) > 1_000  # most keys of both roles
+        early = copy.deepcopy(record)
+        with pytest.raises(TypeError, match="not JSON serializable"):
+            record_bytes(early)
+        texts.make_entries()
+        assert record_bytes(record) == record_bytes(audit(ppo(parser)))
 
 
 class TestRoundTrip:

@@ -10,14 +10,13 @@ compare both ways. When the file is written unsigned, the entries themselves wai
 
 from __future__ import annotations
 
-import collections
 import itertools
 import operator
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from layerconf.audits.codec import Encoder
-from layerconf.audits.texts import Texts, scalar_texts
+from layerconf.audits.texts import WAITING, Texts, filled, scalar_texts
 from layerconf.core.explain import Plain, values_at
 
 __all__ = ["alike_entries"]
@@ -32,12 +31,12 @@ def alike_entries(
     values: Mapping[str, Any],
     secret_keys: frozenset[Any],
     others: dict[str, Plain],
-) -> Iterator[tuple[str, dict[str, Any]]]:
+) -> Iterator[tuple[str, Any]]:
     """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
     shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
     A key whose value is a secret's, or does not encode as itself, goes to `others`. The
     texts of the values (and, when writing, the ends of the entries' lines) go to `texts`,
-    for `settings`; with `texts.deferred`, the entries wait (each key given the template
+    for `settings`; with `texts.deferred`, the entries wait (each key holding `WAITING`
     until then).
     """
     # A secret's value is redacted; an unset one (None) is null either way, as here.
@@ -57,13 +56,7 @@ def alike_entries(
     if texts.lines is not None:  # each line: the key, the template's text with the value's
         tail = texts.compact(template)[len('{"value": null') :]  # text in its place
         texts.settings_tails(settings).update(dict.fromkeys(keys, tail))
-    if texts.deferred is not None:  # the entries wait (`Texts.make_entries`): the template
-        texts.deferred.append((settings, keys, template, current))
-        return zip(keys, itertools.repeat(template, len(keys)), strict=True)
-    entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
-    collections.deque(map(operator.setitem, entries, _VALUES, current), maxlen=0)
-    return zip(keys, entries, strict=True)
-
-
-#: The key of each entry's value, as many times as `map` asks.
-_VALUES = itertools.repeat("value")
+    if texts.deferred is not None:  # the entries wait (`Texts.make_entries`), each key
+        texts.deferred.append((settings, keys, template, current))  # holding WAITING
+        return zip(keys, itertools.repeat(WAITING, len(keys)), strict=True)
+    return zip(keys, filled(template, current), strict=True)

@@ -24,7 +24,15 @@ from layerconf.core.explain import Plain
 from layerconf.core.secrets import may_show_secret
 from layerconf.core.values import MAX_INT_BITS
 
-__all__ = ["Texts", "compact_chunks", "compact_encoder", "key_heads", "scalar_texts"]
+__all__ = [
+    "WAITING",
+    "Texts",
+    "compact_chunks",
+    "compact_encoder",
+    "filled",
+    "key_heads",
+    "scalar_texts",
+]
 
 
 def _int_text(value: int) -> str:
@@ -135,9 +143,7 @@ class Texts:
         in, in its place in its settings; from now on entries are made at once."""
         waiting, self.deferred = self.deferred or [], None
         for settings, keys, template, values in waiting:
-            entries = list(map(dict.copy, itertools.repeat(template, len(keys))))
-            collections.deque(map(operator.setitem, entries, _VALUES, values), maxlen=0)
-            settings.update(zip(keys, entries, strict=True))
+            settings.update(zip(keys, filled(template, values), strict=True))
 
     def settings(self, settings: Mapping[str, Any]) -> dict[str, str]:
         """The value texts known of `settings` (a role's), to add to."""
@@ -198,6 +204,26 @@ def _same_answer(known: Plain, plain: Plain) -> bool:
         )
     )
 
+
+def filled(template: dict[str, Any], values: list[Any]) -> list[dict[str, Any]]:
+    """An entry per value: a copy of `template` with the value as its ``"value"``."""
+    entries: list[dict[str, Any]] = list(map(dict.copy, itertools.repeat(template, len(values))))
+    collections.deque(map(operator.setitem, entries, _VALUES, values), maxlen=0)
+    return entries
+
+
+class _Waiting:
+    """What a waiting entry holds until `Texts.make_entries` makes it: not an entry, and
+    nothing JSON can write, so that a record read too early fails loudly instead of giving
+    wrong values."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<an audit entry not made yet: Texts.make_entries>"
+
+
+WAITING = _Waiting()
 
 #: The key of each entry's value, as many times as `map` asks.
 _VALUES = itertools.repeat("value")
