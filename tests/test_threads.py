@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,41 @@ def test_role_files_and_check(tmp_path: Path) -> None:
     alone = [layerconf.check_role_file(path) for path in paths]
     assert [file.layers for file in own] == [file.layers for file in alone]
     assert [file.layers for file in shared] == [alone[0].layers] * THREADS
+
+
+def test_audit_while_another_thread_writes_args(tmp_path: Path) -> None:
+    """A trainer's thread setting, adding and deleting attributes (a dict among the values)
+    while others audit: every record is whole and loads, nothing raises (each section is
+    the namespace as one snapshot of it said)."""
+    values = {f"k{i}": i for i in range(300)} | {"table": {"a": 1, "b": {"c": 2}}}
+    layers = [
+        layerconf.Layer.from_mapping("defaults", values, kind="defaults"),
+        layerconf.Layer.from_mapping("cli", {"k1": 5, "table": {"a": 3}}, kind="argv"),
+    ]
+    namespace = layerconf.LayerStack(layers).resolve(role="main", warn=False)
+    stop = threading.Event()
+
+    def writes() -> None:
+        count = 0
+        while not stop.is_set():
+            count += 1
+            setattr(namespace, f"k{count % 300}", [{"x": 1}, 7, {"d": {"e": 1}}, "s"][count % 4])
+            setattr(namespace, f"new{count}", count)
+            if count > 3:
+                delattr(namespace, f"new{count - 3}")
+            time.sleep(0)  # let the auditors run between writes
+
+    writer = threading.Thread(target=writes)
+    writer.start()
+    try:
+        paths = _together(
+            lambda index: [
+                layerconf.write_audit({"main": namespace}, tmp_path / f"{index}-{round}")
+                for round in range(6)
+            ]
+        )
+    finally:
+        stop.set()
+        writer.join(timeout=60)
+    for path in (path for written in paths for path in written):
+        assert layerconf.load_audit(path).namespace("main") is not None

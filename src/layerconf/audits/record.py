@@ -193,7 +193,7 @@ def _role_section(
             if found.shadowed and lines is not None:  # (walked: every key a str)
                 lines[key] = texts.history_line(key, secret, value, found, entry)
         else:
-            explained = None if provenance is None else unscrubbed(namespace, key)
+            explained = None if provenance is None else unscrubbed(namespace, key, values)
             settings[str(key)] = _entry(encoder, secret, value, explained)
         if type(value) is dict and value and provenance is not None and not secret:
             leaves.update(_leaves(namespace, encoder, key, value, values))
@@ -251,7 +251,7 @@ def _leaves(
         dotted = join_path(path)
         if dotted in values:
             continue  # a top-level key spelt like this path: explain means that one
-        setting = unscrubbed(namespace, dotted)
+        setting = unscrubbed(namespace, dotted, values)
         yield dotted, _entry(encoder, is_secret(path[-1]), setting.value, setting)
 
 

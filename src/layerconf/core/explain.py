@@ -62,10 +62,16 @@ def explain(args: argparse.Namespace, key: str) -> Setting:
     return attrs.evolve(setting, scrub=scrub) if scrub else setting
 
 
-def unscrubbed(args: argparse.Namespace, key: str) -> Setting:
+def unscrubbed(
+    args: argparse.Namespace, key: str, values: Mapping[str, Any] | None = None
+) -> Setting:
     """`explain(args, key)` without the secrets' texts its setting scrubs from what it shows
-    (`Setting.scrub`): for a caller that redacts and scrubs values itself, an audit record."""
-    return _setting(args, _provenance(args), key)
+    (`Setting.scrub`): for a caller that redacts and scrubs values itself, an audit record.
+    `values`: a copy of ``vars(args)`` taken once, to answer from while other threads may
+    set, add or delete attributes (an audit's keys and leaves are those of its copy)."""
+    if values is None:
+        return _setting(args, _provenance(args), key)
+    return setting_for(values, _provenance(args), key, _writes_at(args, key), _count_at(args, key))
 
 
 def _setting(args: argparse.Namespace, provenance: Provenance, key: str) -> Setting:
