@@ -169,6 +169,27 @@ class TestRuntimeWritesAreBounded:
         assert kept[-1].value == 999_999
         assert _deep_size(args) < once + 2_000
 
+    def test_keys_written_then_deleted_keep_nothing(self) -> None:
+        """A loop that sets a new key each step and deletes an old one (a per-step scratch
+        value) keeps the writes of the keys the namespace still has, not of every key it
+        ever had: memory stays that of a few keys."""
+        args = example()
+        args.step = 0
+        for step in range(2_000):
+            setattr(args, f"scratch{step}", step)
+            if step >= 3:
+                delattr(args, f"scratch{step - 3}")
+        once = _deep_size(args)
+        for step in range(2_000, 60_000):
+            setattr(args, f"scratch{step}", step)
+            delattr(args, f"scratch{step - 3}")
+        assert _deep_size(args) < once + 2_000
+        assert [w.value for w in runtime_writes(args, "scratch59999")] == [59_999]
+        assert write_count(args, "step") == 1  # a key not deleted keeps its writes
+        del args.step
+        args.step = 5
+        assert explain(args, "step").value == 5
+
     def test_explain_says_where_and_how_many_times(self) -> None:
         """The final value names its file:line and count; the first write stays in the history."""
         args = example()

@@ -211,6 +211,10 @@ def _fold(args: Namespace) -> dict[str, _History]:
             for back, (_, value, where, position) in reversed(list(enumerate(found)))
         )
         history.count = total
+    values = vars(args)
+    if len(histories) > len(values):  # keys deleted since: their writes go with them, so
+        for key in histories.keys() - values.keys():  # what is kept is that of live keys
+            del histories[key]
     return histories
 
 
