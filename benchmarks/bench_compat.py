@@ -21,8 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _timing import cold, measure, report, save
-from layerconf.core.merge import Policy
-from layerconf.core.stack import LayerStack
 from layerconf.presets.slime import check_role_file, compat
 from run import FIXTURES, real_workload, slime_parse_megatron_role_args
 
@@ -70,15 +68,8 @@ def main() -> None:
         compat._BASE[0] = kept
         return compat._base_layers(base)
 
-    def resolve(role: str) -> object:
-        # As the drop-in resolves: its warnings logged, not issued (warn=False); a mapping
-        # override replaces the command line's (none in this role file).
-        layer = role_file.layers[role]
-        replaced: dict[str, Policy] = {
-            key: "replace" for key, value in layer.values.items() if isinstance(value, dict)
-        }
-        stack = LayerStack([*base_layers, layer], compat._RULES, replaced)
-        return stack.resolve(role=role, warn=False)
+    def resolve(role: str) -> object:  # as the drop-in resolves
+        return compat._resolved(base_layers, role_file.layers[role], compat._RULES, role)
 
     baseline = "slime's parse_megatron_role_args, actor then critic"
     rows = [

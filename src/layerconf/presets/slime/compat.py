@@ -231,16 +231,22 @@ def parse_megatron_role_args(
     base, deleted = _base_layers(base_args)
     _refuse_python_names(layer)
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
-    # slime sets each override whole: a mapping replaces the command line's, never merges.
-    replaced: dict[str, Policy] = {
-        key: "replace" for key, value in layer.values.items() if isinstance(value, dict)
-    }
-    result = LayerStack([*base, layer], rules, replaced).resolve(role=role, warn=False)
+    result = _resolved(base, layer, rules, role)
     _log(result, role, path, layer)
     for key in deleted:
         if key not in layer.values:
             delattr(result, key)
     return result
+
+
+def _resolved(base: list[Layer], layer: Layer, rules: RuleSet, role: str) -> Namespace:
+    """`role` resolved from the `base` layers and its role file's `layer`, as slime sets
+    values: each override whole (a mapping replaces the command line's, never merges), the
+    warnings logged by the caller, not issued."""
+    replaced: dict[str, Policy] = {
+        key: "replace" for key, value in layer.values.items() if isinstance(value, dict)
+    }
+    return LayerStack([*base, layer], rules, replaced).resolve(role=role, warn=False)
 
 
 def _raise_as_slime(path: str, problems: Iterable[Problem]) -> NoReturn:
