@@ -20,6 +20,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -1805,7 +1806,11 @@ def _layout(value: Any, depth: int = 0) -> str:
     if depth < 4 and type(value) in (dict, list) and value:
         pad = " " * (depth + 1)
         if type(value) is dict:
-            lines = [f"{pad}{compact(k)}: {_layout(v, depth + 1)}" for k, v in value.items()]
+            keys = [compact({k: 0})[1:-4] for k in value]  # as JSON writes an object's keys
+            lines = [
+                f"{pad}{k}: {_layout(v, depth + 1)}"
+                for k, v in zip(keys, value.values(), strict=True)
+            ]
             return "{\n" + ",\n".join(lines) + "\n" + " " * depth + "}"
         lines = [pad + _layout(item, depth + 1) for item in value]
         return "[\n" + ",\n".join(lines) + "\n" + " " * depth + "]"
@@ -1845,7 +1850,19 @@ class TestText:
     def test_any_tree(self, tree: Any) -> None:
         """Any JSON-shaped data: indented one level a step down to depth 4, then compact, keys
         in their order; the same error (a cycle, a NaN, a type JSON cannot hold) as compact."""
-        assert _outcome(_dumps, tree) == _outcome(_layout, tree)
+        outcome = _outcome(_dumps, tree)
+        assert outcome == _outcome(_layout, tree)
+        if isinstance(outcome, str):  # JSON, whatever the keys (a number's in quotes)
+            assert json.loads(outcome) == json.loads(json.dumps(tree, default=repr))
+
+    def test_keys_that_are_not_str(self) -> None:
+        """A record's mapping with a number or None as a key is written as JSON writes it, in
+        quotes; a record given as another Mapping is written as its dict."""
+        record = {"roles": {"r": {"settings": {1: {"value": 1}, None: 2, 2.5: 3}}}, 7: True}
+        assert json.loads(record_bytes(record)) == json.loads(json.dumps(record))
+        assert record_bytes(types.MappingProxyType(record)) == record_bytes(record)
+        with pytest.raises(TypeError, match="keys must be str"):
+            record_bytes({(1, 2): 0, "a": 1})
 
     def test_a_cycle(self) -> None:
         """A list that holds itself, deep in an entry, is refused as compact refuses it."""

@@ -78,7 +78,7 @@ def write_audit(
 def record_bytes(record: Mapping[str, Any]) -> bytes:
     """The bytes of a record's file: what `write_audit` writes and ``layerconf audit`` prints."""
     check_type("record_bytes", "record", record, Mapping, "a record, such as audit(roles)")
-    return _Text().dumps(record, 0, "\n").encode("ascii")
+    return _Text().dumps(dict(record), 0, "\n").encode("ascii")
 
 
 def _dumps(value: Any, depth: int = 0) -> str:
@@ -173,7 +173,13 @@ class _Text:
 
 def _key_text(mapping: Mapping[Any, Any]) -> Callable[[Any], str]:
     """How the keys of `mapping` are written (every key a str: as JSON strings, at once)."""
-    return _ascii if set(map(type, mapping)) == {str} else compact
+    return _ascii if set(map(type, mapping)) == {str} else _object_key
+
+
+def _object_key(key: Any) -> str:
+    """`key` as a JSON object's key, as `compact` writes the keys of the mappings it encodes
+    (a number or None as its text in quotes; another type refused as json refuses it)."""
+    return compact({key: 0})[1 : -len(": 0}")]
 
 
 def _known_lines(texts: Texts) -> Mapping[int, _Known]:
