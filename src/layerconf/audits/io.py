@@ -69,8 +69,8 @@ def write_audit(
     if key is not None:
         record = sign(record, key)
     known = _known_lines(texts)
-    if not known:  # the entries are encoded from the record: made first
-        texts.make_entries()
+    if not known:  # the entries are encoded from the record: made first (scrubbing, which
+        texts.make_entries()  # drops the lines, made them already; kept for any other path)
     text = _Text(known).dumps(record, 0, "\n")
     return write_atomic(pathlib.Path(directory), AUDIT_FILE, text.encode("ascii"))
 

@@ -114,9 +114,9 @@ class Texts:
     the record is written; by the settings' id (the settings kept with them).
 
     `deferred` (when writing: the file needs the lines, not the entries) lets the entries
-    made from a template wait: until `make_entries`, each such key holds the template itself,
-    which the file never reads (its line is known); whatever reads the entries (signing,
-    scrubbing, encoding an entry anew) makes them first."""
+    made from a template wait: until `make_entries`, each such key holds `WAITING`, which
+    the file never reads (its line is known) and nothing encodes; whatever reads the entries
+    (signing, scrubbing, encoding an entry anew) makes them first."""
 
     def __init__(self, *, lines: bool = False, deferred: bool = False) -> None:
         self.values: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
