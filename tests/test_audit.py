@@ -1806,10 +1806,8 @@ def _layout(value: Any, depth: int = 0) -> str:
     if depth < 4 and type(value) in (dict, list) and value:
         pad = " " * (depth + 1)
         if type(value) is dict:
-            keys = [compact({k: 0})[1:-4] for k in value]  # as JSON writes an object's keys
-            lines = [
-                f"{pad}{k}: {_layout(v, depth + 1)}"
-                for k, v in zip(keys, value.values(), strict=True)
+            lines = [  # a key as JSON writes an object's keys, then its value, in turn
+                f"{pad}{compact({k: 0})[1:-4]}: {_layout(v, depth + 1)}" for k, v in value.items()
             ]
             return "{\n" + ",\n".join(lines) + "\n" + " " * depth + "}"
         lines = [pad + _layout(item, depth + 1) for item in value]
