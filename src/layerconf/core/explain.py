@@ -69,13 +69,18 @@ def unscrubbed(
     (`Setting.scrub`): for a caller that redacts and scrubs values itself, an audit record.
     `values`: a copy of ``vars(args)`` taken once, to answer from while other threads may
     set, add or delete attributes (an audit's keys and leaves are those of its copy)."""
-    if values is None:
-        return _setting(args, _provenance(args), key)
-    return setting_for(values, _provenance(args), key, _writes_at(args, key), _count_at(args, key))
+    return _setting(args, _provenance(args), key, values)
 
 
-def _setting(args: argparse.Namespace, provenance: Provenance, key: str) -> Setting:
-    return setting_for(vars(args), provenance, key, _writes_at(args, key), _count_at(args, key))
+def _setting(
+    args: argparse.Namespace,
+    provenance: Provenance,
+    key: str,
+    values: Mapping[str, Any] | None = None,
+) -> Setting:
+    """The setting of `key` in `values` (``vars(args)`` when None)."""
+    current = vars(args) if values is None else values
+    return setting_for(current, provenance, key, _writes_at(args, key), _count_at(args, key))
 
 
 def _other_secrets(
