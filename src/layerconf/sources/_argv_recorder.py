@@ -1,5 +1,8 @@
 """Recording an argparse parse: which token set each value (see `layerconf.sources.argv`).
 
+(`record` first offers the parse to `layerconf.sources._argv_scan`, which takes plain command
+lines on plain parsers; what follows is the general way, for everything else.)
+
 The parser is never modified, not even for a moment: `record` parses with a shallow copy of it
 (same actions, same settings, same class) whose instance attributes shadow a few of argparse's
 private methods with recorders that call the real method and note what argparse decided. None
@@ -40,14 +43,13 @@ from typing import Any
 
 from layerconf.core.records import Origin, Path
 from layerconf.core.secrets import redact_argv, redacted_token, scrub_text, shows_secret
+from layerconf.sources._argv_scan import MISSING, ONE_SETATTR, REPORTING, scan
 
 __all__ = ["CLI", "CLI_ORIGIN", "Changes", "Recorder", "record"]
 
 #: The layer that what the command line set goes into; the origins recorded name it.
 CLI = "cli"
 CLI_ORIGIN = Origin(CLI, "argv")
-
-_MISSING: Any = object()
 
 
 def record(
@@ -58,7 +60,21 @@ def record(
     The namespace parsed into starts with `given`; its dict is the one argparse filled. With
     `known`, ``parse_known_args`` (the tokens it does not own are the extras), else
     ``parse_args`` (no extras). Errors are argparse's own.
+
+    A plain command line on a plain parser is not watched but scanned (`_argv_scan.scan`
+    does what argparse does); the recorder then holds what the scan found.
     """
+    if not given:
+        try:
+            scanned = scan(parser, strings, known=known)
+        except argparse.ArgumentError as error:  # a value or a string default did not convert
+            reported = _reported(parser, strings, error)
+            if reported is not None:
+                raise reported from None
+            scanned = None  # (the parser reports its own way: argparse's parse will say it)
+        if scanned is not None:
+            occurrences, final, extras = scanned
+            return Recorder.of_scan(parser, strings, occurrences), final, extras
     clone = copy.copy(parser)
     working = argparse.Namespace(**given)
     recorder = Recorder(parser, clone, strings, working)
@@ -78,6 +94,22 @@ def record(
     return recorder, vars(working), extras
 
 
+def _reported(
+    parser: argparse.ArgumentParser, strings: list[str], error: argparse.ArgumentError
+) -> argparse.ArgumentError | None:
+    """What argparse does with the `error` the scan met, as the recorded parse would (the
+    message without the command line's secrets): exit through ``parser.error``, or the error
+    to raise (``exit_on_error=False``); None if the parser's instance replaces a way argparse
+    reports (its error() may return: only argparse's own parse knows what follows)."""
+    if not vars(parser).keys().isdisjoint(REPORTING):
+        return None
+    reporter = Recorder.of_scan(parser, strings, [])
+    if parser.exit_on_error:
+        parser.error(reporter.scrubbed(str(error)))  # (usage and message on stderr, exit 2)
+    error.message = reporter.scrubbed(error.message)
+    return error
+
+
 class _Recording(argparse.Namespace):
     """The parse's namespace while a custom action runs: every setattr goes into its occurrence.
 
@@ -89,27 +121,12 @@ class _Recording(argparse.Namespace):
         recorder = _RECORDERS.get(id(self))
         occurrence = recorder.current if recorder is not None else None
         if occurrence is not None:
-            occurrence[2].append((name, self.__dict__.get(name, _MISSING), value))
+            occurrence[2].append((name, self.__dict__.get(name, MISSING), value))
         object.__setattr__(self, name, value)
 
 
 # The recorder of each parse in progress, by id() of its namespace.
 _RECORDERS: dict[int, Recorder] = {}
-
-# Built-in actions whose call is exactly one setattr of their dest.
-_SINGLE_SETATTR = frozenset(
-    {
-        argparse._StoreAction,
-        argparse._StoreConstAction,
-        argparse._StoreTrueAction,
-        argparse._StoreFalseAction,
-        argparse._AppendAction,
-        argparse._AppendConstAction,
-        argparse._CountAction,
-        argparse._ExtendAction,
-        argparse.BooleanOptionalAction,
-    }
-)
 
 # An occurrence: (action, position in the expanded argument list or None, its dest's value
 # before) for a built-in action that sets its dest once, else [action, position, events].
@@ -216,6 +233,22 @@ class Recorder:
             hooks["convert_arg_line_to_args"] = self.convert_line
         vars(clone).update(hooks)
 
+    @classmethod
+    def of_scan(
+        cls, parser: argparse.ArgumentParser, strings: list[str], occurrences: list[Any]
+    ) -> Recorder:
+        """The recorder of a parse `_argv_scan.scan` made, or of its error: only what
+        `changes`, `argv` and `scrubbed` read is filled in (there was no parse to watch)."""
+        recorder = cls.__new__(cls)
+        recorder.clone = parser
+        recorder.argv = recorder.strings = strings
+        recorder.size = len(strings)
+        recorder.wheres = None
+        recorder.current = None
+        recorder.occurrences = occurrences
+        recorder.new_keys_from = -1
+        return recorder
+
     # -- errors --------------------------------------------------------------------------------
 
     def error(self, message: str) -> Any:
@@ -263,8 +296,8 @@ class Recorder:
                 self._hook_get_values()
                 return count
         if action.nargs != argparse.SUPPRESS:  # else argparse does not call it
-            if type(action) in _SINGLE_SETATTR:  # (`_note`'s common case, inline)
-                self.occurrences.append((action, batch, self.state.get(action.dest, _MISSING)))
+            if type(action) in ONE_SETATTR:  # (`_note`'s common case, inline)
+                self.occurrences.append((action, batch, self.state.get(action.dest, MISSING)))
             else:
                 self._note(action, batch)
         return count
@@ -326,9 +359,9 @@ class Recorder:
 
     def _note(self, action: argparse.Action, position: int | None) -> None:
         """Note an action about to run at `position`; called just before argparse runs it."""
-        if type(action) in _SINGLE_SETATTR:
+        if type(action) in ONE_SETATTR:
             # It sets its dest once: what it set is the value before the next setter, or final.
-            self.occurrences.append((action, position, self.state.get(action.dest, _MISSING)))
+            self.occurrences.append((action, position, self.state.get(action.dest, MISSING)))
             return
         if self.new_keys_from < 0:
             self.new_keys_from = len(self.state)
@@ -483,7 +516,7 @@ class Recorder:
             # Keys that appeared while actions ran, through no setattr (vars(ns)[key] = value).
             for name in list(final)[self.new_keys_from :]:
                 if name not in last:
-                    note(name, _MISSING, CLI_ORIGIN)
+                    note(name, MISSING, CLI_ORIGIN)
 
         cli: dict[str, Any] = {}
         origins: dict[Path, Origin] = {}
@@ -493,7 +526,7 @@ class Recorder:
                 cli[name] = final[name]
                 origins[(name,)] = origin
                 old = first[name]
-                if old is not _MISSING:
+                if old is not MISSING:
                     raw[name] = old
         return cli, origins, raw, setters
 

@@ -9,9 +9,11 @@ written. A flag given more than once adds a layer per earlier occurrence (``cli:
 ``cli:2``, ...; their origins still name layer ``cli``), so `explain(args, key).history`
 shows every earlier value with its argv index.
 
-How the parse is recorded, without modifying the parser or redoing any of argparse's logic,
-is `layerconf.sources._argv_recorder`'s part; this module checks the call and builds the
-layers from what was recorded.
+How the parse is recorded, without modifying the parser, is `layerconf.sources._argv_recorder`'s
+part: in general by watching argparse parse (none of its logic redone); a plain command line on
+a plain parser, the common case, by `layerconf.sources._argv_scan`, which redoes only how
+tokens are classified and counted and gives the same record. This module checks the call and
+builds the layers from what was recorded.
 
 Cost: building the 1,000-key default layer costs more than the parse itself, so it is built
 once per parser and reused while argparse produces the very same default objects (containers:
