@@ -309,6 +309,18 @@ class TestBulkOrigins:
         assert entry["seed"]["layer"] == "runtime"
         assert entry["seed"]["history"][0]["value"] == 1234
 
+    def test_a_small_layer_over_a_large_one(self) -> None:
+        """A later layer of a few keys (the walk takes them from the layer, not from every
+        key), one of them deleted after resolution and one set again: explain's answers."""
+        base = Layer.from_mapping("defaults", {f"k{i}": i for i in range(40)})
+        cli = Layer.from_mapping("cli", {"k3": 30, "k7": 70, "extra": "x", "gone": 1}, kind="argv")
+        namespace = LayerStack([base, cli]).resolve()
+        del namespace.gone
+        namespace.k7 = 71
+        bulk = _bulk(namespace)
+        assert bulk == {key: _explained(namespace, key) for key in vars(namespace)}
+        assert set(plain_settings(namespace)) == set(vars(namespace)) - {"k7"}
+
     def test_records_are_those_of_explain(
         self, parser: argparse.ArgumentParser, in_fixtures: None, monkeypatch: pytest.MonkeyPatch
     ) -> None:
