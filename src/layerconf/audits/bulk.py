@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from layerconf.audits.codec import Encoder
-from layerconf.audits.texts import WAITING, Texts, filled, scalar_texts
+from layerconf.audits.texts import WAITING, Texts, filled, group_texts
 from layerconf.core.explain import Plain, values_at
 
 __all__ = ["alike_entries"]
@@ -45,7 +45,7 @@ def alike_entries(
         others.update(dict.fromkeys(held, found))
         keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
     current = values_at(values, keys)
-    shown = scalar_texts(current)  # "" for a value that does not encode as itself
+    shown = group_texts(current)  # "" for a value that does not encode as itself
     if not all(shown):
         others.update(dict.fromkeys(itertools.compress(keys, map(operator.not_, shown)), found))
         keys = list(itertools.compress(keys, shown))

@@ -30,6 +30,7 @@ __all__ = [
     "compact_chunks",
     "compact_encoder",
     "filled",
+    "group_texts",
     "key_heads",
     "scalar_texts",
 ]
@@ -76,6 +77,31 @@ def scalar_texts(values: list[Any]) -> list[str]:
     that `may_show_secret` clears), "" for any other; in one C-level loop."""
     kinds = map(_TEXT.get, map(type, values), itertools.repeat(_other_text))
     return list(map(_call, kinds, values))
+
+
+def group_texts(values: list[Any]) -> list[str]:
+    """`scalar_texts(values)`, kept for a large group (a profile's defaults, audit after
+    audit): given back while each value is still the very object it was made of (a text
+    depends on its value alone; the objects kept with the texts, so that no other object
+    takes their place)."""
+    if len(values) < _GROUP:
+        return scalar_texts(values)
+    kept = _KEPT.get(len(values))
+    if kept is not None and all(map(operator.is_, values, kept[0])):
+        return list(kept[1])
+    shown = scalar_texts(values)
+    if all(shown):  # (no value kept whose text is searched for secrets: a URL, JSON)
+        if len(_KEPT) >= _KEPT_MAX:
+            _KEPT.clear()
+        _KEPT[len(values)] = (list(values), list(shown))
+    return shown
+
+
+#: The size from which a group's texts are kept (`group_texts`), and how many are kept.
+_GROUP = 32
+_KEPT_MAX = 8
+#: The texts of the last groups of values of each size, with those values.
+_KEPT: dict[int, tuple[list[Any], list[str]]] = {}
 
 
 @functools.lru_cache(maxsize=64)
