@@ -4,6 +4,7 @@ whichever thread asks."""
 
 from __future__ import annotations
 
+import enum
 import pathlib
 import threading
 from typing import Any
@@ -11,8 +12,16 @@ from typing import Any
 from layerconf import Layer, LayerStack, Namespace
 from layerconf.audits import audit, record_bytes, write_audit
 from layerconf.audits import texts as texts_module
+from layerconf.audits.codec import Encoder
 from layerconf.audits.fingerprint import fingerprint
 from layerconf.audits.texts import group_texts, scalar_texts
+from layerconf.core.secrets import SECRETS
+
+
+class Level(enum.IntEnum):
+    low = 1
+    high = 2
+
 
 SIZE = 2 * texts_module._GROUP  # a group large enough for its texts to be kept
 
@@ -28,7 +37,8 @@ def _check(roles: dict[str, Namespace], directory: pathlib.Path) -> bytes:
     record = audit(roles)
     for role, namespace in roles.items():
         settings = record["roles"][role]["settings"]
-        assert {key: entry["value"] for key, entry in settings.items()} == vars(namespace)
+        encoded = {key: Encoder(SECRETS).value(value) for key, value in vars(namespace).items()}
+        assert {key: entry["value"] for key, entry in settings.items()} == encoded
     assert record["fingerprint"] == fingerprint(record["roles"])
     written = write_audit(roles, directory).read_bytes()
     assert written == record_bytes(record)
@@ -39,7 +49,7 @@ def test_groups_of_one_size_with_other_values(tmp_path: pathlib.Path) -> None:
     """Groups of the same size, one after the other: each its own values' texts."""
     numbers = {f"k{i}": i + 0.5 for i in range(SIZE)}
     words = {f"k{i}": f"w{i}" for i in range(SIZE)}
-    mixed = {f"k{i}": [None, True, 7, 2.5, "x"][i % 5] for i in range(SIZE)}
+    mixed = {f"k{i}": [None, True, 7, 2.5, "x", Level.low][i % 6] for i in range(SIZE)}
     files = [_check(_roles(values), tmp_path) for values in (numbers, words, mixed, numbers)]
     assert files[0] == files[3]
     assert len(set(files)) == 3
@@ -57,6 +67,16 @@ def test_values_changed_in_place(tmp_path: pathlib.Path) -> None:
     after = _check({"r": namespace}, tmp_path)
     assert b'"k3": {"value": 12345.25,' in after
     assert b'"k3": {"value": 3.5,' in before
+
+
+def test_a_group_with_a_value_of_no_text(tmp_path: pathlib.Path) -> None:
+    """A group whose values include an enum member (its entry is encoded: no text) is kept
+    too; another group of its size, with other values, gets its own texts."""
+    level = {f"k{i}": Level.low if i == 3 else i + 0.5 for i in range(SIZE)}
+    other = {f"k{i}": Level.high if i == 3 else i + 1.5 for i in range(SIZE)}
+    files = [_check(_roles(values), tmp_path) for values in (level, other, level)]
+    assert files[0] == files[2] != files[1]
+    assert group_texts(list(level.values())) == scalar_texts(list(level.values()))
 
 
 def test_texts_kept_are_of_their_values() -> None:

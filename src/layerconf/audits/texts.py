@@ -90,7 +90,9 @@ def group_texts(values: list[Any]) -> list[str]:
     if kept is not None and all(map(operator.is_, values, kept[0])):
         return list(kept[1])
     shown = scalar_texts(values)
-    if all(shown):  # (no value kept whose text is searched for secrets: a URL, JSON)
+    if all(shown) or not any(
+        isinstance(value, str) for value in itertools.compress(values, map(operator.not_, shown))
+    ):  # (no text kept whose form is searched for secrets: a URL, JSON)
         if len(_KEPT) >= _KEPT_MAX:
             _KEPT.clear()
         _KEPT[len(values)] = (list(values), list(shown))
