@@ -14,7 +14,7 @@ from layerconf.audits import audit, record_bytes, write_audit
 from layerconf.audits import texts as texts_module
 from layerconf.audits.codec import Encoder
 from layerconf.audits.fingerprint import fingerprint
-from layerconf.audits.texts import group_texts, scalar_texts
+from layerconf.audits.texts import group_tails, group_texts, scalar_texts
 from layerconf.core.secrets import SECRETS
 
 
@@ -76,19 +76,43 @@ def test_a_group_with_a_value_of_no_text(tmp_path: pathlib.Path) -> None:
     other = {f"k{i}": Level.high if i == 3 else i + 1.5 for i in range(SIZE)}
     files = [_check(_roles(values), tmp_path) for values in (level, other, level)]
     assert files[0] == files[2] != files[1]
-    assert group_texts(list(level.values())) == scalar_texts(list(level.values()))
+    assert group_texts(list(level), list(level.values())).shown == scalar_texts(
+        list(level.values())
+    )
 
 
 def test_texts_kept_are_of_their_values() -> None:
-    """`group_texts` gives `scalar_texts` of what it is given, a value the same object or
-    not, of a type with a text or not."""
+    """`group_texts` gives `scalar_texts` of what it is given, with the keys and values
+    that have a text and their texts by key: a value the same object or not, the same keys
+    or not, of a type with a text or not."""
+    keys = [f"k{i}" for i in range(SIZE)]
+
+    def expected(keys: list[str], values: list[Any]) -> tuple[Any, ...]:
+        shown = scalar_texts(values)
+        plain = [
+            (key, value, text) for key, value, text in zip(keys, values, shown, strict=True) if text
+        ]
+        return (
+            shown,
+            [key for key, _, _ in plain],
+            [value for _, value, _ in plain],
+            {key: text for key, _, text in plain},
+        )
+
+    def given(keys: list[str], values: list[Any]) -> tuple[Any, ...]:
+        group = group_texts(keys, values)
+        return group.shown, group.keys, group.current, group.texts
+
     first = [float(i) for i in range(SIZE)]
-    assert group_texts(first) == scalar_texts(first)
     again = [float(i) for i in range(SIZE)]  # equal values, other objects
-    assert group_texts(again) == scalar_texts(again)
     other = [*first[:-1], "https://u:p@host/x"]  # a URL's text is searched, never kept
-    assert group_texts(other)[-1] == ""
-    assert group_texts(first) == scalar_texts(first)
+    renamed = [f"r{i}" for i in range(SIZE)]
+    for names, values in [(keys, first), (keys, again), (keys, other), (renamed, first)]:
+        assert given(names, values) == expected(names, values)
+        assert given(names, values) == expected(names, values)  # (kept, or not)
+    tails = group_tails(group_texts(keys, first), ", x}")
+    assert tails == dict.fromkeys(keys, ", x}")
+    assert group_tails(group_texts(keys, first), ", y}") == dict.fromkeys(keys, ", y}")
 
 
 def test_threads(tmp_path: pathlib.Path) -> None:
