@@ -56,7 +56,7 @@ from layerconf.audits import (
 from layerconf.audits import io as io_module
 from layerconf.audits import record as audit_record_module
 from layerconf.audits import record as record_module
-from layerconf.audits.codec import Encoder, compact
+from layerconf.audits.codec import Encoder, canonical, canonical_encoder, compact
 from layerconf.audits.io import _dumps
 from layerconf.audits.record import record_of
 from layerconf.audits.signing import sign
@@ -308,6 +308,18 @@ class TestBulkOrigins:
         )
         assert entry["seed"]["layer"] == "runtime"
         assert entry["seed"]["history"][0]["value"] == 1234
+
+    def test_a_small_layer_over_a_large_one(self) -> None:
+        """A later layer of a few keys (the walk takes them from the layer, not from every
+        key), one of them deleted after resolution and one set again: explain's answers."""
+        base = Layer.from_mapping("defaults", {f"k{i}": i for i in range(40)})
+        cli = Layer.from_mapping("cli", {"k3": 30, "k7": 70, "extra": "x", "gone": 1}, kind="argv")
+        namespace = LayerStack([base, cli]).resolve()
+        del namespace.gone
+        namespace.k7 = 71
+        bulk = _bulk(namespace)
+        assert bulk == {key: _explained(namespace, key) for key in vars(namespace)}
+        assert set(plain_settings(namespace)) == set(vars(namespace)) - {"k7"}
 
     def test_records_are_those_of_explain(
         self, parser: argparse.ArgumentParser, in_fixtures: None, monkeypatch: pytest.MonkeyPatch
@@ -1861,6 +1873,15 @@ class TestText:
         assert record_bytes(types.MappingProxyType(record)) == record_bytes(record)
         with pytest.raises(TypeError, match="keys must be str"):
             record_bytes({(1, 2): 0, "a": 1})
+
+    @settings(deadline=None, max_examples=300)
+    @given(st.lists(st.recursive(_json_leaves, _json_containers, max_leaves=20), max_size=6))
+    def test_one_canonical_encoder_for_many_values(self, trees: list[Any]) -> None:
+        """The fingerprint's encoder made once (`canonical_encoder`) gives each value the text
+        `canonical` gives it, and its error, value after value."""
+        encode = canonical_encoder()
+        for tree in trees:
+            assert _outcome(encode, tree) == _outcome(canonical, tree)
 
     def test_a_cycle(self) -> None:
         """A list that holds itself, deep in an entry, is refused as compact refuses it."""

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from layerconf.audits.codec import Encoder
-from layerconf.audits.texts import WAITING, Texts, filled, scalar_texts
+from layerconf.audits.texts import WAITING, Texts, filled, group_tails, group_texts
 from layerconf.core.explain import Plain, values_at
 
 __all__ = ["alike_entries"]
@@ -44,18 +44,17 @@ def alike_entries(
     if held:
         others.update(dict.fromkeys(held, found))
         keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
-    current = values_at(values, keys)
-    shown = scalar_texts(current)  # "" for a value that does not encode as itself
-    if not all(shown):
-        others.update(dict.fromkeys(itertools.compress(keys, map(operator.not_, shown)), found))
-        keys = list(itertools.compress(keys, shown))
-        current = list(itertools.compress(current, shown))
-        shown = list(filter(None, shown))
+    group = group_texts(keys, values_at(values, keys))  # (read-only: kept, maybe shared)
+    if len(group.keys) < len(keys):  # a value that does not encode as itself: no text
+        others.update(
+            dict.fromkeys(itertools.compress(keys, map(operator.not_, group.shown)), found)
+        )
+    keys, current = group.keys, group.current
     template = {"value": None, **encoder.origin(found.origin)}
-    texts.settings(settings).update(zip(keys, shown, strict=True))
+    texts.settings(settings).update(group.texts)
     if texts.lines is not None:  # each line: the key, the template's text with the value's
         tail = texts.compact(template)[len('{"value": null') :]  # text in its place
-        texts.settings_tails(settings).update(dict.fromkeys(keys, tail))
+        texts.settings_tails(settings).update(group_tails(group, tail))
     if texts.deferred is not None:  # the entries wait (`Texts.make_entries`), each key
         texts.deferred.append((settings, keys, template, current))  # holding WAITING
         return zip(keys, itertools.repeat(WAITING, len(keys)), strict=True)

@@ -112,6 +112,24 @@ _CANONICAL = json.JSONEncoder(
 ).encode
 
 
+def canonical_encoder() -> Callable[[Any], str]:
+    """A function giving what `canonical` gives, cheaper a call: it makes the C encoder that
+    `json.JSONEncoder.encode` makes (a new one a value: its cycle check keeps state, left
+    behind by an error), without that method's Python frames."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
+    if make is None:  # a Python without the json module's C part
+        return canonical
+    default = _CANONICAL_OPTIONS.default
+    return lambda value: "".join(
+        make({}, default, _ASCII, None, ":", ",", True, False, False)(value, 0)
+    )
+
+
+_CANONICAL_OPTIONS = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+)
+_ASCII = json.encoder.encode_basestring_ascii
+
 _COMPACT = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode
 
 

@@ -10,7 +10,7 @@ import operator
 from collections.abc import Mapping
 from typing import Any
 
-from layerconf.audits.codec import FORMAT, canonical
+from layerconf.audits.codec import FORMAT, canonical, canonical_encoder
 from layerconf.audits.texts import Texts, key_heads, scalar_texts
 from layerconf.core.explain import values_at
 
@@ -52,16 +52,16 @@ def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
         settings = roles[role]["settings"]
         order, heads = _ordered(tuple(settings))
         known = texts.settings(settings)
-        shown: list[Any] = list(map(known.get, order))
         if len(known) < len(order):  # (the texts known are of keys of `settings`)
-            missing = list(
-                itertools.compress(
-                    range(len(shown)), map(operator.is_, shown, itertools.repeat(None))
-                )
-            )
-            values = [settings[order[index]]["value"] for index in missing]
-            for index, text, value in zip(missing, scalar_texts(values), values, strict=True):
-                shown[index] = text or canonical(value)
+            missing = list(itertools.filterfalse(known.__contains__, order))
+            values = [settings[key]["value"] for key in missing]
+            texts_of = scalar_texts(values)
+            if not all(texts_of):
+                encode = canonical_encoder()
+                pairs = zip(texts_of, values, strict=True)
+                texts_of = [text or encode(value) for text, value in pairs]
+            known = {**known, **dict(zip(missing, texts_of, strict=True))}
+        shown = values_at(known, order)
         body = [""] * (2 * len(order))  # each key's head, then its value's text
         body[::2] = heads
         body[1::2] = shown

@@ -144,30 +144,43 @@ class _Text:
         known = self.known.get(id(entries))
         if known is None or known[0] is not entries:
             known = (entries, {}, {}, {})
-        _, lines, shown, tails = known
+        lines, tails = known[1], known[3]
         keys = list(entries)
-        if not tails:  # one piece a line: known, else encoded
-            found: list[Any] = list(map(lines.get, keys))
-            others = itertools.compress(range(len(keys)), map(operator.not_, found))
-            block: list[Any] = [between] * (2 * len(keys) - 1)
-            block[0::2] = found
-            step = 2
-        else:  # three pieces a line: for a template's entry, head, value's text and end
-            found = list(map(tails.get, keys))  # None: not made from a template
-            others = itertools.compress(range(len(keys)), map(operator.is_, found, _NONE))
-            block = [between] * (4 * len(keys) - 1)
-            block[0::4] = key_heads(tuple(keys), ': {"value": ')
-            block[1::4] = map(shown.get, keys)
-            block[2::4] = found
-            step = 4
+        if tails:  # (settings `audit` made with their lines: every key a str)
+            self._template_lines(entries, keys, known, between, pieces)
+            return
+        found: list[Any] = list(map(lines.get, keys))  # one piece a line: known, else encoded
+        block: list[Any] = [between] * (2 * len(keys) - 1)
+        block[0::2] = found
         items, key_text = list(entries.values()), _key_text(entries)
-        for index in others:  # the key first, as the other levels write them
-            line = lines.get(keys[index])
+        for index in itertools.compress(range(len(keys)), map(operator.not_, found)):
+            # the key first, as the other levels write them
+            block[2 * index] = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
+        pieces += block
+
+    def _template_lines(
+        self,
+        entries: dict[str, Any],
+        keys: list[str],
+        known: _Known,
+        between: str,
+        pieces: list[str],
+    ) -> None:
+        """`_entries` of a role's settings whose entries made from a template have their
+        line's ends known (`tails`): three pieces a line for each (its key's head, its value's
+        text, its template's end), one for any other (its known line, else encoded), found
+        by the key (C-level lookups with a default), no index made a key."""
+        _, lines, shown, tails = known
+        own: dict[str, str] = {}  # the lines of the entries not made from a template
+        for key in itertools.filterfalse(tails.__contains__, keys):
+            line = lines.get(key)
             if line is None:
-                line = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
-            block[step * index] = line
-            if step == 4:
-                block[4 * index + 1 : 4 * index + 3] = ("", "")
+                line = _ascii(key) + ": " + "".join(self.encode(entries[key], 0))
+            own[key] = line
+        block: list[Any] = [between] * (4 * len(keys) - 1)
+        block[0::4] = map(own.get, keys, key_heads(tuple(keys), ': {"value": '))
+        block[1::4] = map(shown.get, keys, _EMPTY)
+        block[2::4] = map(tails.get, keys, _EMPTY)
         pieces += block
 
 
@@ -198,7 +211,7 @@ def _known_lines(texts: Texts) -> Mapping[int, _Known]:
 
 #: What is known of a role's settings: (settings, lines, value texts, line ends), by key.
 _Known = tuple[Mapping[str, Any], Mapping[str, str], Mapping[str, str], Mapping[str, str]]
-_NONE = itertools.repeat(None)
+_EMPTY = itertools.repeat("")
 _ascii = json.encoder.encode_basestring_ascii
 
 

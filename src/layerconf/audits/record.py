@@ -162,10 +162,10 @@ def _role_section(
     values = dict(vars(namespace))  # one C call: other threads may be adding keys
     secret_keys = _secret_keys(encoder.policy, tuple(values))
     named = set(map(type, values)) <= {str}  # every key a str (str() gives each back)
-    settings: dict[str, Any] = dict.fromkeys(values if named else map(str, values))
     plain: dict[str, Plain] = {}  # the walk's answers of keys that do not share one
     walked = provenance is not None and named
-    if walked:
+    if walked:  # each key holds its value (one C copy) until its entry is made
+        settings: dict[str, Any] = dict(values)
         for answer, keys in plain_groups(namespace, values):
             if answer.shadowed:
                 plain[keys[0]] = answer
@@ -174,9 +174,13 @@ def _role_section(
                     encoder, texts, settings, answer, keys, values, secret_keys, plain
                 )
                 settings.update(made)
-        # The keys not made in bulk (their entry still None; the same order as `values`).
-        others = list(itertools.compress(values, map(operator.is_, settings.values(), _NONE)))
+        # The keys not made in bulk (still their value: an entry is a new dict, or WAITING;
+        # the same order as `values`).
+        others = list(
+            itertools.compress(values, map(operator.is_, settings.values(), values.values()))
+        )
     else:
+        settings = dict.fromkeys(values if named else map(str, values))
         others = list(values)
     if walked:  # the lists and dicts one layer alone set: explain's answer, from that layer
         plain.update(
@@ -291,7 +295,6 @@ def _plain_entry(encoder: Encoder, secret: bool, value: Any, plain: Plain) -> di
 
 
 _OVERRIDDEN = Reason.OVERRIDDEN.value
-_NONE = itertools.repeat(None)
 
 
 def _leaf_paths(tree: dict[str, Any], prefix: Path, is_secret: Any) -> Iterator[Path]:

@@ -17,7 +17,7 @@ import json.encoder
 import math
 import operator
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from layerconf.audits.codec import compact
 from layerconf.core.explain import Plain
@@ -26,10 +26,13 @@ from layerconf.core.values import MAX_INT_BITS
 
 __all__ = [
     "WAITING",
+    "TextGroup",
     "Texts",
     "compact_chunks",
     "compact_encoder",
     "filled",
+    "group_tails",
+    "group_texts",
     "key_heads",
     "scalar_texts",
 ]
@@ -76,6 +79,68 @@ def scalar_texts(values: list[Any]) -> list[str]:
     that `may_show_secret` clears), "" for any other; in one C-level loop."""
     kinds = map(_TEXT.get, map(type, values), itertools.repeat(_other_text))
     return list(map(_call, kinds, values))
+
+
+class TextGroup(NamedTuple):
+    """The texts of a group of values, as `group_texts` gives them: read-only (shared by
+    the audits that ask about the same keys and values)."""
+
+    #: Each value's text ("" for a value with none: `scalar_texts`).
+    shown: list[str]
+    #: The keys of the values with a text, in order, and those values.
+    keys: list[str]
+    current: list[Any]
+    #: Their texts, by key.
+    texts: dict[str, str]
+    #: (end of line, each of `keys` with that end): the last asked of `group_tails`.
+    tails: list[tuple[str, dict[str, str]]]
+
+
+def group_texts(keys: list[str], values: list[Any]) -> TextGroup:
+    """`scalar_texts(values)`, `values` those of `keys`, with the keys and values that have
+    a text, and their texts by key: kept for a large group (a profile's defaults, audit after
+    audit) and given back while the keys are the same and each value is still the very
+    object it was made of (a text depends on its value alone; the objects are kept with it,
+    so that no other object takes their place)."""
+    large = len(values) >= _GROUP
+    kept = _KEPT.get(len(values)) if large else None
+    if kept is not None and kept[0] == keys and all(map(operator.is_, values, kept[1])):
+        return kept[2]
+    shown = scalar_texts(values)
+    if all(shown):
+        plain, current = list(keys), list(values)
+    else:
+        plain = list(itertools.compress(keys, shown))
+        current = list(itertools.compress(values, shown))
+    group = TextGroup(shown, plain, current, dict(zip(plain, filter(None, shown), strict=True)), [])
+    if large and (
+        len(plain) == len(keys)
+        or not any(
+            isinstance(value, str)
+            for value in itertools.compress(values, map(operator.not_, shown))
+        )
+    ):  # (no text kept whose form is searched for secrets: a URL, JSON)
+        if len(_KEPT) >= _KEPT_MAX:
+            _KEPT.clear()
+        _KEPT[len(values)] = (list(keys), list(values), group)
+    return group
+
+
+def group_tails(group: TextGroup, tail: str) -> dict[str, str]:
+    """Each key of `group` with a text, with `tail`, the end of its line (read-only)."""
+    last = group.tails[-1] if group.tails else None
+    if last is not None and last[0] == tail:
+        return last[1]
+    tails = dict.fromkeys(group.keys, tail)
+    group.tails[:] = [(tail, tails)]
+    return tails
+
+
+#: The size from which a group's texts are kept (`group_texts`), and how many are kept.
+_GROUP = 32
+_KEPT_MAX = 8
+#: The texts of the last group of each size: its keys and values, and their `TextGroup`.
+_KEPT: dict[int, tuple[list[str], list[Any], TextGroup]] = {}
 
 
 @functools.lru_cache(maxsize=64)

@@ -209,7 +209,9 @@ def plain_groups(
         for key in held & later:
             shadowed.setdefault(key, []).append(index)
         mine = held - later - touched
-        if mine:
+        if mine and len(held) + len(mine) < len(values):  # a smaller layer: its own keys,
+            last.append((index, [*filter(values.__contains__, filter(mine.__contains__, held))]))
+        elif mine:  # (in its order: the answers are the same in any order) rather than all
             last.append((index, list(filter(mine.__contains__, values))))
         if index:
             later.update(held)
