@@ -216,6 +216,15 @@ def _rename(args: argparse.Namespace, key: str) -> None:
     setattr(args, key + "_renamed", value)
 
 
+def _typed(value: Any) -> Any:
+    """`value` with the type of every item, key and value beside its repr."""
+    if isinstance(value, dict):
+        return [(_typed(key), _typed(item)) for key, item in value.items()]
+    if isinstance(value, (list, tuple)):
+        return (type(value), [_typed(item) for item in value])
+    return (type(value), repr(value))
+
+
 class _LooksLikeOne:
     def __repr__(self) -> str:
         return "1"
@@ -300,6 +309,32 @@ class TestBaseKeptBetweenRoles:
             result = parse_megatron_role_args(parsed, path, "critic")
             assert repr(result.extra) == repr(parsed.extra)
             assert result.opaque == {"a": parsed.opaque["a"]}
+
+    @pytest.mark.parametrize(
+        ("start", "change"),
+        [
+            ({"a": [1]}, lambda value: value["a"].append(2)),
+            ({"a": {"b": 1}}, lambda value: value["a"].update(b=True)),
+            (([1],), lambda value: value[0].append(2)),
+            ([[0.0]], lambda value: value[0].__setitem__(0, -0.0)),
+            ({"x": 1}, lambda value: (value.clear(), value.update({_Str("x"): 1}))),
+        ],
+        ids=["list-in-dict", "dict-in-dict", "list-in-tuple", "list-in-list", "key-subclass"],
+    )
+    def test_a_nested_container_changed_in_place(
+        self, slime_argv: list[str], fixtures_dir: Path, start: Any, change: Any
+    ) -> None:
+        """A container inside a container of the namespace, changed in place between the
+        actor's call and the critic's, is seen: the critic gets what slime's function gives."""
+        parsed, _ = load_profile().parse_known_args(slime_argv)
+        path = fixtures_dir / "slime_ppo_megatron.yaml"
+        parsed.nested = start
+        parse_megatron_role_args(parsed, path, "actor")
+        change(parsed.nested)
+        result = parse_megatron_role_args(parsed, path, "critic")
+        expected = slime_parse_megatron_role_args(parsed, path, "critic")
+        assert _typed(result.nested) == _typed(expected.nested)
+        assert result.nested is not parsed.nested
 
     @pytest.mark.parametrize(
         "item",

@@ -111,6 +111,28 @@ class TestLayer:
         for index in where:
             assert layer.values[f"k{index}"] is not shared
 
+    @pytest.mark.parametrize(
+        "value",
+        [[1, "a"], {"a": 1}, [[1]], [{"a": 1}], {"a": [1]}, {"a": {"b": 1}}, ([1],), []],
+    )
+    def test_containers_are_copied_all_the_way_down(self, value: object) -> None:
+        """Whatever the shape of a container, the layer's copy is equal to it and shares no
+        container with it at any depth."""
+        layer = Layer("base", "mapping", {"k": value, "n": 1})
+        assert layer.mutable_keys == frozenset({"k"})
+        assert layer.values["k"] == value
+        assert type(layer.values["k"]) is type(value)
+
+        def containers(item: object) -> list[int]:
+            if isinstance(item, (list, dict)):
+                inner = item.values() if isinstance(item, dict) else item
+                return [id(item), *(found for part in inner for found in containers(part))]
+            if isinstance(item, tuple):
+                return [found for part in item for found in containers(part)]
+            return []
+
+        assert not set(containers(layer.values["k"])) & set(containers(value))
+
     def test_values_must_be_a_mapping(self) -> None:
         """A list is not a layer."""
         with pytest.raises(TypeError, match="must be a mapping"):

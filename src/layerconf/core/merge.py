@@ -127,9 +127,17 @@ def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> di
     merger: _PolicyMerger | None = None
     atomic = ATOMIC_TYPES
     for key in candidates:
-        if type(result[key]) in atomic:
+        value = result[key]
+        kind = type(value)
+        if kind in atomic:
             continue  # a later layer set a plain value: it wins whole
-        chain = _chain(layers, key, policies.get((key,)))
+        policy = policies.get((key,)) if policies else None
+        if kind is list and policy != "append" and atomic.issuperset(map(type, value)):
+            # A list replaces whatever came before it: its chain is itself alone, and a list
+            # of atomic values is copied in C (what `_chain` and `copy_value` would give).
+            result[key] = list(value)
+            continue
+        chain = _chain(layers, key, policy)
         if chain is None:
             continue  # a later layer set an immutable value (a tuple of numbers...)
         value = copy_value(chain[0])

@@ -189,9 +189,21 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
     # `issuperset` over one shared iterator, asked again after each miss: before Python 3.11
     # it reads the whole iterator first.)
     others = list(compress(private, map(_NOT_ATOMIC.get, map(type, private.values()), _TRUE)))
-    mutable = [key for key in others if not is_atomic(private[key])]
-    for key in mutable:
-        private[key] = copy_value(private[key])
+    mutable = []
+    for key in others:
+        value = private[key]
+        kind = type(value)
+        # A list or a dict of atomic values, almost every container there is, is copied in C:
+        # what `copy_value` gives, without a call per container.
+        if kind is list and atomic.issuperset(map(type, value)):
+            private[key] = list(value)
+        elif kind is dict and atomic.issuperset(map(type, value.values())):
+            private[key] = dict(value)
+        elif is_atomic(value):
+            continue
+        else:
+            private[key] = copy_value(value)
+        mutable.append(key)
     return private, frozenset(mutable)
 
 

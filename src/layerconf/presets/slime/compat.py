@@ -435,7 +435,7 @@ class _Kept:
         ):
             return False
         containers = self.containers(current)
-        return all(_plain(value, 0) for value in containers) and _shown(containers) == self.shown
+        return _all_plain(containers) and _shown(containers) == self.shown
 
 
 def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> Layer:
@@ -447,7 +447,7 @@ def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> Layer
             return kept.layer
     layer = Layer("base", "mapping", current, Origin("base", "mapping"))
     mutable = tuple(layer.mutable_keys)
-    if all(_plain(current[key], 0) for key in mutable):  # the namespace's own, not copies
+    if _all_plain(map(current.__getitem__, mutable)):  # the namespace's own, not copies
         containers = _picker(mutable)
         shown = _shown(containers(current))
         try:
@@ -471,6 +471,25 @@ def _shown(values: Any) -> str | None:
         return repr(values)
     except ValueError:  # an int too long to write: never equal, nothing kept
         return None
+
+
+def _all_plain(values: Iterable[Any]) -> bool:
+    """Whether every one of `values` is `_plain`; a list, tuple or dict of atomic values (the
+    containers of a real namespace) is told in C, without a call."""
+    atomic = ATOMIC_TYPES
+    for value in values:
+        kind = type(value)
+        if (kind is list or kind is tuple) and atomic.issuperset(map(type, value)):
+            continue
+        if (
+            kind is dict
+            and atomic.issuperset(map(type, value))
+            and atomic.issuperset(map(type, value.values()))
+        ):
+            continue
+        if not _plain(value, 0):
+            return False
+    return True
 
 
 def _plain(value: Any, depth: int) -> bool:
