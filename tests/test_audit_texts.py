@@ -55,7 +55,7 @@ def test_groups_of_one_size_with_other_values(tmp_path: pathlib.Path) -> None:
     assert len(set(files)) == 3
 
 
-def test_values_changed_in_place(tmp_path: pathlib.Path) -> None:
+def test_a_key_given_a_new_object(tmp_path: pathlib.Path) -> None:
     """The layer and the namespace both given a new object for a key after an audit: the
     next audit writes the new value (the group is as large as before)."""
     layer = Layer.from_mapping("defaults", {f"k{i}": i + 0.5 for i in range(SIZE)})
@@ -136,3 +136,62 @@ def test_threads(tmp_path: pathlib.Path) -> None:
     for thread in threads:
         thread.join()
     assert not failures
+
+
+def test_equal_values_of_other_texts(tmp_path: pathlib.Path) -> None:
+    """0.0 and -0.0, 1 and True and 1.0 are equal, not the same text: each audit writes its own
+    values, the group as large as before."""
+    for series in ([0.0, -0.0, 0.0], [1, True, 1.0, 1]):
+        for other in ({}, {"level": Level.low}):  # (a value with no text in the group, or not)
+            written = [
+                _check(_roles({**{f"k{i}": value for i in range(SIZE)}, **other}), tmp_path)
+                for value in series
+            ]
+            assert len(set(written)) == len(set(map(repr, series)))
+
+
+def test_a_value_of_no_text_replaced_by_one_with_a_text(tmp_path: pathlib.Path) -> None:
+    values: dict[str, Any] = {f"k{i}": i for i in range(SIZE)}
+    before = _check(_roles({**values, "level": Level.low}), tmp_path)
+    after = _check(_roles({**values, "level": 7}), tmp_path)
+    assert b'"level": {"value": 7,' in after
+    assert b'"level": {"value": 7,' not in before
+
+
+def test_nothing_without_a_text_outlives_its_namespace(tmp_path: pathlib.Path) -> None:
+    """A large group's texts are kept, but no value that has none (a tuple holding a URL with a
+    password, bytes, any object): those go with their namespace."""
+    import gc
+    import weakref
+
+    held = frozenset({"a", "b"})  # (no text, and it can be watched)
+    watched = weakref.ref(held)
+    values: dict[str, Any] = {f"k{i}": i for i in range(SIZE)}
+    values["mirror"] = ("https://user:hunter2@mirror/x",)
+    values["held"] = held
+    roles = _roles(values)
+    record = audit(roles)
+    assert b"hunter2" not in write_audit(roles, tmp_path).read_bytes()
+    del roles, values, held, record
+    gc.collect()
+    assert watched() is None
+    kept = [value for _, group in texts_module._KEPT.values() for value in group.current]
+    assert not any(isinstance(value, tuple) for value in kept)
+
+
+def test_at_most_so_many_groups_kept(tmp_path: pathlib.Path) -> None:
+    for size in range(SIZE, SIZE + 2 * texts_module._KEPT_MAX):
+        _check(_roles({f"k{i}": i for i in range(size)}), tmp_path)
+        assert len(texts_module._KEPT) <= 8
+
+
+def test_a_list_changed_in_place(tmp_path: pathlib.Path) -> None:
+    """A list in the group (no text: encoded whole) appended to between two audits."""
+    items = [1, 2]
+    values: dict[str, Any] = {**{f"k{i}": i for i in range(SIZE)}, "items": items}
+    roles = _roles(values)
+    before = _check(roles, tmp_path)
+    vars(roles["r"])["items"].append(3)
+    after = _check(roles, tmp_path)
+    assert b"[1, 2, 3]" in after
+    assert b"[1, 2, 3]" not in before

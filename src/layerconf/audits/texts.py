@@ -83,7 +83,8 @@ def scalar_texts(values: list[Any]) -> list[str]:
 
 class TextGroup(NamedTuple):
     """The texts of a group of values, as `group_texts` gives them: read-only (shared by
-    the audits that ask about the same keys and values)."""
+    the audits that ask about the same keys and values), but for `tails`, which
+    `group_tails` replaces whole."""
 
     #: Each value's text ("" for a value with none: `scalar_texts`).
     shown: list[str]
@@ -99,13 +100,15 @@ class TextGroup(NamedTuple):
 def group_texts(keys: list[str], values: list[Any]) -> TextGroup:
     """`scalar_texts(values)`, `values` those of `keys`, with the keys and values that have
     a text, and their texts by key: kept for a large group (a profile's defaults, audit after
-    audit) and given back while the keys are the same and each value is still the very
-    object it was made of (a text depends on its value alone; the objects are kept with it,
-    so that no other object takes their place)."""
+    audit) and given back while the keys are the same and each value that had a text is still
+    the very object it was made of (a text depends on its value alone; those values are kept
+    with it, so that no other object takes their place). Values without a text (containers,
+    enum members, any object: the caller encodes them whole) are never kept: they go with
+    their namespace."""
     large = len(values) >= _GROUP
     kept = _KEPT.get(len(values)) if large else None
-    if kept is not None and kept[0] == keys and all(map(operator.is_, values, kept[1])):
-        return kept[2]
+    if kept is not None and kept[0] == keys and _gives(kept[1], values):
+        return kept[1]
     shown = scalar_texts(values)
     if all(shown):
         plain, current = list(keys), list(values)
@@ -113,21 +116,24 @@ def group_texts(keys: list[str], values: list[Any]) -> TextGroup:
         plain = list(itertools.compress(keys, shown))
         current = list(itertools.compress(values, shown))
     group = TextGroup(shown, plain, current, dict(zip(plain, filter(None, shown), strict=True)), [])
-    if large and (
-        len(plain) == len(keys)
-        or not any(
-            isinstance(value, str)
-            for value in itertools.compress(values, map(operator.not_, shown))
-        )
-    ):  # (no text kept whose form is searched for secrets: a URL, JSON)
+    if large:
         if len(_KEPT) >= _KEPT_MAX:
             _KEPT.clear()
-        _KEPT[len(values)] = (list(keys), list(values), group)
+        _KEPT[len(values)] = (list(keys), group)
     return group
 
 
+def _gives(group: TextGroup, values: list[Any]) -> bool:
+    """Whether `values` (as many as `group` was made of) have `group`'s texts where it has one."""
+    if len(group.current) == len(values):  # (every value had a text: the common case)
+        return all(map(operator.is_, values, group.current))
+    # (a value with no text there is encoded whole by the caller, whatever it is now)
+    return all(map(operator.is_, itertools.compress(values, group.shown), group.current))
+
+
 def group_tails(group: TextGroup, tail: str) -> dict[str, str]:
-    """Each key of `group` with a text, with `tail`, the end of its line (read-only)."""
+    """Each key of `group` with a text, with `tail`, the end of its line (the dict given back
+    is shared: read-only; the last one asked is kept in ``group.tails``)."""
     last = group.tails[-1] if group.tails else None
     if last is not None and last[0] == tail:
         return last[1]
@@ -139,8 +145,8 @@ def group_tails(group: TextGroup, tail: str) -> dict[str, str]:
 #: The size from which a group's texts are kept (`group_texts`), and how many are kept.
 _GROUP = 32
 _KEPT_MAX = 8
-#: The texts of the last group of each size: its keys and values, and their `TextGroup`.
-_KEPT: dict[int, tuple[list[str], list[Any], TextGroup]] = {}
+#: The texts of the last group of each size: its keys, and their `TextGroup`.
+_KEPT: dict[int, tuple[list[str], TextGroup]] = {}
 
 
 @functools.lru_cache(maxsize=64)

@@ -209,9 +209,12 @@ def plain_groups(
         for key in held & later:
             shadowed.setdefault(key, []).append(index)
         mine = held - later - touched
-        if mine and len(held) + len(mine) < len(values):  # a smaller layer: its own keys,
+        # The layer's keys that are its own, in one pass over the shorter of the layer (a small
+        # layer, in its order) and every key (in the values' order); the order does not matter:
+        # each key's answer is its own, and an audit's settings keep the values' order.
+        if mine and len(held) + len(mine) < len(values):
             last.append((index, [*filter(values.__contains__, filter(mine.__contains__, held))]))
-        elif mine:  # (in its order: the answers are the same in any order) rather than all
+        elif mine:
             last.append((index, list(filter(mine.__contains__, values))))
         if index:
             later.update(held)

@@ -134,7 +134,8 @@ def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> di
         policy = policies.get((key,)) if policies else None
         if kind is list and policy != "append" and atomic.issuperset(map(type, value)):
             # A list replaces whatever came before it: its chain is itself alone, and a list
-            # of atomic values is copied in C (what `_chain` and `copy_value` would give).
+            # of atomic values is copied in C (what `_chain` and `copy_value` would give; a
+            # layer's private copy does the same).
             result[key] = list(value)
             continue
         chain = _chain(layers, key, policy)

@@ -193,7 +193,8 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
     for key in others:
         value = private[key]
         kind = type(value)
-        # A list or a dict of atomic values, almost every container there is, is copied in C:
+        # A list or a dict of atomic values, almost every container there is, is copied in C
+        # (as `copy_value`'s first case; the merge and compat's kept-base check do the same):
         # what `copy_value` gives, without a call per container.
         if kind is list and atomic.issuperset(map(type, value)):
             private[key] = list(value)
