@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from layerconf import load_profile, parse_args, parse_known_args
 from layerconf.sources import _argv_recorder
 from layerconf.sources._argv_recorder import record
 from layerconf.sources._argv_scan import scan
+from tests.test_argparse import outcome as argparse_outcome
 from tests.test_argparse import snapshot
 
 # ---------------------------------------------------------------------------------------------
@@ -63,17 +63,13 @@ PLAIN = plain_parser()
 
 
 def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
-    """What a parse did: its namespace dict (in order, with types) and extras, or how it failed."""
-    stderr = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-            result = call()
-    except SystemExit as exit_:
-        return ("exit", exit_.code, stderr.getvalue())
-    except argparse.ArgumentError as error:
-        return ("error", str(error))
-    namespace, extras = result if isinstance(result, tuple) else (result, None)
-    state = vars(namespace)
+    """What a parse did (`tests.test_argparse.outcome`), its namespace's items in order and with
+    their types, and its extras (None for ``parse_args``)."""
+    done = argparse_outcome(call)
+    if done[0] != "ok":
+        return done
+    state = done[1]
+    extras = done[2] if len(done) > 2 else None
     return ("ok", list(state.items()), [type(value) for value in state.values()], extras)
 
 
