@@ -71,6 +71,7 @@ _PARSER_NAMES = frozenset(dir(argparse.ArgumentParser)) - REPORTING
 
 
 def _plain(parser: argparse.ArgumentParser) -> bool:
+    """Whether `parser` parses as argparse's own class does, with the settings the scan knows."""
     return (
         type(parser) is argparse.ArgumentParser
         and vars(parser).keys().isdisjoint(_PARSER_NAMES)
@@ -232,8 +233,8 @@ def _defaults(parser: argparse.ArgumentParser) -> _Start | None:
             state[dest] = default
     if not state.keys().isdisjoint(_NAMESPACE_NAMES):
         return None  # (argparse finds it on the namespace; _unrecognized_args it moves)
-    strings = list(compress(actions, map(isinstance, defaults, repeat(str))))
-    return _Start(state, strings, list(compress(actions, required)))
+    string_defaults = list(compress(actions, map(isinstance, defaults, repeat(str))))
+    return _Start(state, string_defaults, list(compress(actions, required)))
 
 
 def _convert_defaults(
