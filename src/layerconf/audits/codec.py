@@ -116,13 +116,30 @@ def canonical_encoder() -> Callable[[Any], str]:
     """A function giving what `canonical` gives, cheaper a call: it makes the C encoder that
     `json.JSONEncoder.encode` makes (a new one a value: its cycle check keeps state, left
     behind by an error), without that method's Python frames."""
-    make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
-    if make is None:  # a Python without the json module's C part
+    if c_chunks(_CANONICAL_OPTIONS) is None:  # a Python without the json module's C part
         return canonical
-    default = _CANONICAL_OPTIONS.default
-    return lambda value: "".join(
-        make({}, default, _ASCII, None, ":", ",", True, False, False)(value, 0)
+    return lambda value: "".join(c_chunks(_CANONICAL_OPTIONS)(value, 0))  # type: ignore[misc]
+
+
+def c_chunks(options: json.JSONEncoder) -> Callable[[Any, int], list[str]] | None:
+    """The C encoder of `options` (an ASCII-only encoder, no indent), as its ``encode`` makes
+    it, for the caller alone (its cycle check keeps state while it runs): ``encode(value, 0)``
+    gives the text's chunks. None on a Python without the json module's C part."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
+    if make is None:
+        return None
+    encode: Callable[[Any, int], list[str]] = make(
+        {},
+        options.default,
+        _ASCII,
+        None,
+        options.key_separator,
+        options.item_separator,
+        options.sort_keys,
+        options.skipkeys,
+        options.allow_nan,
     )
+    return encode
 
 
 _CANONICAL_OPTIONS = json.JSONEncoder(

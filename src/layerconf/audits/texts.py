@@ -19,7 +19,7 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from layerconf.audits.codec import compact
+from layerconf.audits.codec import c_chunks, compact
 from layerconf.core.explain import Plain
 from layerconf.core.secrets import may_show_secret
 from layerconf.core.values import MAX_INT_BITS
@@ -166,12 +166,9 @@ def compact_encoder() -> Callable[[Any], str]:
 def compact_chunks() -> Callable[[Any, int], list[str]]:
     """`compact`'s own JSON encoder (its checks: cycles, NaN, types; its separators), made for
     the caller alone: ``encode(value, 0)`` gives the text's chunks."""
-    make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
-    if make is None:  # a Python without the json module's C part
+    encode = c_chunks(_JSON)
+    if encode is None:  # a Python without the json module's C part
         return lambda value, _: [compact(value)]
-    encode: Callable[[Any, int], list[str]] = make(
-        {}, _JSON.default, _ascii, None, ": ", ", ", False, False, False
-    )
     return encode
 
 
