@@ -9,8 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from layerconf.core.values import (
+    ATOMIC_TYPES,
     SNAPSHOT_ITEMS,
     TEXT_LIMIT,
     Unkept,
@@ -18,6 +21,7 @@ from layerconf.core.values import (
     int_text,
     is_atomic,
     jsonable,
+    other_keys,
     same_value,
     shorten,
     snapshot,
@@ -269,3 +273,54 @@ def test_copy_value_shares_no_container(value: Any) -> None:
         return []
 
     assert not set(containers(copied)) & set(containers(value))
+
+
+# Values of every kind a layer may hold, atomic or not, many of them (a real layer holds a
+# thousand values and a handful that are not atomic).
+_any_values = st.one_of(
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.booleans(),
+    st.text(max_size=3),
+    st.binary(max_size=2),
+    st.none(),
+    st.complex_numbers(allow_nan=False),
+    st.sampled_from(Color),
+    st.lists(st.integers(0, 9), max_size=2),
+    st.dictionaries(st.text(max_size=1), st.integers(), max_size=2),
+    st.tuples(st.integers(0, 9)),
+    st.builds(Plain),
+)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=4), _any_values, max_size=60))
+def test_other_keys_are_the_keys_of_values_not_of_an_atomic_type(values: dict[str, Any]) -> None:
+    """`other_keys` names exactly the keys whose value's type is not atomic, in order."""
+    expected = [key for key, value in values.items() if type(value) not in ATOMIC_TYPES]
+    assert other_keys(values) == expected
+
+
+def test_other_keys_without_the_iterator_that_stops_at_a_miss(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pass for Python 3.10 (whose issuperset reads its iterator whole) gives the same."""
+    import layerconf.core.values as values_module
+
+    values = {f"k{index}": [index] if index % 7 == 3 else index for index in range(50)}
+    expected = other_keys(values)
+    monkeypatch.setattr(values_module, "_STOPS_AT_MISS", False)
+    assert other_keys(values) == expected == [f"k{index}" for index in range(3, 50, 7)]
+
+
+@pytest.mark.parametrize("hint", [0, 10**6])
+def test_other_keys_when_a_length_hint_is_wrong(monkeypatch: pytest.MonkeyPatch, hint: int) -> None:
+    """A length hint that does not say where the miss was is caught: the plain pass answers."""
+    import types
+
+    import layerconf.core.values as values_module
+
+    values = {"a": 1, "b": [2], "c": 3, "d": {}, "e": "x"}
+    monkeypatch.setattr(
+        values_module, "operator", types.SimpleNamespace(length_hint=lambda _: hint)
+    )
+    assert other_keys(values) == ["b", "d"]

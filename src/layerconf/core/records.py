@@ -11,7 +11,6 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Callable, Collection, Mapping
-from itertools import compress, repeat
 from typing import Any
 
 import attrs
@@ -24,7 +23,7 @@ from layerconf.core.secrets import (
     redact_argv,
     secret_texts,
 )
-from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, value_text
+from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, other_keys, value_text
 
 __all__ = [
     "ORIGIN_FIELDS",
@@ -181,14 +180,9 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
             if not isinstance(key, str) or not key:
                 raise TypeError(f"layer keys must be non-empty strings (got {value_text(key)})")
     atomic = ATOMIC_TYPES
-    if atomic.issuperset(map(type, private.values())):
-        return private, frozenset()  # every value atomic (one C loop): nothing to copy
-    # The keys of the other values, picked in C (a Python loop runs unspecialised in a fresh
-    # process, where a trainer's one call is): a type's entry in _NOT_ATOMIC, True for a type
-    # not in it, selects its key (one C call a value fewer than `not` of a set lookup). (Not
-    # `issuperset` over one shared iterator, asked again after each miss: before Python 3.11
-    # it reads the whole iterator first.)
-    others = list(compress(private, map(_NOT_ATOMIC.get, map(type, private.values()), _TRUE)))
+    others = other_keys(private)
+    if not others:
+        return private, frozenset()  # every value atomic: nothing to copy
     mutable = []
     for key in others:
         value = private[key]
@@ -206,11 +200,6 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
             private[key] = copy_value(value)
         mutable.append(key)
     return private, frozenset(mutable)
-
-
-#: False for each atomic type: ``_NOT_ATOMIC.get(type, True)`` tells a value to look at.
-_NOT_ATOMIC = dict.fromkeys(ATOMIC_TYPES, False)
-_TRUE = repeat(True)
 
 
 def _origins_dict(origins: Mapping[Path, Origin]) -> dict[Path, Origin]:

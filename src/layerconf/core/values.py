@@ -11,8 +11,11 @@ from __future__ import annotations
 import copy
 import enum
 import math
+import operator
 import os
+import sys
 from collections.abc import Mapping
+from itertools import compress, repeat
 from typing import Any
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "is_atomic",
     "json_key",
     "jsonable",
+    "other_keys",
     "same_value",
     "shorten",
     "snapshot",
@@ -36,6 +40,42 @@ ATOMIC_TYPES = frozenset({int, float, bool, str, bytes, complex, type(None)})
 #: The longest int (in bits) that is printed in decimal: Python 3.11+ refuses to print ints of
 #: more than 4,300 digits (sys.set_int_max_str_digits); longer ones are written some other way.
 MAX_INT_BITS = 13_000
+
+
+def other_keys(values: dict[str, Any]) -> list[str]:
+    """The keys of `values` whose value is not of an atomic type, in order.
+
+    A real layer holds a thousand values and a handful of others (lists, dicts, enum members),
+    so the values' types are checked in C: on Python 3.11+ ``issuperset`` stops at the first
+    type it lacks, so one pass asks it again after each miss over one shared iterator, and the
+    iterator's length hint says where the miss was (each position is checked again; were a
+    hint ever wrong, the plain pass below answers). Before 3.11 ``issuperset`` reads the whole
+    iterator first: a type's entry in `_NOT_ATOMIC`, True for a type not in it, selects its key.
+    """
+    atomic = ATOMIC_TYPES
+    if _STOPS_AT_MISS:
+        items = iter(values.values())
+        types = map(type, items)
+        size = len(values)
+        positions = []
+        while not atomic.issuperset(types):
+            positions.append(size - operator.length_hint(items) - 1)
+        if not positions:
+            return []
+        keys = list(values)
+        found = [keys[position] for position in positions if 0 <= position < size]
+        if len(found) == len(positions) and not atomic.intersection(
+            type(values[key]) for key in found
+        ):
+            return found
+    return list(compress(values, map(_NOT_ATOMIC.get, map(type, values.values()), _TRUE)))
+
+
+#: False for each atomic type: ``_NOT_ATOMIC.get(type, True)`` tells a value to look at.
+_NOT_ATOMIC = dict.fromkeys(ATOMIC_TYPES, False)
+_TRUE = repeat(True)
+#: Whether ``frozenset.issuperset(iterator)`` stops at the first item it lacks (3.11+).
+_STOPS_AT_MISS = sys.version_info >= (3, 11)
 
 
 def is_atomic(value: Any) -> bool:
