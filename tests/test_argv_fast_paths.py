@@ -1,7 +1,7 @@
 """The recorded parse's short cuts say exactly what the general paths say.
 
 `redact_argv` classifies an exact option string with one table lookup instead of the full
-classification; `redacted_token` shows an exact option string as written. Each is checked
+classification (on a parser's first command line, all of them by one search of their names); `redacted_token` shows an exact option string as written. Each is checked
 here against the general path on command lines mixing secret flags of every nargs, values that
 are URLs or JSON, options the parser does not own and abbreviations.
 """
@@ -91,7 +91,8 @@ class TestRedactArgvShortCut:
     @given(_tokens("-"), st.sampled_from([SECRETS, SECRETS.extend(names=["lr", "name"])]))
     def test_same_as_the_general_path(self, argv: list[str], policy: secrets.SecretPolicy) -> None:
         parser = _parser()
-        assert redact_argv(argv, policy, parser=parser) == _general(argv, policy, parser)
+        redacted = redact_argv(argv, policy, parser=parser)  # a first look (see below)
+        assert redacted == _general(argv, policy, parser)
 
     @settings(max_examples=100)
     @given(_tokens("+"))
@@ -107,6 +108,27 @@ class TestRedactArgvShortCut:
         parser._option_string_actions["--name"].dest = "wandb_key"
         assert redact_argv(argv, parser=parser) == _general(argv, SECRETS, parser)
         assert redact_argv(argv, parser=parser)[1] == ["c00kie-value"]
+
+
+    @settings(max_examples=200)
+    @given(_tokens("-"), _tokens("-"))
+    def test_first_and_later_looks_agree(self, first: list[str], argv: list[str]) -> None:
+        """The first command line a parser's options see is classified in one search of
+        their names, later ones option by option: both as the general path."""
+        parser = _parser()
+        looks = [redact_argv(first, parser=parser), redact_argv(argv, parser=parser)]
+        assert looks == [_general(first, SECRETS, parser), _general(argv, SECRETS, parser)]
+
+    def test_an_option_string_two_actions_hold(self) -> None:
+        """An action whose option strings hold a secret flag's (a table changed by hand) is a
+        secret flag's action too, on a first look as on later ones."""
+        parser = _parser()
+        parser._option_string_actions["--name"].option_strings.append("--wandb-key")
+        argv = ["--name", "v4lue-secret", "--wandb-key", "k3y-secret"]
+        first = redact_argv(argv, parser=parser)  # (before `_general` looks at the table)
+        expected = _general(argv, SECRETS, parser)
+        assert expected[1] == ["v4lue-secret", "k3y-secret"]
+        assert first == redact_argv(argv, parser=parser) == expected
 
 
 class TestRedactedTokenShortCut:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
-from layerconf.core._secret_flags import _near_secret, _takes
+from layerconf.core._secret_flags import _near_secret, _takes, secret_candidates
 from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core.lazy import LazyPattern, record_repr
 from layerconf.core.values import MAX_INT_BITS
@@ -256,6 +256,12 @@ def redact_argv(
     pending = 0
     prefixes = _prefixes(parser)
     actions = None if parser is None else parser._option_string_actions
+    # A first look at a table of options: its secret flags among the command line's found
+    # together; later ones take each option's kept answer (`_exact_takes`).
+    named = None
+    if actions is not None and _taken(actions, policy) is None:
+        named = _may_be_secret(actions, argv, policy)
+        _new_taken(actions, policy)
     for token in argv:
         if pending and not _is_option(token):
             found.append(token)
@@ -265,7 +271,8 @@ def redact_argv(
         pending = 0
         if len(token) > 1 and token[0] in prefixes:
             if actions is not None and token in actions:  # (what `_classify` says of it)
-                pending = _exact_takes(actions, token, policy)
+                if named is None or token in named:
+                    pending = _exact_takes(actions, token, policy)
             else:
                 token, pending = _option_token(token, policy, parser, found)
         if not pending and may_show_secret(token):
@@ -278,6 +285,26 @@ def redact_argv(
     if texts:
         redacted = [scrub_text(token, texts, policy) for token in redacted]
     return redacted, found
+
+
+def _may_be_secret(
+    actions: Mapping[str, argparse.Action], argv: Sequence[str], policy: SecretPolicy
+) -> frozenset[str] | None:
+    """The exact option strings of `argv` whose action may be a secret flag's under `policy`
+    (a superset: `_exact_takes` decides), each other one surely not; None when an option
+    string of theirs is another action's too (then each is asked on its own).
+
+    A command line names dozens of options, almost none secret: their names and dests are
+    searched together, in C (`secret_candidates`), instead of asking for each one.
+    """
+    given = {id(action): action for action in map(actions.get, argv) if action is not None}
+    named = {option: action for action in given.values() for option in action.option_strings}
+    if len(named) != sum(len(action.option_strings) for action in given.values()):
+        return None
+    secret = {id(named[option]) for option in secret_candidates(named, policy)}
+    if not secret:
+        return frozenset()
+    return frozenset(token for token in argv if id(actions.get(token)) in secret)
 
 
 def redacted_token(
@@ -439,16 +466,35 @@ def _classify(
 _TAKEN: dict[int, tuple[Mapping[str, Any], SecretPolicy, dict[str, tuple[Any, ...]]]] = {}
 
 
+def _taken(
+    actions: Mapping[str, argparse.Action], policy: SecretPolicy
+) -> dict[str, tuple[Any, ...]] | None:
+    """The `_TAKEN` entries of `actions` under `policy`, None if it has none."""
+    table = _TAKEN.get(id(actions))
+    if table is not None and table[0] is actions and table[1] is policy:
+        return table[2]
+    return None
+
+
+def _new_taken(
+    actions: Mapping[str, argparse.Action], policy: SecretPolicy
+) -> dict[str, tuple[Any, ...]]:
+    """A new, empty table of `_TAKEN` entries for `actions` under `policy`."""
+    if len(_TAKEN) >= 64:
+        _TAKEN.clear()
+    # (the table itself is kept, so that its id is not reused by another one)
+    entries: dict[str, tuple[Any, ...]] = {}
+    _TAKEN[id(actions)] = (actions, policy, entries)
+    return entries
+
+
 def _exact_takes(actions: Mapping[str, argparse.Action], option: str, policy: SecretPolicy) -> int:
     """`_takes` of the action of `option`, an exact option string of `actions`."""
-    table = _TAKEN.get(id(actions))
-    if table is None or table[0] is not actions or table[1] is not policy:
-        if len(_TAKEN) >= 64:
-            _TAKEN.clear()
-        # (the table itself is kept, so that its id is not reused by another one)
-        table = _TAKEN[id(actions)] = (actions, policy, {})
+    entries = _taken(actions, policy)
+    if entries is None:
+        entries = _new_taken(actions, policy)
     action = actions[option]
-    entry = table[2].get(option)
+    entry = entries.get(option)
     flags = action.option_strings
     if (
         entry is not None
@@ -460,7 +506,7 @@ def _exact_takes(actions: Mapping[str, argparse.Action], option: str, policy: Se
     ):
         return entry[5]  # type: ignore[no-any-return]
     takes = _takes(action, policy)
-    table[2][option] = (action, action.dest, action.nargs, flags, len(flags), takes)
+    entries[option] = (action, action.dest, action.nargs, flags, len(flags), takes)
     return takes
 
 
