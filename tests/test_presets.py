@@ -387,6 +387,19 @@ class TestUnknownTokens:
             (4, "'x y' is not an argument of this parser"),
         ]
 
+    def test_a_secret_given_elsewhere_is_not_quoted(self) -> None:
+        """An unknown flag is quoted as the whole command line may be shown: a secret's text
+        found anywhere in it (the value of a secret flag) is replaced in the quote too."""
+        parser = small_parser()
+        parser.add_argument("--wandb-key")
+        argv = ["--wandb-key", "s3cr3t-key-value", "--sed", "run-s3cr3t-key-value"]
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(parser, argv, preset=PLAIN)
+        assert [(p.argv_index, p.message) for p in caught.value.problems] == [
+            (2, "'--sed run-<redacted>' is not an argument of this parser"),
+        ]
+        assert "s3cr3t" not in str(caught.value)
+
 
 class TestRoleFileHints:
     """A role file's hints name the preset's own roles, never slime's."""

@@ -34,7 +34,7 @@ from layerconf.rules._shape import (
 )
 from layerconf.sources._argv_recorder import CLI
 from layerconf.sources.argv import DEFAULT, parse_known_args
-from layerconf.sources.base import FILES, Reading, Source
+from layerconf.sources.base import ARGV, FILES, Reading, Source
 
 __all__ = ["resolve_roles"]
 
@@ -63,7 +63,7 @@ def resolve_roles(
     assert provenance is not None
     policies = provenance.policies  # argparse replaces a dict default; the stack must too
     found: list[Problem] = list(provenance.notices)
-    found.extend(unknown_tokens(parser, argv, unknown, preset))
+    found.extend(unknown_tokens(parser, argv, unknown, preset, provenance.inputs.get(ARGV)))
     inputs: dict[str, Any] = dict(provenance.inputs)
     _check_layer_names(sources, preset)
     read: list[Layer] = []
@@ -205,6 +205,7 @@ def unknown_tokens(
     argv: Sequence[str],
     unknown: Sequence[str],
     preset: Preset,
+    redacted: Sequence[str] | None = None,
 ) -> list[Problem]:
     """One problem per flag the parser does not own, with the values that follow it.
 
@@ -213,12 +214,20 @@ def unknown_tokens(
     every mode: as written the trainer drops it and silently runs with the default. Any other
     is an error, or with ``unknown_tokens="note"`` a warning (passed on, but not declared).
     argparse returns unknown tokens in argv order, so each is found after the previous one.
+    A group is quoted as `redacted` (`argv` as it may be shown, token for token) shows it,
+    else redacted on its own.
     """
+    if redacted is not None and len(redacted) != len(argv):
+        redacted = None
     problems = []
     declared = ", ".join(f"{prefix}*" for prefix in preset.passthrough) or "no flag"
     for index, tokens in _groups(argv, unknown):
         flag = tokens[0].split("=", 1)[0]
-        shown = " ".join(redact_argv(tokens, parser=parser)[0])  # quoted without a secret
+        end = index + len(tokens) if index is not None else 0
+        if redacted is not None and index is not None and list(argv[index:end]) == tokens:
+            shown = " ".join(redacted[index:end])
+        else:
+            shown = " ".join(redact_argv(tokens, parser=parser)[0])  # quoted without a secret
         passed = flag.startswith(preset.passthrough) if preset.passthrough else False
         match = None
         if not passed and flag.startswith("--"):
