@@ -321,6 +321,50 @@ class TestBulkOrigins:
         assert bulk == {key: _explained(namespace, key) for key in vars(namespace)}
         assert set(plain_settings(namespace)) == set(vars(namespace)) - {"k7"}
 
+    def test_changes_after_a_first_walk(self) -> None:
+        """The walk of the layers is kept with the provenance after a first audit: a key
+        deleted, written, changed behind the namespace's back (to an equal value, the same
+        type or another, to another value) afterwards gets explain's answer all the same."""
+        base = Layer.from_mapping("defaults", {"big": 10**30, **{f"k{i}": i for i in range(40)}})
+        cli = Layer.from_mapping("cli", {"k3": 30, "k7": 70, "k9": 90}, kind="argv")
+        namespace = LayerStack([base, cli]).resolve()
+        assert set(plain_settings(namespace)) == set(vars(namespace))  # the walk, kept
+        first = audit({"main": namespace})
+        del namespace.k1, namespace.k3
+        namespace.k7 = 71
+        vars(namespace)["big"] = int(str(10**30))  # another object, the same value
+        vars(namespace)["k2"] = 2.0  # equal, another type: no longer the layer's value
+        vars(namespace)["k4"] = 44
+        vars(namespace)["k9"] = 90.0
+        bulk = _bulk(namespace)
+        assert bulk == {key: _explained(namespace, key) for key in vars(namespace)}
+        assert set(plain_settings(namespace)) == set(vars(namespace)) - {"k2", "k4", "k7", "k9"}
+        again = audit({"main": namespace})["roles"]["main"]["settings"]
+        assert set(again) == set(first["roles"]["main"]["settings"]) - {"k1", "k3"}
+        assert again["k4"]["layer"] == "runtime"
+        assert again["k7"]["layer"] == "runtime"
+
+    @settings(deadline=None)
+    @given(layer_lists(), policies, st.data())
+    def test_generated_changes_after_a_first_walk(
+        self, layers: list[Layer], merge: dict[str, Any], data: st.DataObject
+    ) -> None:
+        """Any stack of layers, walked once, then keys deleted and set (as writes, and
+        behind the namespace's back): the walk's answers are still explain's."""
+        namespace = LayerStack(layers, policies=merge).resolve()
+        plain_settings(namespace)
+        keys = sorted(vars(namespace))
+        if keys:
+            changes = st.tuples(st.sampled_from(keys), st.sampled_from(["del", "set", "raw"]))
+            for key, change in data.draw(st.lists(changes, max_size=6)):
+                if change == "del":
+                    vars(namespace).pop(key, None)
+                elif change == "set":
+                    setattr(namespace, key, data.draw(st.integers(0, 3)))
+                else:
+                    vars(namespace)[key] = data.draw(st.sampled_from([0, 1, 1.0, True, "x"]))
+        assert _bulk(namespace) == {key: _explained(namespace, key) for key in vars(namespace)}
+
     def test_records_are_those_of_explain(
         self, parser: argparse.ArgumentParser, in_fixtures: None, monkeypatch: pytest.MonkeyPatch
     ) -> None:
