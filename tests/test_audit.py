@@ -60,7 +60,7 @@ from layerconf.audits.codec import Encoder, canonical, canonical_encoder, compac
 from layerconf.audits.io import _dumps
 from layerconf.audits.record import record_of
 from layerconf.audits.signing import sign
-from layerconf.audits.texts import WAITING, Texts
+from layerconf.audits.texts import WAITING, Texts, known_history
 from layerconf.core.explain import lone_settings, plain_settings
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
@@ -655,6 +655,43 @@ class TestEntriesMadeLater:
         record, texts = self._later(roles)
         texts.make_entries()
         assert record == audit(roles)
+
+    def test_history_lines_kept_from_an_earlier_write(self, tmp_path: pathlib.Path) -> None:
+        """The line of a key set over a default, made by one write, is taken by the next:
+        its entry waits too, and the file and the record (its entries made) are the same."""
+        defaults = Layer.from_mapping("defaults", {"lr": 1, "seed": 0, "name": "a"})
+        cli = Layer.from_mapping("cli", {"lr": 2.5, "seed": 3, "name": "b"}, kind="argv")
+        roles = {"main": LayerStack([defaults, cli]).resolve()}
+        first = write_audit(roles, tmp_path / "first").read_bytes()
+        record, texts = self._later(roles)
+        assert all(entry is WAITING for entry in record["roles"]["main"]["settings"].values())
+        assert write_audit(roles, tmp_path / "again").read_bytes() == first
+        assert first == record_bytes(audit(roles))
+        texts.make_entries()
+        assert record == audit(roles)
+
+    def test_no_kept_line_holds_a_secret(self, tmp_path: pathlib.Path) -> None:
+        """A secret key's line, and one whose value has a secret's text to look for (a URL's
+        password), are never kept: each write asks the secret policy again, and scrubs."""
+        password = "sekrit-password-123"
+        defaults = Layer.from_mapping("defaults", {"api_key": "", "url": "", "lr": 1})
+        cli = Layer.from_mapping(
+            "cli",
+            {"api_key": "sekrit-key-123", "url": f"https://u:{password}@h/x", "lr": 2},
+            kind="argv",
+        )
+        roles = {"main": LayerStack([defaults, cli]).resolve()}
+        first = write_audit(roles, tmp_path / "first").read_bytes()
+        for key in ("api_key", "url"):
+            plain = plain_settings(roles["main"])[key]
+            value = getattr(roles["main"], key)
+            assert known_history(key, key == "api_key", value, plain) is None
+            assert known_history(key, False, value, plain) is None
+        again = write_audit(roles, tmp_path / "again")
+        for written in (first, again.read_bytes()):  # (a scrubbed value's digest: per record)
+            assert b"sekrit" not in written
+            assert b'"$type": "scrubbed"' in written
+        assert load_audit(again).setting("main", "api_key").value == REDACTED
 
     def test_read_too_early_fails_loudly(
         self, parser: argparse.ArgumentParser, in_fixtures: None
