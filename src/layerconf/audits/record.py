@@ -36,6 +36,7 @@ from layerconf.audits.codec import (
     decode_origin,
     value_types,
 )
+from layerconf.audits.fingerprint import entry_texts
 from layerconf.audits.fingerprint import fingerprint as _fingerprint
 from layerconf.audits.scrubbed import first_marker, given_matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
@@ -213,6 +214,9 @@ def _role_section(
             settings[str(key)] = _entry(encoder, secret, value, explained)
         if type(value) is dict and value and provenance is not None and not secret:
             leaves.update(_leaves(namespace, encoder, key, value, values))
+    if walked:  # the texts of the values of the entries made one by one, for the fingerprint
+        shown = texts.settings(settings)
+        shown.update(entry_texts(settings, [*itertools.filterfalse(shown.__contains__, others)]))
     section: dict[str, Any] = {
         "layers": [],
         "policies": [],
@@ -221,29 +225,35 @@ def _role_section(
         "events": [],
         "notices": [],
     }
-    if provenance is None:
-        return section
-    is_secret = encoder.policy.is_secret
-    section["layers"] = [
-        {"name": layer.name, "kind": layer.kind, **_optional(source=layer.source)}
-        for layer in provenance.layers
-    ]
-    section["policies"] = [
-        {"path": list(path), "policy": policy} for path, policy in provenance.policies.items()
-    ]
-    section["events"] = [
-        {
-            "key": join_path(path),
-            "action": event.action,
-            "rule": event.rule,
-            "value": encoder.field(any(is_secret(part) for part in path), event.value),
-            **encoder.origin(event.origin),
-        }
-        for path, events in provenance.events.items()
-        for event in events
-    ]
-    section["notices"] = [_problem(problem) for problem in provenance.notices]
+    if provenance is not None:
+        section.update(_recorded(provenance, encoder))
     return section
+
+
+def _recorded(provenance: Provenance, encoder: Encoder) -> dict[str, list[dict[str, Any]]]:
+    """A role's layers, merge policies, rules' events and notices, as its section holds them."""
+    is_secret = encoder.policy.is_secret
+    return {
+        "layers": [
+            {"name": layer.name, "kind": layer.kind, **_optional(source=layer.source)}
+            for layer in provenance.layers
+        ],
+        "policies": [
+            {"path": list(path), "policy": policy} for path, policy in provenance.policies.items()
+        ],
+        "events": [
+            {
+                "key": join_path(path),
+                "action": event.action,
+                "rule": event.rule,
+                "value": encoder.field(any(is_secret(part) for part in path), event.value),
+                **encoder.origin(event.origin),
+            }
+            for path, events in provenance.events.items()
+            for event in events
+        ],
+        "notices": [_problem(problem) for problem in provenance.notices],
+    }
 
 
 @functools.lru_cache(maxsize=16)
