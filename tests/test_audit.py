@@ -12,6 +12,7 @@ import json
 import math
 import os
 import pathlib
+import pickle
 import re
 import signal
 import stat
@@ -343,6 +344,20 @@ class TestBulkOrigins:
         assert set(again) == set(first["roles"]["main"]["settings"]) - {"k1", "k3"}
         assert again["k4"]["layer"] == "runtime"
         assert again["k7"]["layer"] == "runtime"
+
+    def test_the_kept_walk_is_not_pickled(self) -> None:
+        """A namespace pickled after an audit is the bytes it was before (the walk kept with
+        its provenance is worked out again where it is loaded), and answers the same."""
+        base = Layer.from_mapping("defaults", {f"k{i}": i for i in range(40)})
+        cli = Layer.from_mapping("cli", {"k3": 30}, kind="argv")
+        namespace = LayerStack([base, cli]).resolve()
+        before = pickle.dumps(namespace)
+        audit({"main": namespace})
+        assert provenance_of(namespace)._plain_walk is not None
+        assert pickle.dumps(namespace) == before
+        loaded = pickle.loads(before)
+        assert provenance_of(loaded)._plain_walk is None
+        assert _bulk(loaded) == _bulk(namespace)
 
     @settings(deadline=None)
     @given(layer_lists(), policies, st.data())
