@@ -12,6 +12,7 @@ import json
 import math
 import os
 import pathlib
+import pickle
 import re
 import signal
 import stat
@@ -60,7 +61,7 @@ from layerconf.audits.codec import Encoder, canonical, canonical_encoder, compac
 from layerconf.audits.io import _dumps
 from layerconf.audits.record import record_of
 from layerconf.audits.signing import sign
-from layerconf.audits.texts import WAITING, Texts
+from layerconf.audits.texts import WAITING, Texts, known_history
 from layerconf.core.explain import lone_settings, plain_settings
 from layerconf.core.namespace import provenance_of
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret, redact, redact_argv
@@ -320,6 +321,64 @@ class TestBulkOrigins:
         bulk = _bulk(namespace)
         assert bulk == {key: _explained(namespace, key) for key in vars(namespace)}
         assert set(plain_settings(namespace)) == set(vars(namespace)) - {"k7"}
+
+    def test_changes_after_a_first_walk(self) -> None:
+        """The walk of the layers is kept with the provenance after a first audit: a key
+        deleted, written, changed behind the namespace's back (to an equal value, the same
+        type or another, to another value) afterwards gets explain's answer all the same."""
+        base = Layer.from_mapping("defaults", {"big": 10**30, **{f"k{i}": i for i in range(40)}})
+        cli = Layer.from_mapping("cli", {"k3": 30, "k7": 70, "k9": 90}, kind="argv")
+        namespace = LayerStack([base, cli]).resolve()
+        assert set(plain_settings(namespace)) == set(vars(namespace))  # the walk, kept
+        first = audit({"main": namespace})
+        del namespace.k1, namespace.k3
+        namespace.k7 = 71
+        vars(namespace)["big"] = int(str(10**30))  # another object, the same value
+        vars(namespace)["k2"] = 2.0  # equal, another type: no longer the layer's value
+        vars(namespace)["k4"] = 44
+        vars(namespace)["k9"] = 90.0
+        bulk = _bulk(namespace)
+        assert bulk == {key: _explained(namespace, key) for key in vars(namespace)}
+        assert set(plain_settings(namespace)) == set(vars(namespace)) - {"k2", "k4", "k7", "k9"}
+        again = audit({"main": namespace})["roles"]["main"]["settings"]
+        assert set(again) == set(first["roles"]["main"]["settings"]) - {"k1", "k3"}
+        assert again["k4"]["layer"] == "runtime"
+        assert again["k7"]["layer"] == "runtime"
+
+    def test_the_kept_walk_is_not_pickled(self) -> None:
+        """A namespace pickled after an audit is the bytes it was before (the walk kept with
+        its provenance is worked out again where it is loaded), and answers the same."""
+        base = Layer.from_mapping("defaults", {f"k{i}": i for i in range(40)})
+        cli = Layer.from_mapping("cli", {"k3": 30}, kind="argv")
+        namespace = LayerStack([base, cli]).resolve()
+        before = pickle.dumps(namespace)
+        audit({"main": namespace})
+        assert provenance_of(namespace)._plain_walk is not None
+        assert pickle.dumps(namespace) == before
+        loaded = pickle.loads(before)
+        assert provenance_of(loaded)._plain_walk is None
+        assert _bulk(loaded) == _bulk(namespace)
+
+    @settings(deadline=None)
+    @given(layer_lists(), policies, st.data())
+    def test_generated_changes_after_a_first_walk(
+        self, layers: list[Layer], merge: dict[str, Any], data: st.DataObject
+    ) -> None:
+        """Any stack of layers, walked once, then keys deleted and set (as writes, and
+        behind the namespace's back): the walk's answers are still explain's."""
+        namespace = LayerStack(layers, policies=merge).resolve()
+        plain_settings(namespace)
+        keys = sorted(vars(namespace))
+        if keys:
+            changes = st.tuples(st.sampled_from(keys), st.sampled_from(["del", "set", "raw"]))
+            for key, change in data.draw(st.lists(changes, max_size=6)):
+                if change == "del":
+                    vars(namespace).pop(key, None)
+                elif change == "set":
+                    setattr(namespace, key, data.draw(st.integers(0, 3)))
+                else:
+                    vars(namespace)[key] = data.draw(st.sampled_from([0, 1, 1.0, True, "x"]))
+        assert _bulk(namespace) == {key: _explained(namespace, key) for key in vars(namespace)}
 
     def test_records_are_those_of_explain(
         self, parser: argparse.ArgumentParser, in_fixtures: None, monkeypatch: pytest.MonkeyPatch
@@ -611,6 +670,43 @@ class TestEntriesMadeLater:
         record, texts = self._later(roles)
         texts.make_entries()
         assert record == audit(roles)
+
+    def test_history_lines_kept_from_an_earlier_write(self, tmp_path: pathlib.Path) -> None:
+        """The line of a key set over a default, made by one write, is taken by the next:
+        its entry waits too, and the file and the record (its entries made) are the same."""
+        defaults = Layer.from_mapping("defaults", {"lr": 1, "seed": 0, "name": "a"})
+        cli = Layer.from_mapping("cli", {"lr": 2.5, "seed": 3, "name": "b"}, kind="argv")
+        roles = {"main": LayerStack([defaults, cli]).resolve()}
+        first = write_audit(roles, tmp_path / "first").read_bytes()
+        record, texts = self._later(roles)
+        assert all(entry is WAITING for entry in record["roles"]["main"]["settings"].values())
+        assert write_audit(roles, tmp_path / "again").read_bytes() == first
+        assert first == record_bytes(audit(roles))
+        texts.make_entries()
+        assert record == audit(roles)
+
+    def test_no_kept_line_holds_a_secret(self, tmp_path: pathlib.Path) -> None:
+        """A secret key's line, and one whose value has a secret's text to look for (a URL's
+        password), are never kept: each write asks the secret policy again, and scrubs."""
+        password = "sekrit-password-123"
+        defaults = Layer.from_mapping("defaults", {"api_key": "", "url": "", "lr": 1})
+        cli = Layer.from_mapping(
+            "cli",
+            {"api_key": "sekrit-key-123", "url": f"https://u:{password}@h/x", "lr": 2},
+            kind="argv",
+        )
+        roles = {"main": LayerStack([defaults, cli]).resolve()}
+        first = write_audit(roles, tmp_path / "first").read_bytes()
+        for key in ("api_key", "url"):
+            plain = plain_settings(roles["main"])[key]
+            value = getattr(roles["main"], key)
+            assert known_history(key, key == "api_key", value, plain) is None
+            assert known_history(key, False, value, plain) is None
+        again = write_audit(roles, tmp_path / "again")
+        for written in (first, again.read_bytes()):  # (a scrubbed value's digest: per record)
+            assert b"sekrit" not in written
+            assert b'"$type": "scrubbed"' in written
+        assert load_audit(again).setting("main", "api_key").value == REDACTED
 
     def test_read_too_early_fails_loudly(
         self, parser: argparse.ArgumentParser, in_fixtures: None

@@ -10,13 +10,14 @@ compare both ways. When the file is written unsigned, the entries themselves wai
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from layerconf.audits.codec import Encoder
-from layerconf.audits.texts import WAITING, Texts, filled, group_tails, group_texts
+from layerconf.audits.texts import WAITING, Texts, fill, filled, group_tails, group_texts
 from layerconf.core.explain import Plain, values_at
 
 __all__ = ["alike_entries"]
@@ -56,6 +57,6 @@ def alike_entries(
         tail = texts.compact(template)[len('{"value": null') :]  # text in its place
         texts.settings_tails(settings).update(group_tails(group, tail))
     if texts.deferred is not None:  # the entries wait (`Texts.make_entries`), each key
-        texts.deferred.append((settings, keys, template, current))  # holding WAITING
-        return zip(keys, itertools.repeat(WAITING, len(keys)), strict=True)
+        texts.deferred.append(functools.partial(fill, settings, keys, template, current))
+        return zip(keys, itertools.repeat(WAITING, len(keys)), strict=True)  # holding WAITING
     return zip(keys, filled(template, current), strict=True)

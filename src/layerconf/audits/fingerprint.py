@@ -14,7 +14,7 @@ from layerconf.audits.codec import FORMAT, canonical, canonical_encoder
 from layerconf.audits.texts import Texts, key_heads, scalar_texts
 from layerconf.core.explain import values_at
 
-__all__ = ["fingerprint"]
+__all__ = ["entry_texts", "fingerprint"]
 
 _PREFIXES = {FORMAT: b"layerconf-fingerprint-2\n", 1: b"layerconf-fingerprint-1\n"}
 
@@ -54,13 +54,7 @@ def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
         known = texts.settings(settings)
         if len(known) < len(order):  # (the texts known are of keys of `settings`)
             missing = list(itertools.filterfalse(known.__contains__, order))
-            values = [settings[key]["value"] for key in missing]
-            texts_of = scalar_texts(values)
-            if not all(texts_of):
-                encode = canonical_encoder()
-                pairs = zip(texts_of, values, strict=True)
-                texts_of = [text or encode(value) for text, value in pairs]
-            known = {**known, **dict(zip(missing, texts_of, strict=True))}
+            known = {**known, **entry_texts(settings, missing)}
         shown = values_at(known, order)
         body = [""] * (2 * len(order))  # each key's head, then its value's text
         body[::2] = heads
@@ -70,6 +64,17 @@ def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
         pieces.append("}")
     pieces.append("}")
     return "".join(pieces)
+
+
+def entry_texts(settings: Mapping[str, Any], keys: list[str]) -> dict[str, str]:
+    """The canonical text of the value of the entry of each of `keys` in `settings` (a
+    role's), by key."""
+    values = [settings[key]["value"] for key in keys]
+    texts = scalar_texts(values)
+    if not all(texts):
+        encode = canonical_encoder()
+        texts = [text or encode(value) for text, value in zip(texts, values, strict=True)]
+    return dict(zip(keys, texts, strict=True))
 
 
 @functools.lru_cache(maxsize=16)

@@ -168,19 +168,20 @@ class _Text:
     ) -> None:
         """`_entries` of a role's settings whose entries made from a template have their
         line's ends known (`tails`): three pieces a line for each (its key's head, its value's
-        text, its template's end), one for any other (its known line, else encoded), found
-        by the key (C-level lookups with a default), no index made a key."""
+        text, its template's end, found by the key: C-level lookups), and for any other its
+        known line, else encoded, in place of the first two (the third is empty)."""
         _, lines, shown, tails = known
-        own: dict[str, str] = {}  # the lines of the entries not made from a template
-        for key in itertools.filterfalse(tails.__contains__, keys):
+        block: list[Any] = [between] * (4 * len(keys) - 1)
+        block[0::4] = key_heads(tuple(keys), ': {"value": ')
+        block[1::4] = map(shown.get, keys, _EMPTY)
+        block[2::4] = map(tails.get, keys, _EMPTY)
+        own = map(operator.not_, map(tails.__contains__, keys))  # not made from a template
+        for index in itertools.compress(range(len(keys)), own):
+            key = keys[index]
             line = lines.get(key)
             if line is None:
                 line = _ascii(key) + ": " + "".join(self.encode(entries[key], 0))
-            own[key] = line
-        block: list[Any] = [between] * (4 * len(keys) - 1)
-        block[0::4] = map(own.get, keys, key_heads(tuple(keys), ': {"value": '))
-        block[1::4] = map(shown.get, keys, _EMPTY)
-        block[2::4] = map(tails.get, keys, _EMPTY)
+            block[4 * index : 4 * index + 2] = (line, "")
         pieces += block
 
 

@@ -36,10 +36,11 @@ from layerconf.audits.codec import (
     decode_origin,
     value_types,
 )
+from layerconf.audits.fingerprint import entry_texts
 from layerconf.audits.fingerprint import fingerprint as _fingerprint
 from layerconf.audits.scrubbed import first_marker, given_matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
-from layerconf.audits.texts import Texts
+from layerconf.audits.texts import WAITING, Texts, known_history
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
 from layerconf.core.explain import Plain, lone_settings, plain_groups, unscrubbed
@@ -88,7 +89,7 @@ def record_of(
 ) -> dict[str, Any]:
     """`audit(roles)` with `encoder`'s policy; the texts of its values go to `texts`
     (scrubbing makes new entries: it sets `texts.lines` to None). With `texts.deferred`, the
-    entries made from a template wait until `texts.make_entries()`."""
+    entries whose line is known without them wait until `texts.make_entries()`."""
     from layerconf import __version__
 
     if isinstance(roles, argparse.Namespace) or not isinstance(roles, Mapping):
@@ -193,14 +194,29 @@ def _role_section(
         found = plain.get(key)
         secret = key in secret_keys
         if found is not None:
-            entry = settings[key] = _plain_entry(encoder, secret, value, found)
+            known = None
             if found.shadowed and lines is not None:  # (walked: every key a str)
-                lines[key] = texts.history_line(key, secret, value, found, entry)
+                known = known_history(key, secret, value, found)
+                if known is not None and texts.deferred is not None:  # the entry waits too
+                    settings[key] = WAITING
+                    texts.deferred.append(
+                        functools.partial(_make_plain, settings, key, encoder, value, found)
+                    )
+                    lines[key], texts.settings(settings)[key] = known
+                    continue  # (a plain scalar: no leaves)
+            entry = settings[key] = _plain_entry(encoder, secret, value, found)
+            if found.shadowed and lines is not None:
+                lines[key] = (
+                    known[0] if known else texts.history_line(key, secret, value, found, entry)
+                )
         else:
             explained = None if provenance is None else unscrubbed(namespace, key, values)
             settings[str(key)] = _entry(encoder, secret, value, explained)
         if type(value) is dict and value and provenance is not None and not secret:
             leaves.update(_leaves(namespace, encoder, key, value, values))
+    if walked:  # the texts of the values of the entries made one by one, for the fingerprint
+        shown = texts.settings(settings)
+        shown.update(entry_texts(settings, [*itertools.filterfalse(shown.__contains__, others)]))
     section: dict[str, Any] = {
         "layers": [],
         "policies": [],
@@ -209,29 +225,35 @@ def _role_section(
         "events": [],
         "notices": [],
     }
-    if provenance is None:
-        return section
-    is_secret = encoder.policy.is_secret
-    section["layers"] = [
-        {"name": layer.name, "kind": layer.kind, **_optional(source=layer.source)}
-        for layer in provenance.layers
-    ]
-    section["policies"] = [
-        {"path": list(path), "policy": policy} for path, policy in provenance.policies.items()
-    ]
-    section["events"] = [
-        {
-            "key": join_path(path),
-            "action": event.action,
-            "rule": event.rule,
-            "value": encoder.field(any(is_secret(part) for part in path), event.value),
-            **encoder.origin(event.origin),
-        }
-        for path, events in provenance.events.items()
-        for event in events
-    ]
-    section["notices"] = [_problem(problem) for problem in provenance.notices]
+    if provenance is not None:
+        section.update(_recorded(provenance, encoder))
     return section
+
+
+def _recorded(provenance: Provenance, encoder: Encoder) -> dict[str, list[dict[str, Any]]]:
+    """A role's layers, merge policies, rules' events and notices, as its section holds them."""
+    is_secret = encoder.policy.is_secret
+    return {
+        "layers": [
+            {"name": layer.name, "kind": layer.kind, **_optional(source=layer.source)}
+            for layer in provenance.layers
+        ],
+        "policies": [
+            {"path": list(path), "policy": policy} for path, policy in provenance.policies.items()
+        ],
+        "events": [
+            {
+                "key": join_path(path),
+                "action": event.action,
+                "rule": event.rule,
+                "value": encoder.field(any(is_secret(part) for part in path), event.value),
+                **encoder.origin(event.origin),
+            }
+            for path, events in provenance.events.items()
+            for event in events
+        ],
+        "notices": [_problem(problem) for problem in provenance.notices],
+    }
 
 
 @functools.lru_cache(maxsize=16)
@@ -292,6 +314,13 @@ def _plain_entry(encoder: Encoder, secret: bool, value: Any, plain: Plain) -> di
             for shadowed, origin in plain.shadowed
         ]
     return entry
+
+
+def _make_plain(
+    settings: dict[str, Any], key: str, encoder: Encoder, value: Any, plain: Plain
+) -> None:
+    """Put the entry of `key` (not a secret's) in `settings`: `_plain_entry`, made late."""
+    settings[key] = _plain_entry(encoder, False, value, plain)
 
 
 _OVERRIDDEN = Reason.OVERRIDDEN.value

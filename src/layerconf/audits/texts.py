@@ -30,10 +30,12 @@ __all__ = [
     "Texts",
     "compact_chunks",
     "compact_encoder",
+    "fill",
     "filled",
     "group_tails",
     "group_texts",
     "key_heads",
+    "known_history",
     "scalar_texts",
 ]
 
@@ -182,7 +184,9 @@ class Texts:
     the record is written; by the settings' id (the settings kept with them).
 
     `deferred` (when writing: the file needs the lines, not the entries) lets the entries
-    made from a template wait: until `make_entries`, each such key holds `WAITING`, which
+    whose line is known without them wait (those made from a template, and those with a
+    history whose line an audit made before: `known_history`): until `make_entries`, each
+    such key holds `WAITING`, which
     the file never reads (its line is known) and nothing encodes; whatever reads the entries
     (signing, scrubbing, encoding an entry anew) makes them first."""
 
@@ -194,24 +198,17 @@ class Texts:
         #: `compact` of a value, by an encoder made for this record (`compact` makes one
         #: per call): the same text, character for character.
         self.compact = compact_encoder()
-        #: The line of an entry with a history (a key the command line set over a default),
-        #: by key, with what it was made of (value, secret or not, the walk's answer): the
-        #: roles of one resolution share these objects, and so the line.
-        self.histories: dict[str, tuple[Any, bool, Plain, str]] = {}
         #: The ends of the lines of the entries made from a template (`settings_tails`).
         self.tails: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
-        #: The entries still to make: (settings, keys, template, values), or None when
-        #: entries are made at once.
-        self.deferred: list[tuple[dict[str, Any], list[str], dict[str, Any], list[Any]]] | None = (
-            [] if lines and deferred else None
-        )
+        #: What makes the entries still to make, each in its place in its settings, or None
+        #: when entries are made at once.
+        self.deferred: list[Callable[[], None]] | None = [] if lines and deferred else None
 
     def make_entries(self) -> None:
-        """Make the entries that wait (`deferred`): each a copy of its template, its value put
-        in, in its place in its settings; from now on entries are made at once."""
+        """Make the entries that wait (`deferred`); from now on entries are made at once."""
         waiting, self.deferred = self.deferred or [], None
-        for settings, keys, template, values in waiting:
-            settings.update(zip(keys, filled(template, values), strict=True))
+        for make in waiting:
+            make()
 
     def settings(self, settings: Mapping[str, Any]) -> dict[str, str]:
         """The value texts known of `settings` (a role's), to add to."""
@@ -231,21 +228,38 @@ class Texts:
         self, key: str, secret: bool, value: Any, plain: Plain, entry: Mapping[str, Any]
     ) -> str:
         """The line of `entry`, the entry of `key` (a str) with a history: `value`, `secret`
-        or not, `plain` the walk's answer; worked out once for every role that has the same
-        value and the same origins and shadowed values (the same objects, of types that
-        cannot change)."""
-        known = self.histories.get(key)
-        if (
-            known is not None
-            and known[0] is value
-            and known[1] is secret
-            and _same_answer(known[2], plain)
-        ):
-            return known[3]
+        or not, `plain` the walk's answer; kept (`known_history`) when nothing in it is a
+        secret's or has one to look for (its value and shadowed values have their text:
+        `scalar_texts`; it is not `secret`) and it is short."""
         line = _ascii(key) + ": " + self.compact(entry)
-        if type(value) in _TEXT and all(type(then) in _TEXT for then, _ in plain.shadowed):
-            self.histories[key] = (value, secret, plain, line)
+        shown = scalar_texts([value, *(then for then, _ in plain.shadowed)])
+        if not secret and all(shown) and len(line) <= _HISTORY_CHARS:
+            if len(_HISTORIES) >= _HISTORIES_MAX:
+                _HISTORIES.clear()
+            _HISTORIES[key] = (value, plain, line, shown[0])
         return line
+
+
+def known_history(key: str, secret: bool, value: Any, plain: Plain) -> tuple[str, str] | None:
+    """The line `Texts.history_line` made of an entry of `key` with the same value, origins
+    and shadowed values (the same objects, of types that cannot change), in any audit, and
+    its value's text: None when there is none, or the entry is `secret`. Nothing in such a
+    line is a text the secret policy would look at (its values are plain scalars), so an
+    audit that takes it need not make the entry it stands for."""
+    known = _HISTORIES.get(key)
+    if known is None or secret or known[0] is not value:
+        return None
+    if known[1] is plain or _same_answer(known[1], plain):
+        return known[2], known[3]
+    return None
+
+
+#: The lines `Texts.history_line` keeps, by key, with what each was made of (value, the
+#: walk's answer) and its value's text, audit after audit (a trainer's command line sets
+#: the same keys over the same defaults); how many are kept, and the longest line kept.
+_HISTORIES: dict[str, tuple[Any, Plain, str, str]] = {}
+_HISTORIES_MAX = 2048
+_HISTORY_CHARS = 1024
 
 
 def _known(
@@ -271,6 +285,13 @@ def _same_answer(known: Plain, plain: Plain) -> bool:
             )
         )
     )
+
+
+def fill(
+    settings: dict[str, Any], keys: list[str], template: dict[str, Any], values: list[Any]
+) -> None:
+    """Put the entry of each of `keys` in `settings`: `filled(template, values)`."""
+    settings.update(zip(keys, filled(template, values), strict=True))
 
 
 def filled(template: dict[str, Any], values: list[Any]) -> list[dict[str, Any]]:

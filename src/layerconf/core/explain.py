@@ -191,12 +191,44 @@ def plain_groups(
 ) -> list[tuple[Plain, list[str]]]:
     """`plain_settings` as (answer, the keys it is the answer of): keys that share an origin
     and shadowed nothing share one answer (every key a layer set without a position of its
-    own), so that a caller can handle them together."""
+    own), so that a caller can handle them together.
+
+    The layers and the rules' events do not change: what they give (`_walk`) is worked out
+    once per provenance; each call takes from it the keys written since resolution and those
+    whose value is no longer the layer's."""
     provenance = _provenance(args)
     if values is None:
         values = dict(vars(args))
     layers = provenance.layers
-    touched = {path[0] for path in provenance.events} | written_keys(args)
+    written = written_keys(args)
+    groups: list[tuple[Plain, list[str]]] = []
+    for index, keys, answers in _walk(provenance):
+        current = _current(layers[index], keys, values)
+        if current is keys and not written:  # (the common case: each list copied, in C)
+            groups.extend((answer, list(group)) for answer, group in answers)
+            continue
+        gone = set(keys).difference(current).union(written)
+        for answer, group in answers:
+            kept = list(itertools.filterfalse(gone.__contains__, group))
+            if kept:
+                groups.append((answer, kept))
+    return groups
+
+
+#: What one layer answers in `plain_groups`: its index, the keys it set last (untouched by
+#: rules, atomic in every layer), and those keys grouped by answer.
+_LayerWalk = tuple[int, list[str], list[tuple[Plain, list[str]]]]
+
+
+def _walk(provenance: Provenance) -> tuple[_LayerWalk, ...]:
+    """What `plain_groups` answers from the layers and the rules' events alone, before the
+    writes and the current values are looked at: worked out on first use and kept with the
+    provenance (both immutable), by layer, newest first."""
+    walk: tuple[_LayerWalk, ...] | None = provenance._plain_walk
+    if walk is not None:
+        return walk
+    layers = provenance.layers
+    touched = {path[0] for path in provenance.events}
     for layer in layers:
         touched.update(layer.mutable_keys)  # a list or mapping: a merge may apply
     # Newest first: what each layer set last, and which earlier layers a key's value shadowed
@@ -208,20 +240,17 @@ def plain_groups(
         held = layers[index].values.keys()
         for key in held & later:
             shadowed.setdefault(key, []).append(index)
-        mine = held - later - touched
-        # The layer's keys that are its own, in one pass over the shorter of the layer (a small
-        # layer, in its order) and every key (in the values' order); the order does not matter:
-        # each key's answer is its own, and an audit's settings keep the values' order.
-        if mine and len(held) + len(mine) < len(values):
-            last.append((index, [*filter(values.__contains__, filter(mine.__contains__, held))]))
-        elif mine:
-            last.append((index, list(filter(mine.__contains__, values))))
+        mine = held - later
+        mine -= touched
+        if mine:  # in the layer's order (an audit's settings keep the values' order)
+            last.append((index, list(filter(mine.__contains__, held))))
         if index:
             later.update(held)
-    groups: list[tuple[Plain, list[str]]] = []
-    for index, keys in last:
-        groups.extend(_grouped(layers, index, _current(layers[index], keys, values), shadowed))
-    return groups
+    walk = tuple(
+        (index, keys, list(_grouped(layers, index, keys, shadowed))) for index, keys in last
+    )
+    object.__setattr__(provenance, "_plain_walk", walk)  # (another thread's: the same walk)
+    return walk
 
 
 def lone_settings(
@@ -250,10 +279,15 @@ def lone_settings(
 
 
 def _current(layer: Layer, keys: list[str], values: Mapping[str, Any]) -> list[str]:
-    """The `keys` whose value in `values` is still `layer`'s, and atomic. The common case (the
-    layer's own object) is told apart in C-level loops (`map`): `keys` hold none of the
-    layer's `mutable_keys`, so the layer's own object is atomic."""
-    current = values_at(values, keys)
+    """The `keys` whose value in `values` is still `layer`'s, and atomic (`keys` itself when
+    all are; a key `values` no longer holds is not). The common case (the layer's own object)
+    is told apart in C-level loops (`map`): `keys` hold none of the layer's `mutable_keys`,
+    so the layer's own object is atomic."""
+    try:
+        current = values_at(values, keys)
+    except KeyError:  # an attribute deleted since: not the layer's to answer for any more
+        keys = list(filter(values.__contains__, keys))
+        current = values_at(values, keys)
     recorded = values_at(layer.values, keys)
     common = list(map(operator.is_, current, recorded))
     if all(common):

@@ -80,6 +80,19 @@ class Provenance:
     _secret_keys: frozenset[str] | None = attrs.field(
         default=None, init=False, eq=False, repr=False
     )
+    # The walk over the layers that `layerconf.core.explain.plain_groups` starts from (what
+    # each layer set last, grouped by answer), worked out on first use and kept here likewise.
+    _plain_walk: tuple[Any, ...] | None = attrs.field(
+        default=None, init=False, eq=False, repr=False
+    )
+
+    # Pickled without what is worked out on first use (a worker works it out again).
+    def __getstate__(self) -> dict[str, Any]:
+        return {field.name: getattr(self, field.name) for field in _PROVENANCE_FIELDS if field.init}
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        for field in _PROVENANCE_FIELDS:
+            object.__setattr__(self, field.name, state.get(field.name, field.default))
 
     # Immutable all the way down: a copy is the same object.
     def __copy__(self) -> Provenance:
@@ -88,6 +101,8 @@ class Provenance:
     def __deepcopy__(self, memo: dict[int, Any]) -> Provenance:
         return self
 
+
+_PROVENANCE_FIELDS = attrs.fields(Provenance)
 
 _SLOT = "_layerconf_provenance"
 _WRITES = "_layerconf_writes"
