@@ -31,7 +31,7 @@ import json
 import operator
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from layerconf.core._secret_flags import has_seed, seed_secret_options
 from layerconf.core._unmeasured import UnmeasuredFormatter
@@ -105,31 +105,46 @@ def load_profile(name: str = "megatron-slime") -> argparse.ArgumentParser:
     return parser
 
 
-class _Spec(NamedTuple):
-    """A profile decoded once: parser settings, group titles and one row per action."""
+class _Spec:
+    """A profile decoded once: parser settings, group titles and one row per action.
 
-    parser: Mapping[str, Any]
-    groups: tuple[str, ...]
-    # The data's rows (see `layerconf.profiles._compile`), its special rows decoded: an enum
-    # default or choices as members, SUPPRESS as argparse's, an environment default as an
-    # `_Environment`. Never handed out: `_build` copies every list into each parser.
-    rows: Sequence[Sequence[Any]]
-    # Per action kind, whether ``argparse.Action.__init__`` given a row's arguments makes its
-    # action as the kind's constructor does (`_shapes`, and the rows of that kind agree).
-    plain: tuple[bool, ...]
-    # The type callables by the names the rows give.
-    types: Mapping[str | None, Any]
-    # The default secret policy's candidate secret flags, None when the data's policy is not
-    # this layerconf's default.
-    secret_candidates: tuple[str, ...] | None
+    (A plain class: a NamedTuple costs a process more to create than the whole decoding
+    saves by it.)
+    """
+
+    __slots__ = ("groups", "parser", "plain", "rows", "secret_candidates", "types")
+
+    def __init__(
+        self,
+        parser: Mapping[str, Any],
+        groups: tuple[str, ...],
+        rows: Sequence[Sequence[Any]],
+        types: Mapping[str | None, Any],
+        secret_candidates: tuple[str, ...] | None,
+    ) -> None:
+        self.parser = parser
+        self.groups = groups
+        # The data's rows (see `layerconf.profiles._compile`), its special rows decoded: an
+        # enum default or choices as members, SUPPRESS as argparse's, an environment default
+        # as an `_Environment`. Never handed out: `_build` copies every list into each parser.
+        self.rows = rows
+        # Per action kind, whether ``argparse.Action.__init__`` given a row's arguments makes
+        # its action as the kind's constructor does (`_shapes`, and the rows of that kind
+        # agree).
+        self.plain = _plain(rows)
+        # The type callables by the names the rows give.
+        self.types = types
+        # The default secret policy's candidate secret flags, None when the data's policy is
+        # not this layerconf's default.
+        self.secret_candidates = secret_candidates
 
 
-class _Environment(NamedTuple):
-    """A default read from the environment when a parser is built: the action's type applied
-    to the variable's value, or to `fallback` when it is not set (as Megatron does)."""
+class _Environment(tuple[str, str]):
+    """A default read from the environment when a parser is built: (variable, fallback), the
+    action's type applied to the variable's value or to the fallback when it is not set (as
+    Megatron does)."""
 
-    variable: str
-    fallback: str
+    __slots__ = ()
 
 
 def _parser(settings: Mapping[str, Any]) -> argparse.ArgumentParser:
@@ -333,7 +348,7 @@ def _spec(module: str) -> _Spec:
         and shipped.get("suffixes") == list(SECRETS.suffixes)
     ):
         candidates = tuple(shipped["candidates"])
-    return _Spec(data["parser"], tuple(data["groups"]), rows, _plain(rows), types, candidates)
+    return _Spec(data["parser"], tuple(data["groups"]), rows, types, candidates)
 
 
 def _decoded(row: Sequence[Any], enums: Mapping[str, type[enum.Enum]]) -> tuple[Any, ...]:
@@ -341,7 +356,7 @@ def _decoded(row: Sequence[Any], enums: Mapping[str, type[enum.Enum]]) -> tuple[
     default, choices, help_ = row[6], row[8], row[10]
     if type(default) is dict:
         if "env" in default:
-            default = _Environment(default["env"], default["else"])
+            default = _Environment((default["env"], default["else"]))
         else:
             default = enums[default["enum"]][default["member"]]
     elif default == argparse.SUPPRESS:
