@@ -298,6 +298,19 @@ class TestSameAsAddArgument:
         assert parser._has_negative_number_optionals == reference._has_negative_number_optionals
         assert parser._mutually_exclusive_groups == reference._mutually_exclusive_groups == []
 
+    def test_parser_attributes(
+        self, parser: argparse.ArgumentParser, megatron_args_spec: Any
+    ) -> None:
+        """The parser's own attributes are the add_argument parser's, in order: its formatter
+        class argparse's, though it was built with one that does not measure the terminal."""
+        reference = _compile.reference_parser(megatron_args_spec)
+        plain = (str, bool, type(None), type)
+        mine = [(k, v) for k, v in vars(parser).items() if isinstance(v, plain)]
+        theirs = [(k, v) for k, v in vars(reference).items() if isinstance(v, plain)]
+        assert list(vars(parser)) == list(vars(reference))
+        assert mine == theirs
+        assert parser.formatter_class is argparse.HelpFormatter
+
     def test_help_text(
         self,
         parser: argparse.ArgumentParser,
@@ -548,6 +561,16 @@ class TestIndependence:
             g is not h for g, h in zip(first._action_groups, second._action_groups, strict=True)
         )
 
+    def test_no_attribute_shared(self) -> None:
+        """No list, dict or other mutable value of one parser's actions is another's (built
+        through argparse.Action.__init__ or a constructor, each from copies of the data)."""
+        first, second = load_profile(), load_profile()
+        atomic = (str, int, float, bool, type(None), enum.Enum, type)
+        for a, b in zip(first._actions, second._actions, strict=True):
+            for (key, value), (_, other) in zip(vars(a).items(), vars(b).items(), strict=True):
+                if not isinstance(value, atomic) and not callable(value):
+                    assert value is not other, (a.dest, key)
+
     def test_changes_stay_local(self) -> None:
         """Changing one parser changes neither another nor the next one loaded."""
         first, second = load_profile(), load_profile()
@@ -622,21 +645,22 @@ def _structure(parser: argparse.ArgumentParser) -> list[Any]:
     ]
 
 
-def _slow_build(spec: Any, monkeypatch: pytest.MonkeyPatch) -> argparse.ArgumentParser:
+def _slow_build(spec: Any) -> argparse.ArgumentParser:
     """`spec` built the plain way: each action by its constructor, each added by _add_action."""
-    with monkeypatch.context() as patch:
-        patch.setattr(loader, "_shapes", lambda: (None,) * len(loader.KIND_CLASSES))
-        return loader._build(spec, bulk=False)
+    return loader._build(spec, bulk=False)
 
 
 def _spec_with(rows: list[tuple[Any, ...]]) -> Any:
     """The bundled profile's spec with `rows` for actions (rows as `loader._spec` decodes them)."""
-    return loader._spec("megatron_slime")._replace(rows=tuple(rows))
+    spec = loader._spec("megatron_slime")
+    return loader._Spec(spec.parser, spec.groups, rows, spec.types, spec.secret_candidates)
 
 
 def _row(kind: int, *strings: str, dest: str = "x") -> tuple[Any, ...]:
-    default = None if kind in (0, 3, 4) else kind == 2
-    return (kind, 0, strings, dest, False, "help", default, None, None, None, None, None)
+    """A row of `kind` as the data holds it, its nargs and const its constructor's."""
+    flag = kind in (1, 2)
+    nargs, const, default = (0, kind == 1, kind == 2) if flag else (None, None, None)
+    return (kind, 0, strings, dest, nargs, const, default, None, None, False, "help", None)
 
 
 class TestFastBuild:
@@ -646,7 +670,7 @@ class TestFastBuild:
 
     def test_same_parser_as_the_plain_build(self, monkeypatch: pytest.MonkeyPatch) -> None:
         spec = loader._spec("megatron_slime")
-        fast, slow = loader._build(spec), _slow_build(spec, monkeypatch)
+        fast, slow = loader._build(spec), _slow_build(spec)
         assert _structure(fast) == _structure(slow)
         assert fast.format_help() == slow.format_help()
 
@@ -668,7 +692,7 @@ class TestFastBuild:
     ) -> None:
         spec = _spec_with(rows)
         with pytest.raises(argparse.ArgumentError) as slow:
-            _slow_build(spec, monkeypatch)
+            _slow_build(spec)
         with pytest.raises(argparse.ArgumentError) as fast:
             loader._build(spec)
         assert str(fast.value) == str(slow.value)
@@ -677,11 +701,37 @@ class TestFastBuild:
     def test_an_option_like_a_negative_number(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """argparse remembers that one option string looks like a negative number."""
         spec = _spec_with([_row(1, "-1", dest="one"), _row(0, "--lr", dest="lr")])
-        fast, slow = loader._build(spec), _slow_build(spec, monkeypatch)
+        fast, slow = loader._build(spec), _slow_build(spec)
         assert fast._has_negative_number_optionals == [True]
         assert _structure(fast) == _structure(slow)
         plain = loader._build(_spec_with([_row(0, "--lr", dest="lr")]))
         assert plain._has_negative_number_optionals == []
+
+    def test_a_row_unlike_its_constructor_is_constructed(self) -> None:
+        """Rows whose nargs or const is not what their kind's constructor gives (data dumped
+        by another argparse) are made by the constructor, as add_argument makes them here."""
+        rows = [_row(1, "--on", dest="on"), _row(0, "--lr", dest="lr")]
+        rows[0] = (*rows[0][:5], "yes", *rows[0][6:])  # a store_true's const
+        spec = _spec_with(rows)
+        assert spec.plain == (True, False, True, False, True)
+        built = loader._build(spec)
+        assert built._actions[-2].const is True
+        assert _structure(built) == _structure(_slow_build(spec))
+
+    def test_special_rows_are_listed(self) -> None:
+        """Every row that holds an enum, an environment default or SUPPRESS is listed as
+        special in the data, and no other: the loader decodes only those."""
+        data = json.loads(SHIPPED.read_bytes())
+        holding = [
+            index
+            for index, row in enumerate(data["actions"])
+            if isinstance(row[6], dict)
+            or isinstance(row[8], dict)
+            or argparse.SUPPRESS in (row[6], row[10])
+        ]
+        assert holding == data["special"]
+        assert len(holding) == 5
+        assert SHIPPED.read_bytes().isascii()
 
     def test_a_constructor_that_derives_an_attribute_is_called(
         self, monkeypatch: pytest.MonkeyPatch

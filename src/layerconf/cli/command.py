@@ -12,6 +12,7 @@ from typing import NamedTuple, NoReturn
 
 from layerconf.cli.errors import PROG, UsageError
 from layerconf.cli.trainer import PARSER_USAGE, PRESET_USAGE, SOURCES_USAGE, parser_options
+from layerconf.core._unmeasured import UnmeasuredFormatter
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -44,12 +45,13 @@ class Command(NamedTuple):
             usage=self.usage,
             description=self.description,
             epilog=self.epilog,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=UnmeasuredFormatter,  # while the options are added: no shutil
             allow_abbrev=False,
         )
         if self.takes_parser:
             parser_options(parser, sources=self.takes_argv)
         self.options(parser)
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
         return parser
 
 

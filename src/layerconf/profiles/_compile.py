@@ -8,20 +8,24 @@ The input is the dump described in ``tests/fixtures/README.md``; the output repl
 ``megatron_slime.json`` beside this file. Everything the loader relies on is checked here, so a
 dump that breaks an assumption fails loudly instead of producing a subtly different parser.
 
-Data format 1, one JSON object:
+Data format 2, one JSON object, ASCII:
 
 - ``parser``: the `argparse.ArgumentParser` keyword arguments.
 - ``kinds``: action kinds by index (``store``, ``store_true``, ``store_false``,
   ``boolean_optional``, ``append``).
 - ``groups``: group titles in creation order; index 0 is the parser's own group of optionals.
 - ``actions``: one row per action, in parser order: ``[kind, group, option_strings, dest,
-  required, help, default, type, nargs, choices, metavar]``, trailing nulls left out.
-  ``option_strings`` are the ones given to ``add_argument`` (a ``boolean_optional`` action
-  derives its ``--no-`` forms). ``type`` is ``int``, ``str``, ``float``, ``bool`` or a key of
-  the profile module's ``TYPES``. A ``default`` may be ``{"enum": CLASS, "member": NAME}`` or
-  ``{"env": VARIABLE, "else": TEXT}`` (the action's type applied to the variable's value when
-  the parser is built, as Megatron does); ``choices`` may be ``{"enum": CLASS}`` (every member,
-  in definition order). ``"==SUPPRESS=="`` stands for `argparse.SUPPRESS`.
+  nargs, const, default, type, choices, required, help, metavar]``, from option_strings on
+  the arguments of `argparse.Action`'s constructor in its order, as the action's class gives
+  them (a flag's nargs 0 and const included). ``option_strings`` are the ones given to
+  ``add_argument`` (a ``boolean_optional`` action derives its ``--no-`` forms). ``type`` is
+  ``int``, ``str``, ``float``, ``bool`` or a key of the profile module's ``TYPES``. A
+  ``default`` may be ``{"enum": CLASS, "member": NAME}`` or ``{"env": VARIABLE, "else": TEXT}``
+  (the action's type applied to the variable's value when the parser is built, as Megatron
+  does); ``choices`` may be ``{"enum": CLASS}`` (every member, in definition order).
+  ``"==SUPPRESS=="`` stands for `argparse.SUPPRESS`.
+- ``special``: the indexes of the rows that hold one of those stand-ins, in order (the loader
+  decodes only these rows).
 - ``additions``: the dests this profile adds to the dumped parser.
 - ``secrets``: the default secret policy's ``names`` and ``suffixes`` and the ``candidates``
   its scan finds among the parser's flags (`layerconf.core._secret_flags.secret_candidates`):
@@ -217,23 +221,28 @@ def _row(action: Mapping[str, Any], group: int) -> list[Any]:
             raise _fail(action, f"choices are not every member of {enum_type.__name__} in order")
         choices = {"enum": enum_type.__name__}
 
-    nargs = action.get("nargs") if kind in (0, 4) else None
-    row = [
+    return [
         kind,
         group,
         _constructor_option_strings(action),
         action["dest"],
-        bool(action["required"]),
-        action.get("help"),
+        action.get("nargs"),
+        action.get("const"),
         default,
         type_key,
-        nargs,
         choices,
+        bool(action["required"]),
+        action.get("help"),
         action.get("metavar"),
     ]
-    while len(row) > 6 and row[-1] is None:
-        row.pop()
-    return row
+
+
+def _special(row: Sequence[Any]) -> bool:
+    """Whether `row` holds a stand-in the loader decodes (an enum, an environment default,
+    argparse.SUPPRESS)."""
+    default, choices, help_ = row[6], row[8], row[10]
+    suppressed = argparse.SUPPRESS in (default, help_)
+    return suppressed or isinstance(default, dict) or isinstance(choices, dict)
 
 
 def compile_profile(spec: Mapping[str, Any], *, name: str = "megatron-slime") -> dict[str, Any]:
@@ -271,6 +280,7 @@ def compile_profile(spec: Mapping[str, Any], *, name: str = "megatron-slime") ->
         "parser": {key: parser[key] for key in _PARSER_KEYS},
         "kinds": list(KINDS),
         "groups": groups,
+        "special": [index for index, row in enumerate(rows) if _special(row)],
         "additions": [added["dest"] for added in ADDITIONS],
         "secrets": {
             "names": sorted(SECRETS.names),
@@ -334,12 +344,11 @@ def reference_parser(spec: Mapping[str, Any]) -> argparse.ArgumentParser:
 
 
 def dumps(profile: Mapping[str, Any]) -> str:
-    """`profile` as JSON text with one action per line, so a refresh diffs readably."""
+    """`profile` as JSON text with one action per line, so a refresh diffs readably; ASCII, which
+    decodes faster than text of wider characters."""
     head = {key: value for key, value in profile.items() if key != "actions"}
-    text = json.dumps(head, indent=1, ensure_ascii=False)
-    rows = ",\n".join(
-        json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in profile["actions"]
-    )
+    text = json.dumps(head, indent=1)
+    rows = ",\n".join(json.dumps(row, separators=(",", ":")) for row in profile["actions"])
     return f'{text[:-2]},\n "actions": [\n{rows}\n ]\n}}\n'
 
 

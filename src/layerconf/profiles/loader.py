@@ -9,12 +9,16 @@ Speed: the parser is built by constructing each action and registering it with i
 the two steps ``add_argument`` ends with. What this skips is ``add_argument``'s keyword
 juggling and checks (a new help formatter per action, the registry lookups, the metavar/nargs
 check); the compiler and the tests check those once instead, and a test compares every action
-with a parser built through ``add_argument``. An action of a plain kind is made by
-``argparse.Action.__init__`` with the arguments its class's constructor would add (two probes
-a process prove it gives the same attributes, in order, on this Python; else the constructor
-is called), and the actions are registered as ``_add_action`` registers them with one conflict
-check for all: when two option strings collide (or one is the parser's own ``-h``), the parser
-is built again through ``_add_action``, which reports the conflict as argparse does.
+with a parser built through ``add_argument``. The data's rows hold each action's arguments in
+``argparse.Action``'s order, a flag's nargs and const included, and only the few rows the data
+lists as special (enums, SUPPRESS, an environment default) are decoded further. An action of a
+plain kind is made by ``argparse.Action.__init__`` given its row's arguments (two probes a
+process prove it gives what the kind's constructor gives, attributes in order, on this Python,
+and the rows agree with the constructor's nargs and const; else the constructor is called).
+The actions are registered as ``_add_action`` registers them with one conflict check for all:
+when two option strings collide (or one is the parser's own ``-h``), the parser is built again
+through ``_add_action``, which reports the conflict as argparse does. The parser itself, its
+``-h`` included, is made without asking the terminal for its width (no `shutil` import).
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ import enum
 import functools
 import importlib
 import json
+import operator
 import os
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from layerconf.core._secret_flags import has_seed, seed_secret_options
+from layerconf.core._unmeasured import UnmeasuredFormatter
 from layerconf.core.secrets import SECRETS
 from layerconf.exceptions import LayerconfError, UnknownProfileError
 
@@ -47,7 +53,7 @@ _PROFILES: Mapping[str, str] = {"megatron-slime": "megatron_slime"}
 
 # The data format, shared with the compiler (`layerconf.profiles._compile`): its version, the
 # action kinds by index (their classes and names) and the type names every profile may use.
-FORMAT = 1
+FORMAT = 2
 KIND_CLASSES: tuple[type[argparse.Action], ...] = (
     argparse._StoreAction,
     argparse._StoreTrueAction,
@@ -59,7 +65,6 @@ KIND_NAMES = ("store", "store_true", "store_false", "boolean_optional", "append"
 _BOOLEAN_OPTIONAL = 3
 _FLAG_KINDS = frozenset({1, 2, _BOOLEAN_OPTIONAL})  # store_true, store_false, boolean_optional
 BUILTIN_TYPES: Mapping[str, Any] = {"int": int, "str": str, "float": float, "bool": bool}
-_ROW_LENGTH = 11
 
 
 def available_profiles() -> tuple[str, ...]:
@@ -100,159 +105,215 @@ def load_profile(name: str = "megatron-slime") -> argparse.ArgumentParser:
     return parser
 
 
-class _Spec(NamedTuple):
-    """A profile decoded once: parser settings, group titles and one tuple per action."""
+class _Spec:
+    """A profile decoded once: parser settings, group titles and one row per action.
 
-    parser: Mapping[str, Any]
-    groups: tuple[str, ...]
-    # (kind, group, option_strings, dest, required, help, default, type, nargs, choices,
-    #  metavar, env). Never handed out: `_build` copies every list into each parser. `env` is
-    # (variable, fallback) for a default read from the environment when a parser is built.
-    rows: tuple[tuple[Any, ...], ...]
-    # The default secret policy's candidate secret flags, None when the data's policy is not
-    # this layerconf's default.
-    secret_candidates: tuple[str, ...] | None
+    (A plain class, as `_Environment` is: creating a NamedTuple class costs a process ~0.6M
+    instructions, on the path of every command.)
+    """
+
+    __slots__ = ("groups", "parser", "plain", "rows", "secret_candidates", "types")
+
+    def __init__(
+        self,
+        parser: Mapping[str, Any],
+        groups: tuple[str, ...],
+        rows: Sequence[Sequence[Any]],
+        types: Mapping[str | None, Any],
+        secret_candidates: tuple[str, ...] | None,
+    ) -> None:
+        self.parser = parser
+        self.groups = groups
+        # The data's rows (see `layerconf.profiles._compile`), its special rows decoded: an
+        # enum default or choices as members, SUPPRESS as argparse's, an environment default
+        # as an `_Environment`. Never handed out: `_build` copies every list into each parser.
+        self.rows = rows
+        # Per action kind, whether ``argparse.Action.__init__`` given a row's arguments makes
+        # its action as the kind's constructor does (`_shapes`, and the rows of that kind
+        # agree).
+        self.plain = _plain(rows)
+        # The type callables by the names the rows give.
+        self.types = types
+        # The default secret policy's candidate secret flags, None when the data's policy is
+        # not this layerconf's default.
+        self.secret_candidates = secret_candidates
+
+
+class _Environment(tuple[str, str]):
+    """A default read from the environment when a parser is built: (variable, fallback), the
+    action's type applied to the variable's value or to the fallback when it is not set (as
+    Megatron does)."""
+
+    __slots__ = ()
+
+
+def _parser(settings: Mapping[str, Any]) -> argparse.ArgumentParser:
+    """A new `ArgumentParser` of `settings` (its ``-h`` included), built without asking the
+    terminal for its width (see `layerconf.core._unmeasured`)."""
+    parser = argparse.ArgumentParser(**settings, formatter_class=UnmeasuredFormatter)
+    parser.formatter_class = argparse.HelpFormatter
+    return parser
 
 
 def _build(spec: _Spec, *, bulk: bool = True) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(**spec.parser)
+    parser = _parser(spec.parser)
     groups = [parser._optionals]
     groups.extend(parser.add_argument_group(title=title) for title in spec.groups[1:])
-    table = parser._option_string_actions
-    known = len(table)  # the parser's own: -h, --help
-    registered: list[str] = []
-    actions = parser._actions
-    shapes = _shapes()
-    init = argparse.Action.__init__
+    plain = spec.plain if bulk else (False,) * len(KIND_CLASSES)
+    types = spec.types
     environ = os.environ
+    init = argparse.Action.__init__
+    made: list[argparse.Action] = []
     for row in spec.rows:
-        kind, group, strings, dest, required, help_, default, type_, nargs, choices, mv, env = row
-        if env is not None:
-            default = type_(environ.get(*env))
-        elif type(default) is list:
-            default = list(default)
+        kind, group, strings, dest, nargs, const, default, type_, choices, required, help_, mv = row
+        type_ = types[type_]
+        if type(default) is list:
+            default = [*default]
+        elif type(default) is _Environment:
+            default = type_(environ.get(*default))
+        if choices is not None:
+            choices = [*choices]
         cls = KIND_CLASSES[kind]
-        shape = shapes[kind]
-        if shape is None:  # boolean_optional (it derives its --no- strings), or a new argparse
-            action = _constructed(cls, row, default)
-        else:
-            # argparse.Action's constructor, which the class's own calls with `shape` (its
-            # fixed arguments): the same attributes, without the calls in between.
+        if plain[kind]:
+            # argparse.Action's constructor, given what the class's own gives it: the same
+            # attributes, without the calls in between.
             action = cls.__new__(cls)
-            if kind in _FLAG_KINDS:
-                init(
-                    action,
-                    list(strings),
-                    dest,
-                    default=default,
-                    required=required,
-                    help=help_,
-                    **shape,
-                )
-            else:
-                init(
-                    action,
-                    list(strings),
-                    dest,
-                    nargs=nargs,
-                    default=default,
-                    type=type_,
-                    choices=None if choices is None else list(choices),
-                    required=required,
-                    help=help_,
-                    metavar=mv,
-                    **shape,
-                )
+            init(
+                action, [*strings], dest, nargs, const, default, type_, choices, required, help_, mv
+            )
+        else:
+            action = _constructed(
+                kind, [*strings], dest, nargs, default, type_, choices, required, help_, mv
+            )
         owner = groups[group]
         if bulk:  # what _add_action does, less the conflict check (made once, below)
-            actions.append(action)
-            action.container = owner  # type: ignore[attr-defined]
-            for option in action.option_strings:
-                table[option] = action
-                registered.append(option)
+            action.container = owner
             owner._group_actions.append(action)
+            made.append(action)
         else:
             owner._add_action(action)
     if not bulk:
         return parser
-    if len(table) != known + len(registered):
+    parser._actions.extend(made)
+    table = parser._option_string_actions
+    known = len(table)  # the parser's own: -h, --help
+    options = [(option, action) for action in made for option in action.option_strings]
+    table.update(options)
+    if len(table) != known + len(options):
         # Two actions share an option string, or one is -h: built again through
         # _add_action, whose conflict check reports it as argparse does.
         return _build(spec, bulk=False)
     negative = parser._has_negative_number_optionals
-    if not negative and _looks_negative(tuple(registered), parser._negative_number_matcher.pattern):
+    if not negative and _looks_negative(tuple(table), parser._negative_number_matcher.pattern):
         negative.append(True)
     return parser
 
 
-def _constructed(cls: type[argparse.Action], row: tuple[Any, ...], default: Any) -> argparse.Action:
-    """The action of `row` made by its class's constructor, `default` given."""
-    kind, _, strings, dest, required, help_, _, type_, nargs, choices, mv, _ = row
+def _constructed(
+    kind: int,
+    strings: list[str],
+    dest: str,
+    nargs: Any,
+    default: Any,
+    type_: Any,
+    choices: list[Any] | None,
+    required: bool,
+    help_: str | None,
+    metavar: Any,
+) -> argparse.Action:
+    """An action of `kind` made by its class's constructor, as ``add_argument`` makes it."""
+    cls = KIND_CLASSES[kind]
     if kind in _FLAG_KINDS:
-        action = cls(list(strings), dest, default=default, required=required, help=help_)
+        action = cls(strings, dest, default=default, required=required, help=help_)
         if kind == _BOOLEAN_OPTIONAL:
             # Set after construction: BooleanOptionalAction's `type` argument is deprecated
             # (3.12) and gone (3.14), yet Megatron passes one and the attribute stays.
             action.type = type_
         return action
     return cls(
-        list(strings),
+        strings,
         dest,
         nargs=nargs,
         default=default,
         type=type_,
-        choices=None if choices is None else list(choices),
+        choices=choices,
         required=required,
         help=help_,
-        metavar=mv,
+        metavar=metavar,
     )
 
 
-_WRITTEN_FLAG = ("option_strings", "dest", "default", "required", "help")
-_WRITTEN = (*_WRITTEN_FLAG, "nargs", "type", "metavar", "choices")
+# Two probes, different in every argument a constructor takes: (option_strings, dest, nargs,
+# default, type, choices, required, help, metavar).
+_PROBES = (
+    (["--probe-a"], "a", None, None, None, None, False, "a", None),
+    (["--probe-b", "-b"], "b", "+", [1], int, [1, 2], True, "b", "B"),
+)
 
 
 @functools.cache
-def _shapes() -> tuple[dict[str, Any] | None, ...]:
-    """Per action kind, the arguments its constructor gives `argparse.Action`'s besides the
-    row's (a flag's ``nargs=0``, its ``const``...), or None where it must be called.
+def _shapes() -> tuple[tuple[Any, Any] | None, ...]:
+    """Per action kind, the nargs (a flag's; else None) and const its constructor gives
+    `argparse.Action`'s, or None where the constructor is to be called.
 
-    Two probes per kind, different in every argument, prove on this Python that calling
-    ``Action.__init__`` with them gives what the constructor gives, attributes in order: a
-    constructor that derives an attribute from its arguments, or sets one ``Action.__init__``
-    does not take, gets None.
+    The probes prove on this Python that ``Action.__init__``, given an action's arguments and
+    those, gives what the constructor gives, attributes in order: a constructor that derives
+    an attribute from its arguments, or sets one ``Action.__init__`` does not take, gets None,
+    and so does boolean_optional (which derives its --no- option strings).
     """
-    probes = [
-        (None, 0, ("--probe-a",), "a", False, "a", None, None, None, None, None, None),
-        (None, 0, ("--probe-b", "-b"), "b", True, "b", [1], int, "+", (1, 2), "B", None),
-    ]
-    shapes: list[dict[str, Any] | None] = []
+    shapes: list[tuple[Any, Any] | None] = []
     for kind, cls in enumerate(KIND_CLASSES):
-        if kind == _BOOLEAN_OPTIONAL:  # derives its --no- option strings
-            shapes.append(None)
-            continue
-        written = _WRITTEN_FLAG if kind in _FLAG_KINDS else _WRITTEN
-        shape: dict[str, Any] | None = None
-        for probe in probes:
-            row = (kind, *probe[1:])
-            made = vars(_constructed(cls, row, probe[6]))
-            fixed = {key: value for key, value in made.items() if key not in written}
-            if shape is not None and fixed != shape:
+        shape: tuple[Any, Any] | None = None
+        flag = kind in _FLAG_KINDS
+        for probe in _PROBES:
+            strings, dest, nargs, default, type_, choices, required, help_, mv = probe
+            if flag:  # a flag's constructor takes no nargs, type, choices or metavar
+                nargs = type_ = choices = mv = None
+            made = vars(
+                _constructed(
+                    kind,
+                    [*strings],
+                    dest,
+                    nargs,
+                    _copied(default),
+                    type_,
+                    _copied(choices),
+                    required,
+                    help_,
+                    mv,
+                )
+            )
+            found = (made.get("nargs") if flag else None, made.get("const"))
+            if kind == _BOOLEAN_OPTIONAL or shape not in (None, found):
                 shape = None
                 break
+            shape = found
             rebuilt = cls.__new__(cls)
-            given: dict[str, Any] = {key: made.get(key) for key in written}
-            try:
-                argparse.Action.__init__(rebuilt, **given, **fixed)
-            except TypeError:  # an attribute Action.__init__ does not take
-                shape = None
-                break
+            if flag:
+                nargs = found[0]
+            argparse.Action.__init__(
+                rebuilt,
+                [*strings],
+                dest,
+                nargs,
+                found[1],
+                _copied(default),
+                type_,
+                _copied(choices),
+                required,
+                help_,
+                mv,
+            )
             if list(vars(rebuilt).items()) != list(made.items()):
                 shape = None
                 break
-            shape = fixed
         shapes.append(shape)
     return tuple(shapes)
+
+
+def _copied(value: Any) -> Any:
+    """A new list of `value`'s items if it is a list (a probe's), else `value`."""
+    return list(value) if type(value) is list else value
 
 
 @functools.cache
@@ -274,41 +335,11 @@ def _spec(module: str) -> _Spec:
             f" this layerconf reads format {FORMAT}: reinstall layerconf"
         )
     types_module = importlib.import_module(f"layerconf.profiles.{module}")
-    types: Mapping[str, Any] = {**BUILTIN_TYPES, **types_module.TYPES}
+    rows: list[Sequence[Any]] = data["actions"]
     enums: Mapping[str, type[enum.Enum]] = types_module.ENUMS
-    rows = []
-    for raw in data["actions"]:
-        row = raw + [None] * (_ROW_LENGTH - len(raw))
-        kind, group, strings, dest, required, help_, default, type_key, nargs, choices, mv = row
-        env = None
-        if isinstance(default, dict):
-            if "env" in default:
-                env = (default["env"], default["else"])
-            else:
-                default = enums[default["enum"]][default["member"]]
-        elif default == argparse.SUPPRESS:
-            default = argparse.SUPPRESS
-        if isinstance(choices, dict):
-            choices = list(enums[choices["enum"]])
-        if help_ == argparse.SUPPRESS:
-            help_ = argparse.SUPPRESS  # argparse tests `help is SUPPRESS`
-        type_ = None if type_key is None else types[type_key]
-        rows.append(
-            (
-                kind,
-                group,
-                tuple(strings),
-                dest,
-                required,
-                help_,
-                default,
-                type_,
-                nargs,
-                choices,
-                mv,
-                env,
-            )
-        )
+    for index in data["special"]:
+        rows[index] = _decoded(rows[index], enums)
+    types = {None: None, **BUILTIN_TYPES, **types_module.TYPES}
     shipped = data.get("secrets")
     candidates = None
     if (
@@ -317,7 +348,36 @@ def _spec(module: str) -> _Spec:
         and shipped.get("suffixes") == list(SECRETS.suffixes)
     ):
         candidates = tuple(shipped["candidates"])
-    return _Spec(data["parser"], tuple(data["groups"]), tuple(rows), candidates)
+    return _Spec(data["parser"], tuple(data["groups"]), rows, types, candidates)
+
+
+def _decoded(row: Sequence[Any], enums: Mapping[str, type[enum.Enum]]) -> tuple[Any, ...]:
+    """`row` with its stand-ins decoded: enum members, an `_Environment`, argparse.SUPPRESS."""
+    default, choices, help_ = row[6], row[8], row[10]
+    if type(default) is dict:
+        if "env" in default:
+            default = _Environment((default["env"], default["else"]))
+        else:
+            default = enums[default["enum"]][default["member"]]
+    elif default == argparse.SUPPRESS:
+        default = argparse.SUPPRESS
+    if type(choices) is dict:
+        choices = list(enums[choices["enum"]])
+    if help_ == argparse.SUPPRESS:
+        help_ = argparse.SUPPRESS  # argparse tests `help is SUPPRESS`
+    return (*row[:6], default, row[7], choices, row[9], help_, row[11])
+
+
+def _plain(rows: Sequence[Sequence[Any]]) -> tuple[bool, ...]:
+    """`_Spec.plain` for `rows`: a kind's shape is known, and every row of it gives the nargs
+    (a flag's) and const its constructor gives."""
+    shapes = _shapes()
+    plain = [shape is not None for shape in shapes]
+    for kind, nargs, const in set(map(operator.itemgetter(0, 4, 5), rows)):
+        shape = shapes[kind]
+        if shape is not None and (const != shape[1] or shape[0] not in (None, nargs)):
+            plain[kind] = False
+    return tuple(plain)
 
 
 def _read_data(module: str) -> bytes:
