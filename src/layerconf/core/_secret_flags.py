@@ -31,6 +31,26 @@ def _takes(action: argparse.Action, policy: SecretPolicy) -> int:
     return 1 if nargs in (None, "?") else 1 << 30  # '*', '+', remainder: all that follow
 
 
+def _may_be_secret(
+    actions: Mapping[str, argparse.Action], argv: Sequence[str], policy: SecretPolicy
+) -> frozenset[str] | None:
+    """The exact option strings of `argv` whose action may be a secret flag's under `policy`
+    (a superset: `_exact_takes` decides), each other one surely not; None when an option
+    string of theirs is another action's too (then each is asked on its own).
+
+    A command line names dozens of options, almost none secret: their names and dests are
+    searched together, in C (`secret_candidates`), instead of asking for each one.
+    """
+    given = {id(action): action for action in map(actions.get, argv) if action is not None}
+    named = {option: action for action in given.values() for option in action.option_strings}
+    if len(named) != sum(len(action.option_strings) for action in given.values()):
+        return None
+    secret = {id(named[option]) for option in secret_candidates(named, policy)}
+    if not secret:
+        return frozenset()
+    return frozenset(token for token in argv if id(actions.get(token)) in secret)
+
+
 def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> bool:
     """Whether the unknown flag `name` is a did-you-mean of a secret flag (``--wandb-kye``)."""
     from layerconf.core.suggest import did_you_mean

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
-from layerconf.core._secret_flags import _near_secret, _takes, secret_candidates
+from layerconf.core._secret_flags import _may_be_secret, _near_secret, _takes
 from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core.lazy import LazyPattern, record_repr
 from layerconf.core.values import MAX_INT_BITS
@@ -285,26 +285,6 @@ def redact_argv(
     if texts:
         redacted = [scrub_text(token, texts, policy) for token in redacted]
     return redacted, found
-
-
-def _may_be_secret(
-    actions: Mapping[str, argparse.Action], argv: Sequence[str], policy: SecretPolicy
-) -> frozenset[str] | None:
-    """The exact option strings of `argv` whose action may be a secret flag's under `policy`
-    (a superset: `_exact_takes` decides), each other one surely not; None when an option
-    string of theirs is another action's too (then each is asked on its own).
-
-    A command line names dozens of options, almost none secret: their names and dests are
-    searched together, in C (`secret_candidates`), instead of asking for each one.
-    """
-    given = {id(action): action for action in map(actions.get, argv) if action is not None}
-    named = {option: action for action in given.values() for option in action.option_strings}
-    if len(named) != sum(len(action.option_strings) for action in given.values()):
-        return None
-    secret = {id(named[option]) for option in secret_candidates(named, policy)}
-    if not secret:
-        return frozenset()
-    return frozenset(token for token in argv if id(actions.get(token)) in secret)
 
 
 def redacted_token(
