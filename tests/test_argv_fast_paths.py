@@ -1,7 +1,8 @@
 """The recorded parse's short cuts say exactly what the general paths say.
 
 `redact_argv` classifies an exact option string with one table lookup instead of the full
-classification (on a parser's first command line, all of them by one search of their names); `redacted_token` shows an exact option string as written. Each is checked
+classification (on a parser's first command line, all of them by one search of their
+names); `redacted_token` shows an exact option string as written. Each is checked
 here against the general path on command lines mixing secret flags of every nargs, values that
 are URLs or JSON, options the parser does not own and abbreviations.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,7 +42,7 @@ def _general(
     found: list[str] = []
     pending = 0
     for token in argv:
-        if pending and not secrets._is_option(token):
+        if pending and not secrets._is_option(token, parser.prefix_chars):
             found.append(token)
             redacted.append(policy.placeholder)
             pending -= 1
@@ -109,7 +111,6 @@ class TestRedactArgvShortCut:
         assert redact_argv(argv, parser=parser) == _general(argv, SECRETS, parser)
         assert redact_argv(argv, parser=parser)[1] == ["c00kie-value"]
 
-
     @settings(max_examples=200)
     @given(_tokens("-"), _tokens("-"))
     def test_first_and_later_looks_agree(self, first: list[str], argv: list[str]) -> None:
@@ -129,6 +130,59 @@ class TestRedactArgvShortCut:
         expected = _general(argv, SECRETS, parser)
         assert expected[1] == ["v4lue-secret", "k3y-secret"]
         assert first == redact_argv(argv, parser=parser) == expected
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            "no option strings",  # its secret dest is all that tells
+            "dest not a string",
+        ],
+    )
+    def test_a_table_changed_by_hand(self, change: str) -> None:
+        """A first look at a table whose actions are not as argparse makes them asks each
+        option: a secret flag's value is redacted on the first command line too."""
+        parser = _parser()
+        action = parser._option_string_actions["--wandb-key"]
+        if change == "no option strings":
+            action.option_strings.clear()
+        else:
+            parser._option_string_actions["--name"].dest = None  # type: ignore[assignment]
+        argv = ["--wandb-key", "k3y-secret", "--name", "x"]
+        first = redact_argv(argv, parser=parser)
+        assert first == _general(argv, SECRETS, parser)
+        assert first[1] == ["k3y-secret"]
+
+    def test_a_name_lower_case_reads_otherwise_in_context(self) -> None:
+        """A final 'Σ' lower-cases to 'ς' after a letter: a policy's name is found in a
+        dotted option's last part, as `is_secret` reads it, on a first look too."""
+        policy = SECRETS.extend(names=["Σ_KEY"])
+        parser = argparse.ArgumentParser(add_help=False)
+        parser.add_argument("--run.Σ_KEY")
+        argv = ["--run.Σ_KEY", "s3cr3t-value"]
+        first = redact_argv(argv, policy, parser=parser)
+        assert first == _general(argv, policy, parser)
+        assert first[1] == ["s3cr3t-value"]
+
+    def test_a_command_line_given_as_an_iterator(self) -> None:
+        argv = ["--wandb-key", "k3y-secret", "--lr", "1"]
+        assert redact_argv(iter(argv), parser=_parser()) == redact_argv(argv, parser=_parser())
+
+    @pytest.mark.parametrize(
+        ("prefix_chars", "argv", "found"),
+        [
+            # '+x' is an option to this parser: the optional value is not taken, '+x's is
+            ("-+", ["--run-secret", "+api-key", "hunter2xx"], ["hunter2xx"]),
+            # argparse takes a token with a space as a value, even after a flag
+            ("-", ["--wandb-key", "-my secret pass"], ["-my secret pass"]),
+            # '-x' is a value to a parser of '+' options
+            ("+", ["++wandb-key", "-k3y-secret"], ["-k3y-secret"]),
+        ],
+    )
+    def test_what_argparse_takes_as_a_value(
+        self, prefix_chars: str, argv: list[str], found: list[str]
+    ) -> None:
+        parser = _parser(prefix_chars)
+        assert redact_argv(argv, parser=parser)[1] == found
 
 
 class TestRedactedTokenShortCut:

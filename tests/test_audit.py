@@ -6,6 +6,7 @@ import argparse
 import collections
 import copy
 import enum
+import gc
 import hashlib
 import inspect
 import json
@@ -345,19 +346,33 @@ class TestBulkOrigins:
         assert again["k4"]["layer"] == "runtime"
         assert again["k7"]["layer"] == "runtime"
 
-    def test_the_kept_walk_is_not_pickled(self) -> None:
-        """A namespace pickled after an audit is the bytes it was before (the walk kept with
-        its provenance is worked out again where it is loaded), and answers the same."""
+    def test_the_walk_is_kept_apart_from_the_namespace(self) -> None:
+        """A namespace keeps no walk: pickled after an audit it is the bytes it was before,
+        its deep size is the same; the walk is kept apart, dropped with its provenance."""
+        from layerconf.core import explain as explain_module
+
         base = Layer.from_mapping("defaults", {f"k{i}": i for i in range(40)})
         cli = Layer.from_mapping("cli", {"k3": 30}, kind="argv")
         namespace = LayerStack([base, cli]).resolve()
         before = pickle.dumps(namespace)
         audit({"main": namespace})
-        assert provenance_of(namespace)._plain_walk is not None
+        key = id(provenance_of(namespace))
+        assert explain_module._WALKS[key][0]() is provenance_of(namespace)
         assert pickle.dumps(namespace) == before
         loaded = pickle.loads(before)
-        assert provenance_of(loaded)._plain_walk is None
         assert _bulk(loaded) == _bulk(namespace)
+        del namespace
+        gc.collect()
+        assert key not in explain_module._WALKS
+
+    def test_at_most_a_few_walks_are_kept(self) -> None:
+        from layerconf.core import explain as explain_module
+
+        base = Layer.from_mapping("defaults", {f"k{i}": i for i in range(10)})
+        kept = [LayerStack([base]).resolve() for _ in range(3 * explain_module._WALKS_KEPT)]
+        for namespace in kept:
+            audit({"main": namespace})
+            assert len(explain_module._WALKS) <= explain_module._WALKS_KEPT
 
     @settings(deadline=None)
     @given(layer_lists(), policies, st.data())

@@ -400,6 +400,18 @@ class TestUnknownTokens:
         ]
         assert "s3cr3t" not in str(caught.value)
 
+    def test_a_flag_of_another_prefix_is_not_a_secret_flags_value(self) -> None:
+        """'+sglang-api-key' is an option to a parser of '-+' options, not the optional value
+        of the secret flag before it: its own value is the secret quoted as redacted."""
+        parser = argparse.ArgumentParser(prefix_chars="-+")
+        parser.add_argument("--wandb-key", nargs="?")
+        argv = ["--wandb-key", "+sglang-api-key", "hunter2xx"]
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(parser, argv, preset=PLAIN)
+        [problem] = caught.value.problems
+        assert problem.message == "'+sglang-api-key <redacted>' is not an argument of this parser"
+        assert "hunter2xx" not in str(caught.value)
+
 
 class TestRoleFileHints:
     """A role file's hints name the preset's own roles, never slime's."""

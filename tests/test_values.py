@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+import operator
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -312,15 +313,25 @@ def test_other_keys_without_the_iterator_that_stops_at_a_miss(
     assert other_keys(values) == expected == [f"k{index}" for index in range(3, 50, 7)]
 
 
-@pytest.mark.parametrize("hint", [0, 10**6])
+@pytest.mark.parametrize("hint", [0, 10**6, 1, 2])
 def test_other_keys_when_a_length_hint_is_wrong(monkeypatch: pytest.MonkeyPatch, hint: int) -> None:
-    """A length hint that does not say where the miss was is caught: the plain pass answers."""
+    """A length hint that does not say where each miss was is caught (positions out of the
+    dict, out of order, or at an atomic value): the plain pass answers."""
     import types
 
     import layerconf.core.values as values_module
 
-    values = {"a": 1, "b": [2], "c": 3, "d": {}, "e": "x"}
-    monkeypatch.setattr(
-        values_module, "operator", types.SimpleNamespace(length_hint=lambda _: hint)
-    )
-    assert other_keys(values) == ["b", "d"]
+    values = {"a": 1, "b": [2], "c": 3, "d": {}, "e": "x", "f": [6]}
+    wrong = types.SimpleNamespace(length_hint=lambda _: hint, lt=operator.lt)
+    monkeypatch.setattr(values_module, "operator", wrong)
+    assert other_keys(values) == ["b", "d", "f"]
+
+
+def test_other_keys_of_a_dict_subclass() -> None:
+    """A dict subclass may give its values otherwise than its iterator says: the plain pass."""
+
+    class Odd(dict[str, Any]):
+        def values(self) -> Any:  # type: ignore[override]
+            return iter(list(super().values()))
+
+    assert other_keys(Odd(a=[1], b=2, c=[3])) == ["a", "c"]

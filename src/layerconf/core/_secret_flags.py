@@ -36,14 +36,16 @@ def _may_be_secret(
 ) -> frozenset[str] | None:
     """The exact option strings of `argv` whose action may be a secret flag's under `policy`
     (a superset: `_exact_takes` decides), each other one surely not; None when an option
-    string of theirs is another action's too (then each is asked on its own).
+    string of theirs is another action's too, or one has none (a table changed by hand: then
+    each is asked on its own).
 
     A command line names dozens of options, almost none secret: their names and dests are
     searched together, in C (`secret_candidates`), instead of asking for each one.
     """
     given = {id(action): action for action in map(actions.get, argv) if action is not None}
     named = {option: action for action in given.values() for option in action.option_strings}
-    if len(named) != sum(len(action.option_strings) for action in given.values()):
+    sizes = list(map(len, map(_OPTION_STRINGS, given.values())))
+    if len(named) != sum(sizes) or not all(sizes):
         return None
     secret = {id(named[option]) for option in secret_candidates(named, policy)}
     if not secret:
@@ -74,6 +76,7 @@ _SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]
 _SEEDS: dict[tuple[SecretPolicy, tuple[str, ...]], tuple[list[str], list[str]]] = {}
 
 _DEST = operator.attrgetter("dest")
+_OPTION_STRINGS = operator.attrgetter("option_strings")
 
 
 def _dests(actions: Mapping[str, argparse.Action]) -> list[str]:
@@ -135,7 +138,14 @@ def secret_candidates(actions: Mapping[str, argparse.Action], policy: SecretPoli
     options = list(actions)
     every = list(actions.values())
     count = len(options)
-    text = "\n".join([*options, *map(_DEST, every)])
+    try:
+        text = "\n".join([*options, *map(_DEST, every)])
+    except TypeError:  # a dest that is not a string (a table changed by hand): ask each
+        return options
+    if not text.isascii():
+        # lower() of a name depends on its context (a final 'Σ' is 'ς'), and `is_secret`
+        # lower-cases only a dotted name's last part: ask each.
+        return options
     lowered = text.lower().replace("-", "_") + "\n"
     endings = (*policy.names, *policy.suffixes)
     size = min(3, *map(len, endings)) if endings else 0  # the default's 43 endings: 5 tails

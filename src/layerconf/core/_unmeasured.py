@@ -17,8 +17,8 @@ __all__ = ["UnmeasuredFormatter"]
 
 
 class UnmeasuredFormatter(argparse.HelpFormatter):
-    """argparse's formatter at 80 columns, whatever the terminal's width: the class of the
-    formatters a parser makes while its arguments are added."""
+    """argparse's formatter at 80 columns (unless given a width), whatever the terminal's: the
+    class of the formatters a parser makes while its arguments are added."""
 
     def __init__(
         self,
@@ -29,4 +29,6 @@ class UnmeasuredFormatter(argparse.HelpFormatter):
         **more: Any,
     ) -> None:
         # (`more`: what a later argparse may pass, passed on)
-        super().__init__(prog, indent_increment, max_help_position, width or 80, **more)
+        super().__init__(
+            prog, indent_increment, max_help_position, 80 if width is None else width, **more
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import operator
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -220,13 +221,22 @@ def plain_groups(
 _LayerWalk = tuple[int, list[str], list[tuple[Plain, list[str]]]]
 
 
+#: The walks of the provenances walked lately, by id, each with a weak reference to its
+#: provenance: a trainer that audits its roles again (a record per checkpoint) walks them once,
+#: and no namespace keeps a walk (~24 KB a role of the slime launch): at most `_WALKS_KEPT`
+#: (then all are forgotten), each dropped with its provenance.
+_WALKS: dict[int, tuple[weakref.ref[Provenance], tuple[_LayerWalk, ...]]] = {}
+_WALKS_KEPT = 8
+
+
 def _walk(provenance: Provenance) -> tuple[_LayerWalk, ...]:
     """What `plain_groups` answers from the layers and the rules' events alone, before the
-    writes and the current values are looked at: worked out on first use and kept with the
-    provenance (both immutable), by layer, newest first."""
-    walk: tuple[_LayerWalk, ...] | None = provenance._plain_walk
-    if walk is not None:
-        return walk
+    writes and the current values are looked at, by layer, newest first: worked out once per
+    provenance (immutable, as its layers) while it is among the last walked (`_WALKS`)."""
+    ident = id(provenance)
+    kept = _WALKS.get(ident)
+    if kept is not None and kept[0]() is provenance:
+        return kept[1]
     layers = provenance.layers
     touched = {path[0] for path in provenance.events}
     for layer in layers:
@@ -249,7 +259,10 @@ def _walk(provenance: Provenance) -> tuple[_LayerWalk, ...]:
     walk = tuple(
         (index, keys, list(_grouped(layers, index, keys, shadowed))) for index, keys in last
     )
-    object.__setattr__(provenance, "_plain_walk", walk)  # (another thread's: the same walk)
+    if len(_WALKS) >= _WALKS_KEPT:
+        _WALKS.clear()
+    # (another thread's walk of the same provenance is the same walk)
+    _WALKS[ident] = (weakref.ref(provenance, lambda _: _WALKS.pop(ident, None)), walk)
     return walk
 
 

@@ -80,11 +80,6 @@ class Provenance:
     _secret_keys: frozenset[str] | None = attrs.field(
         default=None, init=False, eq=False, repr=False
     )
-    # The walk over the layers that `layerconf.core.explain.plain_groups` starts from (what
-    # each layer set last, grouped by answer), worked out on first use and kept here likewise.
-    _plain_walk: tuple[Any, ...] | None = attrs.field(
-        default=None, init=False, eq=False, repr=False
-    )
 
     # Pickled without what is worked out on first use (a worker works it out again).
     def __getstate__(self) -> dict[str, Any]:

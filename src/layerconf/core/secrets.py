@@ -258,12 +258,14 @@ def redact_argv(
     actions = None if parser is None else parser._option_string_actions
     # A first look at a table of options: its secret flags among the command line's found
     # together; later ones take each option's kept answer (`_exact_takes`).
-    named = None
+    if not isinstance(argv, (list, tuple)):
+        argv = list(argv)  # (read twice below)
+    maybe_secret = None
     if actions is not None and _taken(actions, policy) is None:
-        named = _may_be_secret(actions, argv, policy)
+        maybe_secret = _may_be_secret(actions, argv, policy)
         _new_taken(actions, policy)
     for token in argv:
-        if pending and not _is_option(token):
+        if pending and not _is_option(token, prefixes):
             found.append(token)
             redacted.append(policy.placeholder)
             pending -= 1
@@ -271,7 +273,7 @@ def redact_argv(
         pending = 0
         if len(token) > 1 and token[0] in prefixes:
             if actions is not None and token in actions:  # (what `_classify` says of it)
-                if named is None or token in named:
+                if maybe_secret is None or token in maybe_secret:
                     pending = _exact_takes(actions, token, policy)
             else:
                 token, pending = _option_token(token, policy, parser, found)
@@ -490,9 +492,11 @@ def _exact_takes(actions: Mapping[str, argparse.Action], option: str, policy: Se
     return takes
 
 
-def _is_option(token: str) -> bool:
-    """What argparse would not take as a flag's value: ``--x``, ``-x`` (not ``-1``)."""
-    if not token.startswith("-") or token == "-":
+def _is_option(token: str, prefixes: str = "-") -> bool:
+    """What argparse would not take as a flag's value: ``--x``, ``-x`` (a token starting with
+    one of the parser's `prefixes`), but not a prefix alone, a negative number (``-1``) nor a
+    text with a space (``-my pass phrase``), which argparse takes as values."""
+    if len(token) < 2 or token[0] not in prefixes or " " in token:
         return False
     try:
         float(token)

@@ -46,14 +46,16 @@ def other_keys(values: dict[str, Any]) -> list[str]:
     """The keys of `values` whose value is not of an atomic type, in order.
 
     A real layer holds a thousand values and a handful of others (lists, dicts, enum members),
-    so the values' types are checked in C: on Python 3.11+ ``issuperset`` stops at the first
-    type it lacks, so one pass asks it again after each miss over one shared iterator, and the
-    iterator's length hint says where the miss was (each position is checked again; were a
-    hint ever wrong, the plain pass below answers). Before 3.11 ``issuperset`` reads the whole
-    iterator first: a type's entry in `_NOT_ATOMIC`, True for a type not in it, selects its key.
+    so the values' types are checked in C: on CPython 3.11+ ``issuperset`` stops at the first
+    type it lacks, so one pass asks it again after each miss over one shared iterator of a
+    plain dict, and the iterator's length hint says where each miss was. The answer is taken
+    only if its positions are as many as the misses, in order, each of another type: exactly
+    the other values (else the plain pass below answers, as before 3.11, where ``issuperset``
+    reads the whole iterator first: a type's entry in `_NOT_ATOMIC`, True for a type not in
+    it, selects its key).
     """
     atomic = ATOMIC_TYPES
-    if _STOPS_AT_MISS:
+    if _STOPS_AT_MISS and type(values) is dict:
         items = iter(values.values())
         types = map(type, items)
         size = len(values)
@@ -63,19 +65,22 @@ def other_keys(values: dict[str, Any]) -> list[str]:
         if not positions:
             return []
         keys = list(values)
-        found = [keys[position] for position in positions if 0 <= position < size]
-        if len(found) == len(positions) and not atomic.intersection(
-            type(values[key]) for key in found
+        if (
+            positions[0] >= 0
+            and positions[-1] < size
+            and all(map(operator.lt, positions, positions[1:]))
         ):
-            return found
+            found = [keys[position] for position in positions]
+            if not atomic.intersection(type(values[key]) for key in found):
+                return found
     return list(compress(values, map(_NOT_ATOMIC.get, map(type, values.values()), _TRUE)))
 
 
 #: False for each atomic type: ``_NOT_ATOMIC.get(type, True)`` tells a value to look at.
 _NOT_ATOMIC = dict.fromkeys(ATOMIC_TYPES, False)
 _TRUE = repeat(True)
-#: Whether ``frozenset.issuperset(iterator)`` stops at the first item it lacks (3.11+).
-_STOPS_AT_MISS = sys.version_info >= (3, 11)
+#: Whether ``frozenset.issuperset(iterator)`` stops at the first item it lacks (CPython 3.11+).
+_STOPS_AT_MISS = sys.implementation.name == "cpython" and sys.version_info >= (3, 11)
 
 
 def is_atomic(value: Any) -> bool:

@@ -223,9 +223,12 @@ def unknown_tokens(
     declared = ", ".join(f"{prefix}*" for prefix in preset.passthrough) or "no flag"
     for index, tokens in _groups(argv, unknown):
         flag = tokens[0].split("=", 1)[0]
-        end = index + len(tokens) if index is not None else 0
-        if redacted is not None and index is not None and list(argv[index:end]) == tokens:
-            shown = " ".join(redacted[index:end])
+        if (
+            redacted is not None
+            and index is not None
+            and list(argv[index : index + len(tokens)]) == tokens
+        ):
+            shown = " ".join(redacted[index : index + len(tokens)])
         else:
             shown = " ".join(redact_argv(tokens, parser=parser)[0])  # quoted without a secret
         passed = flag.startswith(preset.passthrough) if preset.passthrough else False
