@@ -266,44 +266,18 @@ def _shapes() -> tuple[tuple[Any, Any] | None, ...]:
         shape: tuple[Any, Any] | None = None
         flag = kind in _FLAG_KINDS
         for probe in _PROBES:
-            strings, dest, nargs, default, type_, choices, required, help_, mv = probe
-            if flag:  # a flag's constructor takes no nargs, type, choices or metavar
-                nargs = type_ = choices = mv = None
-            made = vars(
-                _constructed(
-                    kind,
-                    [*strings],
-                    dest,
-                    nargs,
-                    _copied(default),
-                    type_,
-                    _copied(choices),
-                    required,
-                    help_,
-                    mv,
-                )
-            )
+            made = vars(_constructed(kind, *_arguments(probe, flag)))
             found = (made.get("nargs") if flag else None, made.get("const"))
             if kind == _BOOLEAN_OPTIONAL or shape not in (None, found):
                 shape = None
                 break
             shape = found
             rebuilt = cls.__new__(cls)
+            arguments = _arguments(probe, flag)
             if flag:
-                nargs = found[0]
-            argparse.Action.__init__(
-                rebuilt,
-                [*strings],
-                dest,
-                nargs,
-                found[1],
-                _copied(default),
-                type_,
-                _copied(choices),
-                required,
-                help_,
-                mv,
-            )
+                arguments[2] = found[0]
+            arguments.insert(3, found[1])  # const, after nargs: Action.__init__'s order
+            argparse.Action.__init__(rebuilt, *arguments)
             if list(vars(rebuilt).items()) != list(made.items()):
                 shape = None
                 break
@@ -311,9 +285,14 @@ def _shapes() -> tuple[tuple[Any, Any] | None, ...]:
     return tuple(shapes)
 
 
-def _copied(value: Any) -> Any:
-    """A new list of `value`'s items if it is a list (a probe's), else `value`."""
-    return list(value) if type(value) is list else value
+def _arguments(probe: tuple[Any, ...], flag: bool) -> list[Any]:
+    """A probe's arguments, as `_constructed` takes them, each list new (an action keeps
+    the lists it is given); a flag's constructor takes no nargs, type, choices or metavar."""
+    strings, dest, nargs, default, type_, choices, required, help_, metavar = probe
+    if flag:
+        nargs = type_ = choices = metavar = None
+    copied = [None if item is None else list(item) for item in (default, choices)]
+    return [list(strings), dest, nargs, copied[0], type_, copied[1], required, help_, metavar]
 
 
 @functools.cache
