@@ -329,6 +329,20 @@ def _shared_dest_without_default() -> argparse.ArgumentParser:
     return parser
 
 
+def _shared_dest_without_default_last() -> argparse.ArgumentParser:
+    parser = plain_parser()
+    parser.add_argument("--first", dest="shared", default=1)
+    parser.add_argument("--second", dest="shared", default=argparse.SUPPRESS)
+    return parser
+
+
+def _shared_dest_never_defaulted() -> argparse.ArgumentParser:
+    parser = plain_parser()
+    parser.add_argument("--first", dest="shared", default=argparse.SUPPRESS)
+    parser.add_argument("--second", dest="shared", default=argparse.SUPPRESS)
+    return parser
+
+
 class _Text(str):
     """A str subclass: argparse indexes it, the scan does not take it."""
 
@@ -365,6 +379,8 @@ DECLINED: list[tuple[str, Callable[[], argparse.ArgumentParser], list[str]]] = [
     ("custom action", _custom_action, ["--custom", "1"]),
     ("a dest a Namespace has", _namespace_dest, []),
     ("a shared dest without a default first", _shared_dest_without_default, []),
+    ("a shared dest without a default last", _shared_dest_without_default_last, []),
+    ("a shared dest without any default", _shared_dest_never_defaulted, ["--first", "1"]),
     ("fromfile", lambda: plain_parser(fromfile_prefix_chars="@"), ["--lr", "1"]),
     ("other prefix", lambda: argparse.ArgumentParser(prefix_chars="+"), []),
     ("a value argparse does not set", _suppressed_const, ["--quiet-value"]),
