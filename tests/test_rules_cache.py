@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import gc
+import tracemalloc
+import weakref
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -12,6 +16,7 @@ from layerconf import ConfigError, LayerconfWarning, RuleSet
 from layerconf.presets import SLIME, Preset, resolve_roles
 from layerconf.presets import resolve as resolve_module
 from layerconf.presets.role_file import RoleFileFormat, check_role_file
+from tests.conftest import FIXTURES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -109,3 +114,58 @@ class TestRoleFilesKept:
         assert other.errors
         path.write_text("roles:\n  - role: actor\n    overrides: {lr: 2}\n")
         assert check_role_file(path, ("actor",)).layers["actor"].values == {"lr": 2}
+
+
+class TestRetention:
+    """A process that builds parser after parser (a sweep, a test suite) keeps only the last
+    few: the caches hold their parsers' rules and tables, never every one."""
+
+    @staticmethod
+    def _resolve_with_fresh_parsers(count: int, argv: list[str]) -> list[weakref.ref[Any]]:
+        from layerconf import load_profile
+        from layerconf import resolve_roles as resolve_with_slime
+
+        made = []
+        for _ in range(count):
+            parser = load_profile()
+            resolve_with_slime(parser, argv)
+            made.append(weakref.ref(parser))
+        return made
+
+    def test_dropped_parsers_are_freed(
+        self, slime_argv: list[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(FIXTURES)
+        made = self._resolve_with_fresh_parsers(12, slime_argv)
+        gc.collect()
+        alive = sum(ref() is not None for ref in made)
+        assert alive <= resolve_module._KEPT_PARSERS
+
+    def test_memory_stays_flat(
+        self, slime_argv: list[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Past the first few parsers, each new one costs nothing that stays (0.39 MB each
+        stayed, for ever, before: the rules held the parser a weak cache was keyed by)."""
+        monkeypatch.chdir(FIXTURES)
+        self._resolve_with_fresh_parsers(8, slime_argv)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            self._resolve_with_fresh_parsers(4, slime_argv)
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            self._resolve_with_fresh_parsers(16, slime_argv)
+            gc.collect()
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert grown < 200_000, f"{grown:,} bytes kept by 16 parsers used and dropped"
+
+    def test_the_kept_parsers_are_the_most_recent(self) -> None:
+        parsers = [_parser() for _ in range(resolve_module._KEPT_PARSERS + 2)]
+        for parser in parsers:
+            resolve_module._rules_for(parser, _mine())
+        first = resolve_module._rules_for(parsers[-1], _mine())
+        kept = {id(entry[0]) for entry in resolve_module._RULES.values()}
+        assert kept == {id(parser) for parser in parsers[-resolve_module._KEPT_PARSERS :]}
+        assert resolve_module._rules_for(parsers[-1], _mine()) is first  # (still kept)

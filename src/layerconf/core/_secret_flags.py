@@ -67,8 +67,10 @@ def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: Secr
 
 
 # The secret flags of a parser's table of options, while it has as many options as when they
-# were listed: a parser of 1,000 options is not walked for each token.
+# were listed: a parser of 1,000 options is not walked for each token. At most `_TABLES_KEPT`
+# tables (each keeps a parser's actions alive; then all are forgotten).
 _SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]]] = {}
+_TABLES_KEPT = 4
 # Candidates shipped with a profile, per (policy, candidates): the option strings and dests of
 # the table they were taken of. Any table with exactly those option strings and dests (each
 # parser the profile builds, unless changed since) has those candidates: its scan is skipped.
@@ -93,7 +95,7 @@ def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy
     if candidates is None:
         candidates = secret_candidates(actions, policy)
     secret = [option for option in candidates if _takes(actions[option], policy)]
-    if len(_SECRET_OPTIONS) >= 64:
+    if len(_SECRET_OPTIONS) >= _TABLES_KEPT:
         _SECRET_OPTIONS.clear()
     # (the table itself is kept, so that its id is not reused by another one)
     _SECRET_OPTIONS[id(actions)] = (actions, len(actions), policy, secret)

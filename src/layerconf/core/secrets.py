@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
-from layerconf.core._secret_flags import _may_be_secret, _near_secret, _takes
+from layerconf.core._secret_flags import _TABLES_KEPT, _may_be_secret, _near_secret, _takes
 from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core.lazy import LazyPattern, record_repr
 from layerconf.core.values import MAX_INT_BITS
@@ -445,6 +445,8 @@ def _classify(
 # `_takes` of each option string a command line named, per table of options (shared by a
 # parser's copies) and policy: the steady path classifies a token with one lookup. An entry is
 # used only while its action and the action's dest, nargs and flags are those it was taken of.
+# Each entry keeps its table, and so a parser's actions, alive: at most `_TABLES_KEPT` are kept
+# (then all are forgotten), so that a process building parser after parser does not grow.
 _TAKEN: dict[int, tuple[Mapping[str, Any], SecretPolicy, dict[str, tuple[Any, ...]]]] = {}
 
 
@@ -462,7 +464,7 @@ def _new_taken(
     actions: Mapping[str, argparse.Action], policy: SecretPolicy
 ) -> dict[str, tuple[Any, ...]]:
     """A new, empty table of `_TAKEN` entries for `actions` under `policy`."""
-    if len(_TAKEN) >= 64:
+    if len(_TAKEN) >= _TABLES_KEPT:
         _TAKEN.clear()
     # (the table itself is kept, so that its id is not reused by another one)
     entries: dict[str, tuple[Any, ...]] = {}

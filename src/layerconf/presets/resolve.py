@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -163,20 +164,33 @@ class _PresetKey:
         )
 
 
-# Rule sets built per (parser, preset); held weakly so a parser can still be freed.
-_RULES: weakref.WeakKeyDictionary[
-    argparse.ArgumentParser, dict[_PresetKey, tuple[ParserShape, RuleSet]]
-] = weakref.WeakKeyDictionary()
+# Rule sets built per (parser, preset), for the last `_KEPT_PARSERS` parsers used, the most
+# recent last. Not a WeakKeyDictionary: the rules hold their parser (`TypeCoercion`,
+# `UnknownKeys`), so no entry would ever be dropped and a process that builds parser after
+# parser (a sweep, a test suite) would keep every one; here the oldest goes.
+_PerParser = dict[_PresetKey, tuple[ParserShape, RuleSet]]
+_RULES: dict[int, tuple[argparse.ArgumentParser, _PerParser]] = {}
+_RULES_LOCK = threading.Lock()
+_KEPT_PARSERS = 4
 
 
 def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
-    per_parser = _RULES.setdefault(parser, {})
     key = _PresetKey(preset)
-    cached = per_parser.get(key)
+    with _RULES_LOCK:
+        entry = _RULES.pop(id(parser), None) or (parser, {})
+        _RULES[id(parser)] = entry  # (the most recent last)
+        while len(_RULES) > _KEPT_PARSERS:
+            del _RULES[next(iter(_RULES))]
+        per_parser = entry[1]
+        cached = per_parser.get(key)
     if cached is None or not same_shape(parser, cached[0]):  # rebuilt when an action changes
         with reading_dests(parser):  # one reading of the dests for all the rules built
             _check_config_dest(parser, preset)
-            cached = per_parser[key] = (parser_shape(parser), preset.rules_for(parser))
+            cached = (parser_shape(parser), preset.rules_for(parser))
+        with _RULES_LOCK:
+            if len(per_parser) >= _KEPT_PARSERS:  # (a parser used with preset after preset)
+                per_parser.clear()
+            per_parser[key] = cached
     return cached[1]
 
 

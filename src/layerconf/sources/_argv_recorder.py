@@ -539,7 +539,7 @@ class Recorder:
         options = self.clone._option_string_actions
         entry = _ORIGIN_TABLES.get(key)
         if entry is None or entry[0] is not options:
-            if len(_ORIGIN_TABLES) >= 64:
+            if len(_ORIGIN_TABLES) >= _TABLES_KEPT:
                 _ORIGIN_TABLES.clear()
             entry = _ORIGIN_TABLES[key] = (options, [None] * self.size)
         return entry[1]
@@ -570,5 +570,8 @@ Changes = tuple[
     dict[str, Any], dict[Path, Origin], dict[str, Any], dict[str, list[tuple[Any, Origin]]]
 ]
 # Origins are values: parses of the same command line (one per role, say) by a parser and its
-# copies share them.
+# copies share them. Each entry keeps its table of options, and so a parser's actions, alive: at
+# most `_TABLES_KEPT` (then all are forgotten), so that a process building parser after parser
+# does not grow.
 _ORIGIN_TABLES: dict[tuple[Any, ...], tuple[Mapping[str, Any], list[Origin | None]]] = {}
+_TABLES_KEPT = 4
