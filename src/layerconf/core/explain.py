@@ -9,8 +9,6 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-import attrs
-
 from layerconf.core.merge import trace
 from layerconf.core.namespace import (
     Provenance,
@@ -58,9 +56,7 @@ def explain(args: argparse.Namespace, key: str) -> Setting:
     many, the first and the latest are kept (`layerconf.core.namespace.RECENT_WRITES`).
     """
     provenance = _provenance(args)
-    setting = _setting(args, provenance, key)
-    scrub = _other_secrets(args, provenance, vars(args))
-    return attrs.evolve(setting, scrub=scrub) if scrub else setting
+    return _setting(args, provenance, key, scrub=_other_secrets(args, provenance, vars(args)))
 
 
 def unscrubbed(
@@ -78,10 +74,13 @@ def _setting(
     provenance: Provenance,
     key: str,
     values: Mapping[str, Any] | None = None,
+    *,
+    scrub: tuple[str, ...] = (),
 ) -> Setting:
-    """The setting of `key` in `values` (``vars(args)`` when None)."""
+    """The setting of `key` in `values` (``vars(args)`` when None), scrubbing `scrub`."""
     current = vars(args) if values is None else values
-    return setting_for(current, provenance, key, _writes_at(args, key), _count_at(args, key))
+    writes = _writes_at(args, key)
+    return setting_for(current, provenance, key, writes, _count_at(args, key), scrub=scrub)
 
 
 def _other_secrets(
@@ -149,10 +148,10 @@ def explain_all(args: argparse.Namespace) -> dict[str, Setting]:
     for key, current in values.items():
         found = plain.get(key)
         if found is None:
-            setting = setting_for(
-                values, provenance, key, runtime_writes(args, key), write_count(args, key)
+            writes = runtime_writes(args, key)
+            explained[key] = setting_for(
+                values, provenance, key, writes, write_count(args, key), scrub=scrub
             )
-            explained[key] = attrs.evolve(setting, scrub=scrub) if scrub else setting
         else:
             history = tuple(
                 Setting(key, value, origin, reason=Reason.OVERRIDDEN)
@@ -357,9 +356,11 @@ def setting_for(
     key: str,
     writes: Sequence[Write] = (),
     count: int | None = None,
+    *,
+    scrub: tuple[str, ...] = (),
 ) -> Setting:
     """The `Setting` of `key` in `values`, resolved with `provenance`, after `writes` (the
-    writes kept of `count` made, if more)."""
+    writes kept of `count` made, if more); it scrubs the texts `scrub` where it is shown."""
     path = _path_of(values, key)
     current = _lookup(values, path)
     layers = provenance.layers
@@ -376,56 +377,54 @@ def setting_for(
                 for c in reversed(earlier)
             )
             origin = layers[last.layer].origin_at(path)
-            return Setting(key, copy_value(current), origin, history, role=provenance.role)
-    # (order, rank, setting): rank keeps a converted raw value before its layer's value,
-    # and an ignored value after it.
-    entries: list[tuple[int, int, Setting]] = []
+            role = provenance.role
+            return Setting(key, copy_value(current), origin, history, role=role, scrub=scrub)
+    # (order, rank, value, origin, reason, rule): rank keeps a converted raw value before its
+    # layer's value, and an ignored value after it. Each `Setting` is made once, at the end,
+    # when the reason it lost is known.
+    entries: list[tuple[int, int, Any, Origin, Reason | None, str | None]] = []
     for contribution in contributions:
         origin = layers[contribution.layer].origin_at(path)
-        setting = Setting(key, copy_value(contribution.value), origin, reason=contribution.reason)
-        entries.append((contribution.layer, 1, setting))
+        value = copy_value(contribution.value)
+        entries.append((contribution.layer, 1, value, origin, contribution.reason, None))
     for event in events:
+        value = copy_value(event.value)
         if event.action == "set":
-            entries.append((event.order, 1, Setting(key, copy_value(event.value), event.origin)))
+            entries.append((event.order, 1, value, event.origin, None, None))
+        elif event.action == "converted":
+            entries.append((event.order, 0, value, event.origin, Reason.CONVERTED, event.rule))
         else:
-            reason = Reason.CONVERTED if event.action == "converted" else Reason.IGNORED
-            rank = 0 if reason is Reason.CONVERTED else 2
-            setting = Setting(
-                key, copy_value(event.value), event.origin, reason=reason, by=event.rule
-            )
-            entries.append((event.order, rank, setting))
-    entries.sort(key=lambda entry: (entry[0], entry[1]))
-    ordered = [entry[2] for entry in entries]
+            entries.append((event.order, 2, value, event.origin, Reason.IGNORED, event.rule))
+    entries.sort(key=_ORDER_RANK)
+    ordered = [list(entry[2:]) for entry in entries]  # [value, origin, reason, rule]
     total = max(count or 0, len(writes))
     for write in writes:  # assignments after resolution come last
         label = f"write {write.number:,} of {total:,}"
         origin = Origin("runtime", "runtime", write.source, write.line, label=label)
-        ordered.append(Setting(key, copy_value(write.value), origin))
+        ordered.append([copy_value(write.value), origin, None, None])
 
-    live = [index for index, setting in enumerate(ordered) if setting.reason is None]
+    live = [index for index, (_, _, reason, _) in enumerate(ordered) if reason is None]
     # Every live value but the last lost to the next one: a rule's (forced) or an assignment.
     for position, index in enumerate(live[:-1]):
-        winner = ordered[live[position + 1]]
-        if winner.origin.rule is not None:
-            lost = attrs.evolve(ordered[index], reason=Reason.FORCED, by=winner.origin.rule)
-        else:
-            lost = attrs.evolve(ordered[index], reason=Reason.OVERRIDDEN)
-        ordered[index] = lost
-    merged = any(setting.reason is Reason.MERGED for setting in ordered)
-    if live and (merged or _matches(ordered[live[-1]].value, current)):
-        final = ordered.pop(live[-1])
+        rule = ordered[live[position + 1]][1].rule
+        ordered[index][2:] = [Reason.OVERRIDDEN, None] if rule is None else [Reason.FORCED, rule]
+    merged = any(reason is Reason.MERGED for _, _, reason, _ in ordered)
+    if live and (merged or _matches(ordered[live[-1]][0], current)):
+        final = ordered.pop(live[-1])[1]
     else:
         # Assigned after resolution (or never seen by any layer): say so rather than guess.
         if live:
-            ordered[live[-1]] = attrs.evolve(ordered[live[-1]], reason=Reason.OVERRIDDEN)
-        final = Setting(key, None, _RUNTIME)
-    return Setting(
-        key,
-        copy_value(current),
-        final.origin,
-        history=tuple(reversed(ordered)),
-        role=provenance.role,
+            ordered[live[-1]][2] = Reason.OVERRIDDEN
+        final = _RUNTIME
+    history = tuple(
+        Setting(key, value, origin, reason=reason, by=rule)
+        for value, origin, reason, rule in reversed(ordered)
     )
+    role = provenance.role
+    return Setting(key, copy_value(current), final, history, role=role, scrub=scrub)
+
+
+_ORDER_RANK = operator.itemgetter(0, 1)
 
 
 def _matches(recorded: Any, current: Any) -> bool:
