@@ -70,7 +70,7 @@ def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: Secr
 # were listed: a parser of 1,000 options is not walked for each token. At most `_TABLES_KEPT`
 # tables (each keeps a parser's actions alive; then all are forgotten).
 _SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]]] = {}
-_TABLES_KEPT = 4
+_TABLES_KEPT = 8
 # Candidates shipped with a profile, per (policy, candidates): the option strings and dests of
 # the table they were taken of. Any table with exactly those option strings and dests (each
 # parser the profile builds, unless changed since) has those candidates: its scan is skipped.

@@ -396,7 +396,9 @@ def setting_for(
         else:
             entries.append((event.order, 2, value, event.origin, Reason.IGNORED, event.rule))
     entries.sort(key=_ORDER_RANK)
-    ordered = [list(entry[2:]) for entry in entries]  # [value, origin, reason, rule]
+    # One list per value, oldest first: [value, origin, reason, rule], the last two set below
+    # for the live values that lost.
+    ordered = [list(entry[2:]) for entry in entries]
     total = max(count or 0, len(writes))
     for write in writes:  # assignments after resolution come last
         label = f"write {write.number:,} of {total:,}"
@@ -406,22 +408,25 @@ def setting_for(
     live = [index for index, (_, _, reason, _) in enumerate(ordered) if reason is None]
     # Every live value but the last lost to the next one: a rule's (forced) or an assignment.
     for position, index in enumerate(live[:-1]):
-        rule = ordered[live[position + 1]][1].rule
-        ordered[index][2:] = [Reason.OVERRIDDEN, None] if rule is None else [Reason.FORCED, rule]
+        winner_rule = ordered[live[position + 1]][1].rule
+        if winner_rule is None:
+            ordered[index][2:] = [Reason.OVERRIDDEN, None]
+        else:
+            ordered[index][2:] = [Reason.FORCED, winner_rule]
     merged = any(reason is Reason.MERGED for _, _, reason, _ in ordered)
     if live and (merged or _matches(ordered[live[-1]][0], current)):
-        final = ordered.pop(live[-1])[1]
+        final_origin = ordered.pop(live[-1])[1]
     else:
         # Assigned after resolution (or never seen by any layer): say so rather than guess.
         if live:
             ordered[live[-1]][2] = Reason.OVERRIDDEN
-        final = _RUNTIME
+        final_origin = _RUNTIME
     history = tuple(
         Setting(key, value, origin, reason=reason, by=rule)
         for value, origin, reason, rule in reversed(ordered)
     )
     role = provenance.role
-    return Setting(key, copy_value(current), final, history, role=role, scrub=scrub)
+    return Setting(key, copy_value(current), final_origin, history, role=role, scrub=scrub)
 
 
 _ORDER_RANK = operator.itemgetter(0, 1)

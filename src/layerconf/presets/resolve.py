@@ -165,13 +165,15 @@ class _PresetKey:
 
 
 # Rule sets built per (parser, preset), for the last `_KEPT_PARSERS` parsers used, the most
-# recent last. Not a WeakKeyDictionary: the rules hold their parser (`TypeCoercion`,
-# `UnknownKeys`), so no entry would ever be dropped and a process that builds parser after
-# parser (a sweep, a test suite) would keep every one; here the oldest goes.
+# recent last (a process taking turns among more builds rules on each call). Not a
+# WeakKeyDictionary: the rules hold their parser (`TypeCoercion`, `UnknownKeys`), so no entry
+# would ever be dropped and a process that builds parser after parser (a sweep, a test suite)
+# would keep every one; here the oldest goes.
 _PerParser = dict[_PresetKey, tuple[ParserShape, RuleSet]]
 _RULES: dict[int, tuple[argparse.ArgumentParser, _PerParser]] = {}
 _RULES_LOCK = threading.Lock()
-_KEPT_PARSERS = 4
+_KEPT_PARSERS = 8
+_KEPT_PRESETS = 8  # per parser
 
 
 def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
@@ -188,7 +190,7 @@ def _rules_for(parser: argparse.ArgumentParser, preset: Preset) -> RuleSet:
             _check_config_dest(parser, preset)
             cached = (parser_shape(parser), preset.rules_for(parser))
         with _RULES_LOCK:
-            if len(per_parser) >= _KEPT_PARSERS:  # (a parser used with preset after preset)
+            if len(per_parser) >= _KEPT_PRESETS:  # (a parser used with preset after preset)
                 per_parser.clear()
             per_parser[key] = cached
     return cached[1]

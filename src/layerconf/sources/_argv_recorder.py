@@ -574,4 +574,4 @@ Changes = tuple[
 # most `_TABLES_KEPT` (then all are forgotten), so that a process building parser after parser
 # does not grow.
 _ORIGIN_TABLES: dict[tuple[Any, ...], tuple[Mapping[str, Any], list[Origin | None]]] = {}
-_TABLES_KEPT = 4
+_TABLES_KEPT = 8

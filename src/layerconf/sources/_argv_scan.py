@@ -210,8 +210,8 @@ def _defaults(parser: argparse.ArgumentParser) -> Start | None:
     string_defaults: list[argparse.Action] = []
     required: list[argparse.Action] = []
     suppressed: list[str] = []
-    # One pass, each attribute read once: a thousand actions read column by column in C
-    # (map(attrgetter)) cost a first call 1.5x more instructions.
+    # One pass, each attribute read once: read column by column in C (map(attrgetter)), a
+    # thousand actions cost this function 1.5x the instructions (3.8M against 2.5M).
     for action in actions:
         dest = action.dest
         default = action.default
