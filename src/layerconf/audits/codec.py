@@ -198,9 +198,12 @@ class Encoder:
         self._origins: dict[int, tuple[Origin, dict[str, Any]]] = {}
 
     def field(self, secret: bool, value: Any) -> Any:
-        """The encoded value, or the placeholder when it is a secret's (None stays null)."""
-        if not secret:
-            return self.value(value)
+        """The encoded value, or the placeholder when it is a secret's (`redacted`)."""
+        return self.redacted(value) if secret else self.value(value)
+
+    def redacted(self, value: Any) -> Any:
+        """A secret's value as a record shows it: the placeholder (None stays null); its
+        texts are kept in `found`, to search the record for."""
         if value is None:
             return None
         self.found.extend(secret_texts(value))

@@ -302,17 +302,14 @@ def _entry(encoder: Encoder, secret: bool, value: Any, setting: Setting | None) 
 def _plain_entry(encoder: Encoder, secret: bool, value: Any, plain: Plain) -> dict[str, Any]:
     """`_entry` of the `Setting` that `plain` stands for, without making it: the same fields
     in the same order (the tests compare both ways over whole records)."""
-    entry = {"value": encoder.field(secret, value)}
-    entry.update(encoder.origin(plain.origin))
+    encode = encoder.redacted if secret else encoder.value
+    entry = {"value": encode(value), **encoder.origin(plain.origin)}
     if plain.shadowed:
-        entry["history"] = [
-            {
-                "value": encoder.field(secret, shadowed),
-                **encoder.origin(origin),
-                "reason": _OVERRIDDEN,
-            }
-            for shadowed, origin in plain.shadowed
-        ]
+        history = entry["history"] = []
+        for shadowed, origin in plain.shadowed:  # (a loop: a comprehension is a call)
+            history.append(
+                {"value": encode(shadowed), **encoder.origin(origin), "reason": _OVERRIDDEN}
+            )
     return entry
 
 
