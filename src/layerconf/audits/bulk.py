@@ -29,12 +29,14 @@ def alike_entries(
     settings: dict[str, Any],
     found: Plain,
     keys: list[str],
+    current: list[Any] | None,
     values: Mapping[str, Any],
     secret_keys: frozenset[Any],
     others: dict[str, Plain],
 ) -> Iterator[tuple[str, Any]]:
     """(key, entry) of `keys`, which share the walk's answer `found` (one origin, nothing
     shadowed): each entry a copy of one template, its value put in, in C-level loops (`map`).
+    `current`: the values of `keys` in `values`, when the walk read them (else None).
     A key whose value is a secret's, or does not encode as itself, goes to `others`. The
     texts of the values (and, when writing, the ends of the entries' lines) go to `texts`,
     for `settings`; with `texts.deferred`, the entries wait (each key holding `WAITING`
@@ -45,7 +47,10 @@ def alike_entries(
     if held:
         others.update(dict.fromkeys(held, found))
         keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
-    group = group_texts(keys, values_at(values, keys))  # (read-only: kept, maybe shared)
+        current = None
+    if current is None:
+        current = values_at(values, keys)
+    group = group_texts(keys, current)  # (read-only: kept, maybe shared)
     if len(group.keys) < len(keys):  # a value that does not encode as itself: no text
         others.update(
             dict.fromkeys(itertools.compress(keys, map(operator.not_, group.shown)), found)

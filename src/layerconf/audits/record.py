@@ -167,12 +167,12 @@ def _role_section(
     walked = provenance is not None and named
     if walked:  # each key holds its value (one C copy) until its entry is made
         settings: dict[str, Any] = dict(values)
-        for answer, keys in plain_groups(namespace, values):
+        for answer, keys, current in plain_groups(namespace, values):
             if answer.shadowed:
                 plain[keys[0]] = answer
             else:
                 made = alike_entries(
-                    encoder, texts, settings, answer, keys, values, secret_keys, plain
+                    encoder, texts, settings, answer, keys, current, values, secret_keys, plain
                 )
                 settings.update(made)
         # The keys not made in bulk (still their value: an entry is a new dict, or WAITING;
@@ -339,7 +339,13 @@ def _optional(**fields: Any) -> dict[str, Any]:
 
 
 def _problem(problem: Problem) -> dict[str, Any]:
-    return _optional(**attrs.asdict(problem))
+    """`problem`'s fields that are set, in their order (what ``attrs.asdict`` gives of its
+    plain values, without its generic walk)."""
+    return _optional(**dict(zip(_PROBLEM_NAMES, _PROBLEM_VALUES(problem), strict=True)))
+
+
+_PROBLEM_NAMES = tuple(attrs.fields_dict(Problem))
+_PROBLEM_VALUES = operator.attrgetter(*_PROBLEM_NAMES)
 
 
 @attrs.frozen(eq=False)
@@ -564,7 +570,7 @@ class AuditRecord:
         return f"{self.path or 'audit record'}: role {role}"
 
 
-_PROBLEM_FIELDS = frozenset(attrs.fields_dict(Problem))
+_PROBLEM_FIELDS = frozenset(_PROBLEM_NAMES)
 
 
 def _notice(data: Mapping[str, Any]) -> Problem:

@@ -181,17 +181,19 @@ def plain_settings(
     both ways agree. The same answers, grouped: `plain_groups`.
     """
     found: dict[str, Plain] = {}
-    for plain, keys in plain_groups(args, values):
+    for plain, keys, _ in plain_groups(args, values):
         found.update(dict.fromkeys(keys, plain))
     return found
 
 
 def plain_groups(
     args: argparse.Namespace, values: Mapping[str, Any] | None = None
-) -> list[tuple[Plain, list[str]]]:
-    """`plain_settings` as (answer, the keys it is the answer of): keys that share an origin
-    and shadowed nothing share one answer (every key a layer set without a position of its
-    own), so that a caller can handle them together.
+) -> list[tuple[Plain, list[str], list[Any] | None]]:
+    """`plain_settings` as (answer, the keys it is the answer of, their values when at hand
+    or None): keys that share an origin and shadowed nothing share one answer (every key a
+    layer set without a position of its own), so that a caller can handle them together.
+    The values are at hand for a group that is all the keys a layer set last, all current
+    (a profile's defaults, read here once).
 
     The layers and the rules' events do not change: what they give (`_walk`) is worked out
     once per provenance; each call takes from it the keys written since resolution and those
@@ -201,17 +203,19 @@ def plain_groups(
         values = dict(vars(args))
     layers = provenance.layers
     written = written_keys(args)
-    groups: list[tuple[Plain, list[str]]] = []
+    groups: list[tuple[Plain, list[str], list[Any] | None]] = []
     for index, keys, answers in _walk(provenance):
-        current = _current(layers[index], keys, values)
+        current, now = _current(layers[index], keys, values)
         if current is keys and not written:  # (the common case: each list copied, in C)
-            groups.extend((answer, list(group)) for answer, group in answers)
+            groups.extend(
+                (answer, list(group), now if group is keys else None) for answer, group in answers
+            )
             continue
         gone = set(keys).difference(current).union(written)
         for answer, group in answers:
             kept = list(itertools.filterfalse(gone.__contains__, group))
             if kept:
-                groups.append((answer, kept))
+                groups.append((answer, kept, None))
     return groups
 
 
@@ -290,11 +294,14 @@ def lone_settings(
     return found
 
 
-def _current(layer: Layer, keys: list[str], values: Mapping[str, Any]) -> list[str]:
+def _current(
+    layer: Layer, keys: list[str], values: Mapping[str, Any]
+) -> tuple[list[str], list[Any]]:
     """The `keys` whose value in `values` is still `layer`'s, and atomic (`keys` itself when
-    all are; a key `values` no longer holds is not). The common case (the layer's own object)
-    is told apart in C-level loops (`map`): `keys` hold none of the layer's `mutable_keys`,
-    so the layer's own object is atomic."""
+    all are; a key `values` no longer holds is not), and the values of those it read (of
+    `keys` when it gives `keys`). The common case (the layer's own object) is told apart in
+    C-level loops (`map`): `keys` hold none of the layer's `mutable_keys`, so the layer's
+    own object is atomic."""
     try:
         current = values_at(values, keys)
     except KeyError:  # an attribute deleted since: not the layer's to answer for any more
@@ -303,13 +310,13 @@ def _current(layer: Layer, keys: list[str], values: Mapping[str, Any]) -> list[s
     recorded = values_at(layer.values, keys)
     common = list(map(operator.is_, current, recorded))
     if all(common):
-        return keys
+        return keys, current
     found = list(itertools.compress(keys, common))
     others = zip(keys, current, recorded, strict=True)
     for key, now, then in itertools.compress(others, map(operator.not_, common)):
         if (type(now) in ATOMIC_TYPES or is_atomic(now)) and same_value(then, now):
             found.append(key)
-    return found
+    return found, current
 
 
 def values_at(mapping: Mapping[Any, Any], keys: Sequence[Any]) -> list[Any]:
