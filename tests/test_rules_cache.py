@@ -168,3 +168,15 @@ class TestRetention:
         kept = {id(entry[0]) for entry in resolve_module._RULES.values()}
         assert kept == {id(parser) for parser in parsers[-resolve_module._KEPT_PARSERS :]}
         assert resolve_module._rules_for(parsers[-1], _mine()) is first  # (still kept)
+
+    def test_a_parser_used_with_preset_after_preset_keeps_a_few(self) -> None:
+        """A parser resolved with many presets in turn keeps the rule sets of a few only."""
+        made = _parser()
+        for number in range(3 * resolve_module._KEPT_PRESETS):
+            resolve_module._rules_for(made, attrs.evolve(_mine(), name=f"mine-{number}"))
+            ((_, per_parser),) = (
+                entry for entry in resolve_module._RULES.values() if entry[0] is made
+            )
+            assert 1 <= len(per_parser) <= resolve_module._KEPT_PRESETS
+        latest = attrs.evolve(_mine(), name="latest")
+        assert resolve_module._rules_for(made, latest) is resolve_module._rules_for(made, latest)
