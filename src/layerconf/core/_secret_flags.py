@@ -70,6 +70,8 @@ def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: Secr
 # were listed: a parser of 1,000 options is not walked for each token. At most `_TABLES_KEPT`
 # tables (each keeps a parser's actions alive; then all are forgotten).
 _SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]]] = {}
+#: How many tables of options a cache keeps alive (here, in `secrets._TAKEN` and in the
+#: command line's origins, `sources._argv_recorder`).
 _TABLES_KEPT = 8
 # Candidates shipped with a profile, per (policy, candidates): the option strings and dests of
 # the table they were taken of. Any table with exactly those option strings and dests (each

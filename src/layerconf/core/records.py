@@ -539,9 +539,8 @@ def origin_json(origin: Origin | None, *, nulls: bool = True) -> dict[str, Any]:
     if nulls:
         return dict(zip(ORIGIN_FIELDS, values, strict=True))
     fields: dict[str, Any] = {}
-    for name, value in zip(
-        ORIGIN_FIELDS, values, strict=True
-    ):  # (a loop: a comprehension is a call)
+    # (a loop: a comprehension is a call)
+    for name, value in zip(ORIGIN_FIELDS, values, strict=True):
         if value is not None:
             fields[name] = value
     return fields

@@ -41,6 +41,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from layerconf.core._secret_flags import _TABLES_KEPT
 from layerconf.core.records import Origin, Path
 from layerconf.core.secrets import redact_argv, redacted_token, scrub_text, shows_secret
 from layerconf.sources._argv_scan import MISSING, ONE_SETATTR, REPORTING, scan
@@ -574,4 +575,3 @@ Changes = tuple[
 # most `_TABLES_KEPT` (then all are forgotten), so that a process building parser after parser
 # does not grow.
 _ORIGIN_TABLES: dict[tuple[Any, ...], tuple[Mapping[str, Any], list[Origin | None]]] = {}
-_TABLES_KEPT = 8
