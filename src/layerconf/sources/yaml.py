@@ -44,6 +44,7 @@ from yaml.nodes import Node
 from layerconf.core.checks import PATH, check_type
 from layerconf.core.lazy import record_eq, record_hash, record_repr, sha256_hex
 from layerconf.exceptions import ConfigError, Problem
+from layerconf.sources._yaml_simple import read_simple
 from layerconf.sources._yaml_walk import (
     Abort,
     Lines,
@@ -254,6 +255,19 @@ def _parse(
 ) -> YamlDocument:
     if text.startswith("\ufeff"):  # a UTF-8 byte order mark; YAML allows one
         text = text[1:]
+    simple = (
+        read_simple(text, _LOADER, MAX_NODES, MAX_DEPTH) if len(text) < _C_COMPOSE_BELOW else None
+    )
+    if simple is not None:  # (the common shape, read without composing nodes)
+        data, positions, key_positions = simple
+        return YamlDocument(source, data, positions, key_positions, sha256=sha256)
+    return _parse_nodes(text, source, layer, sha256, empty_hint)
+
+
+def _parse_nodes(
+    text: str, source: str, layer: str | None, sha256: str | None, empty_hint: str
+) -> YamlDocument:
+    """`_parse` of any text: composed into nodes, then walked."""
     lines = Lines(text)
     try:
         root = _compose(text, source, layer, lines)
