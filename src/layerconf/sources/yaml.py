@@ -24,6 +24,10 @@ Walking the nodes ourselves is what lets the reader
   (see `Walker._merged`). A merged key's positions are where it is written, that is inside
   the anchored mapping.
 
+A document in the plain block shape most configuration files have (`key: value` lines, list
+items, comments; see `layerconf.sources._yaml_simple`) is read line by line instead, to the
+same data and positions, without composing nodes; any other document is composed as above.
+
 `flow_line` writes plain data back as one line of YAML (the command's ``--yaml`` output);
 `dump_yaml` writes it as a block-style document (a role file written by ``show --role-file``).
 This is the only module (with its walker) that imports ``yaml``. Role files, a format built
