@@ -7,8 +7,13 @@ import copy
 import inspect
 import pickle
 from collections.abc import Callable
+from typing import Any
+from unittest import mock
 
+import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from layerconf import (
     Layer,
@@ -23,6 +28,13 @@ from layerconf import (
     rule,
 )
 from layerconf.cli import render
+from layerconf.core import explain as explain_module
+from layerconf.core import records
+from layerconf.core.merge import merge_layers
+from layerconf.core.namespace import Event, Namespace, Provenance
+from layerconf.core.records import Setting, join_path
+
+from .strategies import layer_lists, leaf_paths, policies
 
 
 def issue_example() -> argparse.Namespace:
@@ -482,3 +494,135 @@ def test_values_at_gives_the_values_of_keys_in_order_for_none_one_and_many_keys(
     assert values_at(mapping, ["c", "a", "b"]) == [None, 1, (2,)]
     with pytest.raises(KeyError):
         values_at(mapping, ["a", "missing"])
+
+
+def anatomy(found: Any) -> Any:
+    """Everything a setting says, each value down to its type (``1``, ``1.0`` and ``True``
+    differ; floats by their text, so that a NaN equals a NaN)."""
+    if type(found) is Setting:
+        history = [anatomy(entry) for entry in found.history]
+        fields = (found.key, found.origin, found.reason, found.by, found.role, found.scrub)
+        return (*fields, anatomy(found.value), history)
+    if type(found) in (list, tuple):
+        return type(found), [anatomy(item) for item in found]
+    if type(found) is dict:
+        return dict, [(key, anatomy(item)) for key, item in found.items()]
+    return type(found), repr(found)
+
+
+def containers_of(found: Any) -> list[Any]:
+    """The dicts and lists in `found` (a setting: its values and its history's)."""
+    if type(found) is Setting:
+        inside = [found.value, *(entry for entry in found.history)]
+        return [container for item in inside for container in containers_of(item)]
+    if type(found) is dict:
+        return [found, *(c for item in found.values() for c in containers_of(item))]
+    if type(found) is list:
+        return [found, *(c for item in found for c in containers_of(item))]
+    return []
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(width=32),
+    st.text("ab", max_size=12),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.sampled_from(["a", "api_key"]), st.integers(0, 3), max_size=2),
+)
+_RULE_ORIGINS = st.builds(
+    Origin,
+    st.just("rule:r"),
+    st.just("rule"),
+    rule=st.sampled_from([None, "r", "coerce"]),
+)
+_KEYS = st.sampled_from(["lr", "opt", "seed", "wandb_key", "extra"])
+
+
+@st.composite
+def namespaces(draw: st.DrawFn) -> Namespace:
+    """A resolved namespace of random layers (values of odd types too) and policies, with
+    rule events at random paths and places among the layers, then attributes assigned
+    (some to a secret key, some to the value they held), deleted, or set behind its back."""
+    layers = draw(layer_lists(min_size=0, odd=True))
+    if draw(st.booleans()):  # a layer of values of every atomic type, secrets among them
+        layers.append(Layer.from_mapping("more", draw(st.dictionaries(_KEYS, _VALUES))))
+    policy = draw(policies)
+    stack = LayerStack(layers, policies=policy)
+    values = merge_layers(stack.layers, stack.policies)
+    paths = sorted({*leaf_paths(values), *((key,) for key in values), (draw(_KEYS),)})
+    events: dict[tuple[str, ...], list[Event]] = {}
+    for _ in range(draw(st.integers(0, 4))):
+        event = Event(
+            draw(st.sampled_from(["set", "converted", "ignored"])),
+            draw(st.integers(0, len(layers) + 2)),
+            draw(_VALUES),
+            draw(_RULE_ORIGINS),
+            draw(st.sampled_from(["r", "coerce"])),
+        )
+        events.setdefault(draw(st.sampled_from(paths)), []).append(event)
+    kept = {path: tuple(found) for path, found in events.items()}
+    provenance = Provenance("critic", tuple(stack.layers), stack.policies, kept)
+    args = Namespace._from_values(values, provenance)
+    for _ in range(draw(st.integers(0, 4))):
+        key = draw(_KEYS)
+        how = draw(st.sampled_from(["set", "again", "delete", "behind"]))
+        if how == "set" or key not in vars(args):
+            setattr(args, key, draw(_VALUES))
+        elif how == "again":
+            setattr(args, key, getattr(args, key))
+        elif how == "delete":
+            delattr(args, key)
+        else:
+            vars(args)[key] = draw(_VALUES)
+    return args
+
+
+class TestTheFasterWays:
+    """What explain makes faster is what it made before: records set slot by slot are the
+    records attrs makes, and a key answered without `trace` gets the answer `trace` gives."""
+
+    def test_a_setting_made_slot_by_slot_is_the_one_attrs_makes(self) -> None:
+        fields = attrs.fields(Setting)
+        assert tuple(field.name for field in fields) == records._SETTING_FIELDS
+        assert all(
+            field.validator is None and field.converter is None and field.on_setattr is None
+            for field in fields
+        )
+        assert not hasattr(Setting, "__attrs_pre_init__")
+        assert not hasattr(Setting, "__attrs_post_init__")
+        origin = Origin("cli", "argv", argv_index=3, token="--lr")
+        value, history, scrub = (1e-6,), (Setting("lr", 1, origin),), ("s3cret-value",)
+        made = records.new_setting("lr", value, origin, history, "critic", scrub)
+        expected = Setting("lr", value, origin, history, role="critic", scrub=scrub)
+        entries = records.new_history("lr", [(value, origin, Reason.FORCED, "rule-a")])
+        expected_entry = Setting("lr", value, origin, reason=Reason.FORCED, by="rule-a")
+        for fast, slow in ((made, expected), (entries[0], expected_entry)):
+            assert type(fast) is Setting
+            assert all(getattr(fast, field.name) is getattr(slow, field.name) for field in fields)
+            assert (fast, hash(fast), repr(fast)) == (slow, hash(slow), repr(slow))
+            with pytest.raises(attrs.exceptions.FrozenInstanceError):
+                fast.value = 2  # type: ignore[misc]
+        assert type(entries) is tuple
+        assert len(entries) == 1
+
+    @given(namespaces())
+    def test_explain_without_trace_says_what_trace_says(self, args: Namespace) -> None:
+        """On random stacks, rule events (in any order) and writes since resolution, every
+        key and leaf is explained alike with and without `atomic_contributions`, down to
+        the type of each value, and shares no container with the layers."""
+        keys = sorted(set(vars(args)) | {join_path(path) for path in leaf_paths(vars(args))})
+        fast = [anatomy(explain(args, key)) for key in keys]
+        every = {key: anatomy(found) for key, found in explain_all(args).items()}
+        with mock.patch.object(explain_module, "atomic_contributions", return_value=None):
+            assert [anatomy(explain(args, key)) for key in keys] == fast
+            assert {key: anatomy(found) for key, found in explain_all(args).items()} == every
+        provenance = explain_module._provenance(args)
+        inputs = {
+            id(container)
+            for layer in provenance.layers
+            for container in containers_of(layer.values)
+        }
+        for key in keys:
+            assert not {id(container) for container in containers_of(explain(args, key))} & inputs

@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from layerconf import Layer, LayerStack, Reason, explain
-from layerconf.core.merge import _chain, _PolicyMerger, merge_layers, trace
+from layerconf.core.merge import _chain, _PolicyMerger, atomic_contributions, merge_layers, trace
 from layerconf.core.records import Layer as LayerRecord
 from layerconf.core.records import join_path
 from layerconf.core.values import ATOMIC_TYPES, copy_value, same_value
@@ -340,6 +340,26 @@ class TestMergeLaws:
             assert final.reason is None
             if not any(c.reason is Reason.MERGED for c in traced.contributions):
                 assert final.value == lookup(merged, path)
+
+    @given(layer_lists(max_size=6, odd=True), policies)
+    def test_atomic_contributions_are_the_traced_ones(
+        self, layers: list[Layer], policy: dict[str, Any]
+    ) -> None:
+        """For a top-level key, `atomic_contributions` gives what `trace` does whenever every
+        layer holding it holds a value of an atomic type, whatever the policies, and None
+        exactly when one does not."""
+        stack = LayerStack(layers, policies=policy)
+        for key in {key for layer in stack.layers for key in layer.values} | {"absent"}:
+            held = [layer.values[key] for layer in stack.layers if key in layer.values]
+            found = atomic_contributions(stack.layers, key)
+            if not all(type(value) in ATOMIC_TYPES for value in held):
+                assert found is None
+                continue
+            assert found is not None
+            traced = trace(stack.layers, stack.policies, (key,)).contributions
+            assert [tuple(contribution) for contribution in traced] == found
+            for (_, value, _), contribution in zip(found, traced, strict=True):
+                assert value is contribution.value
 
     @given(
         st.lists(mappings, min_size=3, max_size=3), st.sampled_from(["merge", "append", "replace"])

@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from layerconf.core.merge import trace
+from layerconf.core.merge import atomic_contributions, trace
 from layerconf.core.namespace import (
     Provenance,
     Write,
@@ -18,7 +18,17 @@ from layerconf.core.namespace import (
     write_count,
     written_keys,
 )
-from layerconf.core.records import Layer, Origin, Path, Reason, Setting, join_path, split_key
+from layerconf.core.records import (
+    Layer,
+    Origin,
+    Path,
+    Reason,
+    Setting,
+    join_path,
+    new_history,
+    new_setting,
+    split_key,
+)
 from layerconf.core.secrets import SECRETS, secret_texts
 from layerconf.core.suggest import suggestion
 from layerconf.core.values import (
@@ -56,7 +66,10 @@ def explain(args: argparse.Namespace, key: str) -> Setting:
     many, the first and the latest are kept (`layerconf.core.namespace.RECENT_WRITES`).
     """
     provenance = _provenance(args)
-    return _setting(args, provenance, key, scrub=_other_secrets(args, provenance, vars(args)))
+    values = vars(args)
+    written = written_keys(args)
+    scrub = _other_secrets(provenance, values, written)
+    return _setting(args, provenance, key, values, written, scrub=scrub)
 
 
 def unscrubbed(
@@ -66,38 +79,47 @@ def unscrubbed(
     (`Setting.scrub`): for a caller that redacts and scrubs values itself, an audit record.
     `values`: a copy of ``vars(args)`` taken once, to answer from while other threads may
     set, add or delete attributes (an audit's keys and leaves are those of its copy)."""
-    return _setting(args, _provenance(args), key, values)
+    return _setting(args, _provenance(args), key, values, written_keys(args))
 
 
 def _setting(
     args: argparse.Namespace,
     provenance: Provenance,
     key: str,
-    values: Mapping[str, Any] | None = None,
+    values: Mapping[str, Any] | None,
+    written: frozenset[str],
     *,
     scrub: tuple[str, ...] = (),
 ) -> Setting:
-    """The setting of `key` in `values` (``vars(args)`` when None), scrubbing `scrub`."""
+    """The setting of `key` in `values` (``vars(args)`` when None), scrubbing `scrub`;
+    `written`: the keys assigned since resolution (`written_keys`)."""
     current = vars(args) if values is None else values
+    if not written:  # no write to look up
+        return setting_for(current, provenance, key, scrub=scrub)
     writes = _writes_at(args, key)
-    return setting_for(current, provenance, key, writes, _count_at(args, key), scrub=scrub)
+    count = _count_at(args, key) if writes else 0  # (the count labels the writes only)
+    return setting_for(current, provenance, key, writes, count, scrub=scrub)
 
 
 def _other_secrets(
-    args: argparse.Namespace, provenance: Provenance, values: Mapping[str, Any]
+    provenance: Provenance, values: Mapping[str, Any], written: frozenset[str]
 ) -> tuple[str, ...]:
-    """The texts of the secrets `args` holds, for a setting to scrub from what it shows: a
-    value may equal or quote one (`Setting.scrub`)."""
+    """The texts of the secrets a namespace holds (its attributes `values`, the keys
+    `written` since resolution), for a setting to scrub from what it shows: a value may
+    equal or quote one (`Setting.scrub`)."""
     layered = getattr(provenance, "_secret_keys", None)
     if layered is None:  # worked out once per provenance, and kept with it
         layered = frozenset(
             key for layer in provenance.layers for key in layer.values if SECRETS.is_secret(key)
         )
         object.__setattr__(provenance, "_secret_keys", layered)
-    keys = layered | {key for key in written_keys(args) if SECRETS.is_secret(key)}
-    return tuple(
-        text for key in keys if values.get(key) is not None for text in secret_texts(values[key])
-    )
+    written_secrets = frozenset(filter(SECRETS.is_secret, written)) if written else written
+    texts: list[str] = []
+    for key in layered | written_secrets:
+        value = values.get(key)
+        if value is not None:
+            texts += secret_texts(value)
+    return tuple(texts)
 
 
 def _count_at(args: argparse.Namespace, key: str) -> int:
@@ -143,7 +165,7 @@ def explain_all(args: argparse.Namespace) -> dict[str, Setting]:
     values = dict(vars(args))  # one C call: other threads may be adding keys
     plain = plain_settings(args, values)
     role = provenance.role
-    scrub = _other_secrets(args, provenance, values)
+    scrub = _other_secrets(provenance, values, written_keys(args))
     explained: dict[str, Setting] = {}
     for key, current in values.items():
         found = plain.get(key)
@@ -153,11 +175,10 @@ def explain_all(args: argparse.Namespace) -> dict[str, Setting]:
                 values, provenance, key, writes, write_count(args, key), scrub=scrub
             )
         else:
-            history = tuple(
-                Setting(key, value, origin, reason=Reason.OVERRIDDEN)
-                for value, origin in found.shadowed
+            history = new_history(
+                key, [(value, origin, _OVERRIDDEN, None) for value, origin in found.shadowed]
             )
-            explained[key] = Setting(key, current, found.origin, history, role=role, scrub=scrub)
+            explained[key] = new_setting(key, current, found.origin, history, role, scrub)
     return explained
 
 
@@ -357,6 +378,10 @@ def _grouped(
     yield from alike.values()
 
 
+#: One value of a setting's history: (value, origin, reason it lost, rule that decided).
+_Row = tuple[Any, Origin, Reason | None, str | None]
+
+
 def setting_for(
     values: Mapping[str, Any],
     provenance: Provenance,
@@ -368,75 +393,98 @@ def setting_for(
 ) -> Setting:
     """The `Setting` of `key` in `values`, resolved with `provenance`, after `writes` (the
     writes kept of `count` made, if more); it scrubs the texts `scrub` where it is shown."""
-    path = _path_of(values, key)
-    current = _lookup(values, path)
+    path, current = _located(values, key)
     layers = provenance.layers
-    contributions = trace(layers, provenance.policies, path).contributions
+    # (layer index, value, reason lost), oldest first. Almost every key is top-level and of
+    # an atomic type in every layer: no merge applies, and `copy_value` would give each
+    # value back as it is.
+    contributions: Sequence[tuple[int, Any, Reason | None]] | None = (
+        atomic_contributions(layers, key) if len(path) == 1 else None
+    )
+    atomic = contributions is not None
+    merged = False
+    if contributions is None:
+        contributions = trace(layers, provenance.policies, path).contributions
+        merged = _MERGED in map(_REASON, contributions)
     events = provenance.events.get(path, ())
     if not events and not writes and contributions:
         # The common case: no rule touched the key and nobody assigned it since.
-        *earlier, last = contributions
-        if last.reason is None and (
-            any(c.reason is Reason.MERGED for c in earlier) or same_value(last.value, current)
-        ):
-            history = tuple(
-                Setting(key, copy_value(c.value), layers[c.layer].origin_at(path), reason=c.reason)
-                for c in reversed(earlier)
+        *earlier, (index, value, reason) = contributions
+        if reason is None and (merged or value is current or same_value(value, current)):
+            shadowed: list[_Row] = [
+                (
+                    value if atomic else copy_value(value),
+                    layers[index].origin_at(path),
+                    reason,
+                    None,
+                )
+                for index, value, reason in reversed(earlier)
+            ]
+            origin = layers[index].origin_at(path)
+            return new_setting(
+                key, copy_value(current), origin, new_history(key, shadowed), provenance.role, scrub
             )
-            origin = layers[last.layer].origin_at(path)
-            role = provenance.role
-            return Setting(key, copy_value(current), origin, history, role=role, scrub=scrub)
-    # (order, rank, value, origin, reason, rule): rank keeps a converted raw value before its
-    # layer's value, and an ignored value after it. Each `Setting` is made once, at the end,
-    # when the reason it lost is known.
-    entries: list[tuple[int, int, Any, Origin, Reason | None, str | None]] = []
-    for contribution in contributions:
-        origin = layers[contribution.layer].origin_at(path)
-        value = copy_value(contribution.value)
-        entries.append((contribution.layer, 1, value, origin, contribution.reason, None))
-    for event in events:
-        value = copy_value(event.value)
-        if event.action == "set":
-            entries.append((event.order, 1, value, event.origin, None, None))
-        elif event.action == "converted":
-            entries.append((event.order, 0, value, event.origin, Reason.CONVERTED, event.rule))
-        else:
-            entries.append((event.order, 2, value, event.origin, Reason.IGNORED, event.rule))
-    entries.sort(key=_ORDER_RANK)
-    # One list per value, oldest first: [value, origin, reason, rule], the last two set below
-    # for the live values that lost.
-    ordered = [list(entry[2:]) for entry in entries]
+    # (order, rank, row): rank keeps a converted raw value before its layer's value, and an
+    # ignored value after it.
+    entries: list[tuple[int, int, _Row]] = [
+        (
+            index,
+            1,
+            (value if atomic else copy_value(value), layers[index].origin_at(path), reason, None),
+        )
+        for index, value, reason in contributions
+    ]
+    if events:  # (without them, the layers' values are in order)
+        for event in events:
+            value = copy_value(event.value)
+            if event.action == "set":
+                entries.append((event.order, 1, (value, event.origin, None, None)))
+            elif event.action == "converted":
+                entries.append((event.order, 0, (value, event.origin, _CONVERTED, event.rule)))
+            else:
+                entries.append((event.order, 2, (value, event.origin, _IGNORED, event.rule)))
+        entries.sort(key=_ORDER_RANK)
+    rows = list(map(_ROW, entries))
     total = max(count or 0, len(writes))
     for write in writes:  # assignments after resolution come last
         label = f"write {write.number:,} of {total:,}"
         origin = Origin("runtime", "runtime", write.source, write.line, label=label)
-        ordered.append([copy_value(write.value), origin, None, None])
-
-    live = [index for index, (_, _, reason, _) in enumerate(ordered) if reason is None]
-    # Every live value but the last lost to the next one: a rule's (forced) or an assignment.
-    for position, index in enumerate(live[:-1]):
-        winner_rule = ordered[live[position + 1]][1].rule
-        if winner_rule is None:
-            ordered[index][2:] = [Reason.OVERRIDDEN, None]
-        else:
-            ordered[index][2:] = [Reason.FORCED, winner_rule]
-    merged = any(reason is Reason.MERGED for _, _, reason, _ in ordered)
-    if live and (merged or _matches(ordered[live[-1]][0], current)):
-        final_origin = ordered.pop(live[-1])[1]
-    else:
-        # Assigned after resolution (or never seen by any layer): say so rather than guess.
-        if live:
-            ordered[live[-1]][2] = Reason.OVERRIDDEN
-        final_origin = _RUNTIME
-    history = tuple(
-        Setting(key, value, origin, reason=reason, by=rule)
-        for value, origin, reason, rule in reversed(ordered)
-    )
-    role = provenance.role
-    return Setting(key, copy_value(current), final_origin, history, role=role, scrub=scrub)
+        rows.append((copy_value(write.value), origin, None, None))
+    # The history, newest first; a live value (no reason yet) lost to the next live one: to
+    # a rule's (forced) or an assignment. The last live value is the final value if it still
+    # is the value; if not, it was assigned after resolution (or never seen by any layer):
+    # say so rather than guess. Each `Setting` is made once, when its reason is known.
+    shadowed = []
+    final_origin = _RUNTIME
+    winner: Origin | None = None  # the origin of the next live value
+    for value, origin, reason, rule in reversed(rows):
+        if reason is None:
+            if winner is None:
+                winner = origin
+                if merged or _matches(value, current):
+                    final_origin = origin
+                    continue
+                reason = _OVERRIDDEN
+            else:
+                rule = winner.rule
+                reason = _OVERRIDDEN if rule is None else _FORCED
+                winner = origin
+        shadowed.append((value, origin, reason, rule))
+    history = new_history(key, shadowed)
+    return new_setting(key, copy_value(current), final_origin, history, provenance.role, scrub)
 
 
 _ORDER_RANK = operator.itemgetter(0, 1)
+_ROW = operator.itemgetter(2)
+_REASON = operator.itemgetter(2)
+# The reasons as plain names (an enum member read from its class costs a lookup each time).
+_OVERRIDDEN, _MERGED, _FORCED, _IGNORED, _CONVERTED = (
+    Reason.OVERRIDDEN,
+    Reason.MERGED,
+    Reason.FORCED,
+    Reason.IGNORED,
+    Reason.CONVERTED,
+)
 
 
 def _matches(recorded: Any, current: Any) -> bool:
@@ -444,21 +492,16 @@ def _matches(recorded: Any, current: Any) -> bool:
     recognised as the object it described."""
     if type(recorded) is Unkept:
         return recorded.describes(current)
-    return same_value(recorded, current)
+    return recorded is current or same_value(recorded, current)
 
 
-def _lookup(values: Mapping[str, Any], path: Path) -> Any:
-    node: Any = values
-    for part in path:
-        node = node[part]
-    return node
-
-
-def _path_of(values: Mapping[str, Any], key: str) -> Path:
+def _located(values: Mapping[str, Any], key: str) -> tuple[Path, Any]:
+    """The path of `key` in `values` (an attribute, or a dotted path into mappings) and the
+    value there."""
     if not isinstance(key, str):
         raise TypeError(f"explain() takes a key as a str (got {value_text(key)})")
     if key in values:
-        return (key,)
+        return (key,), values[key]
     path = split_key(key)
     node: Any = values
     for part in path:
@@ -468,7 +511,7 @@ def _path_of(values: Mapping[str, Any], key: str) -> Path:
                 f"{suggestion(key, _all_keys(values))}"
             )
         node = node[part]
-    return path
+    return path, node
 
 
 def _all_keys(values: Mapping[str, Any], prefix: Path = ()) -> list[str]:

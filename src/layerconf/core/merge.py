@@ -35,6 +35,7 @@ __all__ = [
     "Contribution",
     "Policy",
     "Trace",
+    "atomic_contributions",
     "merge_layers",
     "trace",
 ]
@@ -233,3 +234,30 @@ def trace(
             Contribution(index, value, Reason.MERGED if merged else Reason.OVERRIDDEN)
         )
     return Trace(tuple(contributions), bool(entries) and entries[-1][2])
+
+
+_OVERRIDDEN = Reason.OVERRIDDEN  # (an enum member read from its class costs a lookup)
+
+
+def atomic_contributions(
+    layers: Sequence[Layer], key: str
+) -> list[tuple[int, Any, Reason | None]] | None:
+    """``trace(layers, policies, (key,)).contributions`` as plain tuples, whatever the
+    policies, for a top-level `key` at which every layer holding it holds a value of an
+    atomic type (`ATOMIC_TYPES`: almost every key there is); None for any other key.
+
+    No such value is a plain dict or list, so none merges into the next (`_merges_into`):
+    each but the last is overridden. `explain` asks this first, and `trace` only for None.
+    """
+    found: list[tuple[int, Any, Reason | None]] = []
+    for index, layer in enumerate(layers):
+        values = layer.values
+        if key in values:
+            value = values[key]
+            if type(value) not in ATOMIC_TYPES:
+                return None
+            found.append((index, value, _OVERRIDDEN))
+    if found:
+        index, value, _ = found[-1]
+        found[-1] = (index, value, None)
+    return found
