@@ -28,8 +28,8 @@ from layerconf import (
     rule,
 )
 from layerconf.cli import render
+from layerconf.core import _slots
 from layerconf.core import explain as explain_module
-from layerconf.core import records
 from layerconf.core.merge import merge_layers
 from layerconf.core.namespace import Event, Namespace, Provenance
 from layerconf.core.records import Setting, join_path
@@ -585,7 +585,7 @@ class TestTheFasterWays:
 
     def test_a_setting_made_slot_by_slot_is_the_one_attrs_makes(self) -> None:
         fields = attrs.fields(Setting)
-        assert tuple(field.name for field in fields) == records._SETTING_FIELDS
+        assert tuple(field.name for field in fields) == _slots.SETTING_FIELDS
         assert all(
             field.validator is None and field.converter is None and field.on_setattr is None
             for field in fields
@@ -594,9 +594,9 @@ class TestTheFasterWays:
         assert not hasattr(Setting, "__attrs_post_init__")
         origin = Origin("cli", "argv", argv_index=3, token="--lr")
         value, history, scrub = (1e-6,), (Setting("lr", 1, origin),), ("s3cret-value",)
-        made = records.new_setting("lr", value, origin, history, "critic", scrub)
+        made = _slots.new_setting("lr", value, origin, history, "critic", scrub)
         expected = Setting("lr", value, origin, history, role="critic", scrub=scrub)
-        entries = records.new_history("lr", [(value, origin, Reason.FORCED, "rule-a")])
+        entries = _slots.new_history("lr", [(value, origin, Reason.FORCED, "rule-a")])
         expected_entry = Setting("lr", value, origin, reason=Reason.FORCED, by="rule-a")
         for fast, slow in ((made, expected), (entries[0], expected_entry)):
             assert type(fast) is Setting

@@ -9,8 +9,10 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from layerconf.core._slots import new_history, new_setting
 from layerconf.core.merge import atomic_contributions, trace
 from layerconf.core.namespace import (
+    Event,
     Provenance,
     Write,
     provenance_of,
@@ -18,17 +20,7 @@ from layerconf.core.namespace import (
     write_count,
     written_keys,
 )
-from layerconf.core.records import (
-    Layer,
-    Origin,
-    Path,
-    Reason,
-    Setting,
-    join_path,
-    new_history,
-    new_setting,
-    split_key,
-)
+from layerconf.core.records import Layer, Origin, Path, Reason, Setting, join_path, split_key
 from layerconf.core.secrets import SECRETS, secret_texts
 from layerconf.core.suggest import suggestion
 from layerconf.core.values import (
@@ -424,6 +416,43 @@ def setting_for(
             return new_setting(
                 key, copy_value(current), origin, new_history(key, shadowed), provenance.role, scrub
             )
+    rows = _rows(layers, path, contributions, atomic, events, writes, count)
+    # The history, newest first; a live value (no reason yet) lost to the next live one: to
+    # a rule's (forced) or an assignment. The last live value is the final value if it still
+    # is the value; if not, it was assigned after resolution (or never seen by any layer):
+    # say so rather than guess. Each `Setting` is made once, when its reason is known.
+    shadowed = []
+    final_origin = _RUNTIME
+    winner: Origin | None = None  # the origin of the next live value
+    for value, origin, reason, rule in reversed(rows):
+        if reason is None:
+            if winner is None:
+                winner = origin
+                if merged or _matches(value, current):
+                    final_origin = origin
+                    continue
+                reason = _OVERRIDDEN
+            else:
+                rule = winner.rule
+                reason = _OVERRIDDEN if rule is None else _FORCED
+                winner = origin
+        shadowed.append((value, origin, reason, rule))
+    history = new_history(key, shadowed)
+    return new_setting(key, copy_value(current), final_origin, history, provenance.role, scrub)
+
+
+def _rows(
+    layers: Sequence[Layer],
+    path: Path,
+    contributions: Sequence[tuple[int, Any, Reason | None]],
+    atomic: bool,
+    events: Sequence[Event],
+    writes: Sequence[Write],
+    count: int | None,
+) -> list[_Row]:
+    """Every value `path` held, oldest first: its layers' (`contributions`, each value copied
+    unless `atomic`), its rules' (`events`) and its assignments since resolution (`writes`).
+    A live value (the last layer's, a value a rule set, an assignment) has no reason yet."""
     # (order, rank, row): rank keeps a converted raw value before its layer's value, and an
     # ignored value after it.
     entries: list[tuple[int, int, _Row]] = [
@@ -450,28 +479,7 @@ def setting_for(
         label = f"write {write.number:,} of {total:,}"
         origin = Origin("runtime", "runtime", write.source, write.line, label=label)
         rows.append((copy_value(write.value), origin, None, None))
-    # The history, newest first; a live value (no reason yet) lost to the next live one: to
-    # a rule's (forced) or an assignment. The last live value is the final value if it still
-    # is the value; if not, it was assigned after resolution (or never seen by any layer):
-    # say so rather than guess. Each `Setting` is made once, when its reason is known.
-    shadowed = []
-    final_origin = _RUNTIME
-    winner: Origin | None = None  # the origin of the next live value
-    for value, origin, reason, rule in reversed(rows):
-        if reason is None:
-            if winner is None:
-                winner = origin
-                if merged or _matches(value, current):
-                    final_origin = origin
-                    continue
-                reason = _OVERRIDDEN
-            else:
-                rule = winner.rule
-                reason = _OVERRIDDEN if rule is None else _FORCED
-                winner = origin
-        shadowed.append((value, origin, reason, rule))
-    history = new_history(key, shadowed)
-    return new_setting(key, copy_value(current), final_origin, history, provenance.role, scrub)
+    return rows
 
 
 _ORDER_RANK = operator.itemgetter(0, 1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import operator
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
@@ -430,59 +430,6 @@ class Setting:
             if getattr(shown, name) is not None
         ]
         return f"Setting({', '.join(fields)})"
-
-
-# The slots' own setters, by field: `new_setting` and `new_history` make a `Setting` through
-# them. attrs' ``__init__`` of a frozen record calls ``object.__setattr__`` per field, which
-# looks the slot up by name each time; calling the slot's setter does the rest of that call
-# alone, for ~40% less a record (`explain` makes one per value of a history). `Setting` has
-# no validator, converter or ``on_setattr`` hook, so the record is the one ``Setting(...)``
-# makes; tests/test_explain.py checks that the names below are its fields.
-_SETTING_FIELDS = ("key", "value", "origin", "history", "reason", "by", "role", "scrub")
-_set_key, _set_value, _set_origin, _set_history, _set_reason, _set_by, _set_role, _set_scrub = (
-    Setting.__dict__[name].__set__ for name in _SETTING_FIELDS
-)
-
-
-def new_setting(
-    key: str,
-    value: Any,
-    origin: Origin,
-    history: tuple[Setting, ...],
-    role: str | None,
-    scrub: tuple[str, ...],
-) -> Setting:
-    """``Setting(key, value, origin, history, role=role, scrub=scrub)``, made faster."""
-    setting: Setting = object.__new__(Setting)
-    _set_key(setting, key)
-    _set_value(setting, value)
-    _set_origin(setting, origin)
-    _set_history(setting, history)
-    _set_reason(setting, None)
-    _set_by(setting, None)
-    _set_role(setting, role)
-    _set_scrub(setting, scrub)
-    return setting
-
-
-def new_history(
-    key: str, rows: Iterable[tuple[Any, Origin, Reason | None, str | None]]
-) -> tuple[Setting, ...]:
-    """``tuple(Setting(key, value, origin, reason=reason, by=by) for value, origin, reason, by
-    in rows)``, made faster: the entries of a setting's history."""
-    history: list[Setting] = []
-    for value, origin, reason, by in rows:
-        setting: Setting = object.__new__(Setting)
-        _set_key(setting, key)
-        _set_value(setting, value)
-        _set_origin(setting, origin)
-        _set_history(setting, ())
-        _set_reason(setting, reason)
-        _set_by(setting, by)
-        _set_role(setting, None)
-        _set_scrub(setting, ())
-        history.append(setting)
-    return tuple(history)
 
 
 def _where(origin: Origin) -> str:
