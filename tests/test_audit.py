@@ -672,7 +672,7 @@ class TestEntriesMadeLater:
         roles = ppo(parser, "--wandb-key", secret, "--wandb-group", f"x-{secret}")
         record, texts = self._later(roles, b"k")
         assert texts.deferred is None
-        assert texts.lines is None
+        assert not texts.lines
         assert record == audit(roles, key=b"k")
 
     @settings(deadline=None)

@@ -50,8 +50,9 @@ def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
     pieces = ["{"]
     for number, role in enumerate(sorted(roles)):
         settings = roles[role]["settings"]
-        order, heads = _ordered(tuple(settings))
-        known = texts.settings(settings)
+        section = texts.section(settings)
+        order, heads = _ordered(section.keys or tuple(settings))
+        known = section.values
         if len(known) < len(order):  # (the texts known are of keys of `settings`)
             missing = list(itertools.filterfalse(known.__contains__, order))
             known = {**known, **entry_texts(settings, missing)}
