@@ -119,7 +119,7 @@ def record_of(
             if command_line is not None and command_line == redacted[0]:
                 own = list(redacted[1])  # the roles of one resolution share a command line
             elif command_line is not None:
-                own, found = redact_argv(command_line, secrets)
+                own, found = _redacted_argv(command_line, secrets)
                 encoder.found.extend(found)
                 redacted = (command_line, own)
                 if argv is None:
@@ -157,6 +157,24 @@ def record_of(
     return record
 
 
+def _redacted_argv(command_line: Any, policy: SecretPolicy) -> tuple[list[str], list[str]]:
+    """`redact_argv(command_line, policy)`. The last command line in which `policy` found
+    nothing to redact (a tuple, as a provenance keeps it) is kept with that policy, and an
+    equal one is given back as it is, without a second look: a trainer audits one command
+    line, record after record. (What is kept holds no secret the policy knows of.)"""
+    clean = _CLEAN_ARGV[0]
+    if clean is not None and clean[1] is policy and clean[0] == command_line:
+        return list(command_line), []
+    own, found = redact_argv(command_line, policy)
+    if not found and type(command_line) is tuple and own == list(command_line):
+        _CLEAN_ARGV[0] = (command_line, policy)
+    return own, found
+
+
+#: The last command line `_redacted_argv` found nothing to redact in, and its policy.
+_CLEAN_ARGV: list[tuple[tuple[str, ...], SecretPolicy] | None] = [None]
+
+
 def _role_section(
     namespace: argparse.Namespace, provenance: Provenance | None, encoder: Encoder, texts: Texts
 ) -> dict[str, Any]:
@@ -164,7 +182,7 @@ def _role_section(
     names = tuple(values)
     secret_keys, named = _keys_read(encoder.policy, names)
     plain: dict[str, Plain] = {}  # the walk's answers of keys that do not share one
-    histories: dict[str, Plain] = {}  # those of keys set over other values
+    histories: dict[str, Plain] = {}  # those of the keys set over other values
     walked = provenance is not None and named
     if walked:  # each key holds its value (one C copy) until its entry is made
         settings: dict[str, Any] = dict(values)
