@@ -116,14 +116,15 @@ class _Text:
             return
         between = ",\n" + " " * (depth + 1)
         pieces.append(("{\n" if kind is dict else "[\n") + between[2:])
-        if depth == 3:  # a role's entries (each on one line with its key), or a list's items
-            if kind is dict:
-                self._entries(value, between, pieces)
-            else:
-                lines = list(map("".join, map(self.encode, value, itertools.repeat(0))))
-                block = [between] * (2 * len(lines) - 1)
-                block[::2] = lines
-                pieces += block
+        if depth == 3 and kind is dict:  # a role's entries (each on one line with its key)
+            self._entries(value, between, pieces)
+        elif kind is list and (depth == 3 or _CONTAINERS.isdisjoint(map(type, value))):
+            # a list's items each encoded whole (at depth 3, or none a dict or a list: the
+            # command line's tokens), in C
+            lines = list(map("".join, map(self.encode, value, itertools.repeat(0))))
+            block = [between] * (2 * len(lines) - 1)
+            block[::2] = lines
+            pieces += block
         elif kind is dict:
             key_text = _key_text(value)
             for index, (key, item) in enumerate(value.items()):
@@ -201,6 +202,8 @@ def _known_lines(texts: Texts) -> Mapping[int, Section]:
 
 
 _ascii = json.encoder.encode_basestring_ascii
+#: The kinds of item `_Text` writes over lines of their own (a non-empty one).
+_CONTAINERS = frozenset({dict, list})
 
 
 def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Path:

@@ -159,14 +159,21 @@ def record_of(
 
 def _redacted_argv(command_line: Any, policy: SecretPolicy) -> tuple[list[str], list[str]]:
     """`redact_argv(command_line, policy)`. The last command line in which `policy` found
-    nothing to redact (a tuple, as a provenance keeps it) is kept with that policy, and an
-    equal one is given back as it is, without a second look: a trainer audits one command
-    line, record after record. (What is kept holds no secret the policy knows of.)"""
+    nothing to redact is kept with it, when both cannot change (a tuple of str, as a
+    provenance keeps it; a `SecretPolicy` itself, frozen), and given back as it is when asked
+    again, without a second look: a trainer audits one command line, record after record.
+    (What is kept holds no secret the policy knows of.)"""
     clean = _CLEAN_ARGV[0]
-    if clean is not None and clean[1] is policy and clean[0] == command_line:
+    if clean is not None and clean[0] is command_line and clean[1] is policy:
         return list(command_line), []
     own, found = redact_argv(command_line, policy)
-    if not found and type(command_line) is tuple and own == list(command_line):
+    if (
+        not found
+        and type(command_line) is tuple
+        and type(policy) is SecretPolicy
+        and own == list(command_line)
+        and set(map(type, command_line)) <= {str}
+    ):
         _CLEAN_ARGV[0] = (command_line, policy)
     return own, found
 
@@ -254,12 +261,11 @@ def _history_entries(
     secret_keys: frozenset[Any],
 ) -> None:
     """Put in `settings` the entry of each key of `histories` (the walk's answers of the
-    keys set over other values: a command line's over the defaults) and, when writing, its
-    line in `known` (an entry whose line an audit made before, `known_history`, waits as
-    WAITING with `texts.deferred`). Else, an entry whose value shadowed one value, neither
-    with a text to encode or look at (plain scalars: `scalar_texts`), not a secret's (the
-    common case) is made in this loop, each value as it is (its text to `known`); any other
-    by `_plain_entry`."""
+    keys set over other values: a command line's over the defaults). When writing, each
+    with its line (`_history_lines`). Else an entry of plain scalars, not a secret's (its
+    value and the one value it shadowed both have a text, `scalar_texts`: nothing to encode
+    or look at; the common case) is made in this loop, the values as they are, and its
+    value's text goes to `known`; any other by `_plain_entry`."""
     keys = list(histories)
     answers = list(histories.values())
     current = values_at(values, keys)
@@ -299,7 +305,9 @@ def _history_lines(
     current: list[Any],
     secret_keys: frozenset[Any],
 ) -> None:
-    """`_history_entries` when writing: each entry with its line (known, or made)."""
+    """`_history_entries` when writing: each entry with its line in `known`, made by
+    `_plain_entry` and `Texts.history_line`; an entry whose line an audit made before
+    (`known_history`) waits, with `texts.deferred`, as WAITING (its value's text to `known`)."""
     lines = known.lines
     for key, value, found in zip(keys, current, answers, strict=True):
         secret = key in secret_keys

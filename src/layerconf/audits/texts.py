@@ -210,7 +210,7 @@ class Section:
 
 class Texts:
     """What is known of the text of each role's settings (`section`), and whether the lines
-    of its entries are (`lines`: when the record is written).
+    of its entries are worked out too (`lines`: when the record is written).
 
     `deferred` (when writing: the file needs the lines, not the entries) lets the entries
     whose line is known without them wait (those made from a template, and those with a
