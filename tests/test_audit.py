@@ -58,7 +58,13 @@ from layerconf.audits import (
 from layerconf.audits import io as io_module
 from layerconf.audits import record as audit_record_module
 from layerconf.audits import record as record_module
-from layerconf.audits.codec import Encoder, canonical, canonical_encoder, compact
+from layerconf.audits.codec import (
+    Encoder,
+    canonical,
+    canonical_chunks,
+    canonical_encoder,
+    compact,
+)
 from layerconf.audits.io import _dumps
 from layerconf.audits.record import record_of
 from layerconf.audits.signing import sign
@@ -514,6 +520,113 @@ class TestSecretsInTheWalk:
         assert write_audit(roles, tmp_path / "slow").read_bytes() == written
 
 
+class TestEntriesWithAHistory:
+    """The entries of keys set over other values (`record._history_entries`): those of plain
+    scalars made in one loop, the others (a secret's, a URL's with a password, an enum, a key
+    set three times) one by one: the record and the file are byte for byte explain's way's."""
+
+    @pytest.mark.parametrize(
+        ("token", "url"),
+        [("sekrit-token-123", "https://u:sekrit-password-123@h/x"), ("abc", "https://h/x")],
+        ids=["secrets found", "nothing scrubbed"],
+    )
+    def test_records_and_files(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, token: str, url: str
+    ) -> None:
+        defaults = {
+            "lr": 1e-5,
+            "seed": 1,
+            "name": "x",
+            "on": False,
+            "none": None,
+            "hf_token": "",
+            "url": "",
+            "level": AttnBackend.auto,
+            "n": 0,
+            "big": 0,
+        }
+        given = {
+            "lr": 2e-5,
+            "seed": 2,
+            "name": "y",
+            "on": True,
+            "none": 1,
+            "hf_token": token,
+            "url": url,
+            "level": AttnBackend.flash,
+            "n": 1,
+            "big": 2**70000,  # no text: longer than an int JSON holds
+        }
+        roles = {
+            "r": LayerStack(
+                [
+                    Layer.from_mapping("defaults", defaults),
+                    Layer.from_mapping("cli", given, kind="argv"),
+                    Layer.from_mapping("file", {"n": 2}),
+                ]
+            ).resolve()
+        }
+        record = audit(roles, key=b"k")  # (a key: the scrubbed values' digests compare)
+        settings = record["roles"]["r"]["settings"]
+        assert settings["lr"]["history"] == [
+            {"value": 1e-05, "layer": "defaults", "kind": "mapping", "reason": "overridden"}
+        ]
+        assert settings["hf_token"]["value"] == REDACTED
+        assert [item["value"] for item in settings["n"]["history"]] == [1, 0]
+        expected = record_bytes(sign(record, b"k"))
+        for directory in ("first", "again"):  # (the lines kept by the first, for the second)
+            assert write_audit(roles, tmp_path / directory, key=b"k").read_bytes() == expected
+        assert b"sekrit" not in expected
+        if token == "abc":  # nothing scrubbed: unsigned, the entries with a line known wait
+            unsigned = record_bytes(audit(roles))
+            for directory in ("unsigned", "unsigned-again"):
+                assert write_audit(roles, tmp_path / directory).read_bytes() == unsigned
+        monkeypatch.setattr(record_module, "plain_groups", lambda namespace, values: [])
+        assert audit(roles, key=b"k") == record
+
+
+class TestCommandLineKept:
+    """The last command line the secret policy found nothing to redact in is kept with its
+    policy (`record._redacted_argv`) and given back as `redact_argv` gives it; one that holds
+    a secret, and one another policy reads, are redacted again."""
+
+    def test_kept_and_given_back(
+        self, parser: argparse.ArgumentParser, in_fixtures: None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        roles = ppo(parser)
+        command_line = provenance_of(roles["actor"]).inputs["argv"]
+        first = audit(roles)
+        kept = record_module._CLEAN_ARGV[0]
+        assert kept is not None
+        assert kept[0] is command_line
+        assert kept[1] is SECRETS
+        monkeypatch.setattr(record_module, "redact_argv", None)  # not asked again
+        assert audit(roles)["argv"] == first["argv"] == redact_argv(command_line)[0]
+
+    def test_a_secret_is_redacted_every_time(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        roles = ppo(parser, "--wandb-key", SECRET)
+        command_line = provenance_of(roles["actor"]).inputs["argv"]
+        for _ in range(2):
+            record = audit(roles)
+            assert SECRET not in json.dumps(record)
+            assert record["argv"] == redact_argv(command_line)[0]
+            kept = record_module._CLEAN_ARGV[0]
+            assert kept is None or kept[0] is not command_line
+
+    def test_another_policy_looks_again(
+        self, parser: argparse.ArgumentParser, in_fixtures: None
+    ) -> None:
+        roles = ppo(parser)
+        shown = audit(roles)["argv"]
+        policy = SECRETS.extend(names=["hf_checkpoint"])
+        argv = audit(roles, secrets=policy)["argv"]
+        assert argv[argv.index("--hf-checkpoint") + 1] == REDACTED
+        assert audit(roles)["argv"] == shown
+        assert shown[shown.index("--hf-checkpoint") + 1] != REDACTED
+
+
 class TestFileText:
     """write_audit writes most entries from their template's text: the file is byte for byte
     record_bytes of the record, signed or not, scrubbed or not."""
@@ -672,7 +785,7 @@ class TestEntriesMadeLater:
         roles = ppo(parser, "--wandb-key", secret, "--wandb-group", f"x-{secret}")
         record, texts = self._later(roles, b"k")
         assert texts.deferred is None
-        assert texts.lines is None
+        assert not texts.lines
         assert record == audit(roles, key=b"k")
 
     @settings(deadline=None)
@@ -1993,6 +2106,19 @@ class TestText:
         encode = canonical_encoder()
         for tree in trees:
             assert _outcome(encode, tree) == _outcome(canonical, tree)
+
+    @settings(deadline=None, max_examples=300)
+    @given(st.lists(st.recursive(_json_leaves, _json_containers, max_leaves=20), max_size=6))
+    def test_one_canonical_chunks_until_an_error(self, trees: list[Any]) -> None:
+        """One C encoder (`canonical_chunks`, as `entry_texts` takes it) gives each value the
+        text `canonical` gives it, value after value, up to the first that fails, which fails
+        as `canonical` fails."""
+        encode = canonical_chunks()
+        for tree in trees:
+            outcome = _outcome(lambda value: "".join(encode(value, 0)), tree)
+            assert outcome == _outcome(canonical, tree)
+            if not isinstance(outcome, str):
+                break
 
     def test_a_cycle(self) -> None:
         """A list that holds itself, deep in an entry, is refused as compact refuses it."""

@@ -83,8 +83,8 @@ def test_a_group_with_a_value_of_no_text(tmp_path: pathlib.Path) -> None:
 
 def test_texts_kept_are_of_their_values() -> None:
     """`group_texts` gives `scalar_texts` of what it is given, with the keys and values
-    that have a text and their texts by key: a value the same object or not, the same keys
-    or not, of a type with a text or not."""
+    that have a text and their texts by key, and the keys of those that have none: a value
+    the same object or not, the same keys or not, of a type with a text or not."""
     keys = [f"k{i}" for i in range(SIZE)]
 
     def expected(keys: list[str], values: list[Any]) -> tuple[Any, ...]:
@@ -97,17 +97,20 @@ def test_texts_kept_are_of_their_values() -> None:
             [key for key, _, _ in plain],
             [value for _, value, _ in plain],
             {key: text for key, _, text in plain},
+            [key for key, text in zip(keys, shown, strict=True) if not text],
         )
 
     def given(keys: list[str], values: list[Any]) -> tuple[Any, ...]:
         group = group_texts(keys, values)
-        return group.shown, group.keys, group.current, group.texts
+        return group.shown, group.keys, group.current, group.texts, group.blank
 
     first = [float(i) for i in range(SIZE)]
     again = [float(i) for i in range(SIZE)]  # equal values, other objects
     other = [*first[:-1], "https://u:p@host/x"]  # a URL's text is searched, never kept
+    mixed = [Level.low if i % 3 else float(i) for i in range(SIZE)]
     renamed = [f"r{i}" for i in range(SIZE)]
-    for names, values in [(keys, first), (keys, again), (keys, other), (renamed, first)]:
+    cases = [(keys, first), (keys, again), (keys, other), (keys, mixed), (renamed, first)]
+    for names, values in cases:
         assert given(names, values) == expected(names, values)
         assert given(names, values) == expected(names, values)  # (kept, or not)
     tails = group_tails(group_texts(keys, first), ", x}")

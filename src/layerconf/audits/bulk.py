@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import operator
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -42,25 +41,26 @@ def alike_entries(
     for `settings`; with `texts.deferred`, the entries wait (each key holding `WAITING`
     until then).
     """
-    # A secret's value is redacted; an unset one (None) is null either way, as here.
-    held = [key for key in secret_keys.intersection(keys) if values[key] is not None]
-    if held:
+    # A secret's value is redacted; an unset one (None) is null either way, as here (the
+    # keys are looked through only for a secret that is set).
+    held = frozenset(key for key in secret_keys if values[key] is not None)
+    if held and not held.isdisjoint(keys):
+        held = held.intersection(keys)
         others.update(dict.fromkeys(held, found))
-        keys = list(itertools.filterfalse(frozenset(held).__contains__, keys))
+        keys = list(itertools.filterfalse(held.__contains__, keys))
         current = None
     if current is None:
         current = values_at(values, keys)
     group = group_texts(keys, current)  # (read-only: kept, maybe shared)
-    if len(group.keys) < len(keys):  # a value that does not encode as itself: no text
-        others.update(
-            dict.fromkeys(itertools.compress(keys, map(operator.not_, group.shown)), found)
-        )
+    # a value that does not encode as itself: no text
+    others.update(dict.fromkeys(group.blank, found))
     keys, current = group.keys, group.current
     template = {"value": None, **encoder.origin(found.origin)}
-    texts.settings(settings).update(group.texts)
-    if texts.lines is not None:  # each line: the key, the template's text with the value's
-        tail = texts.compact(template)[len('{"value": null') :]  # text in its place
-        texts.settings_tails(settings).update(group_tails(group, tail))
+    section = texts.section(settings)
+    section.values.update(group.texts)
+    if texts.lines:  # each line: the key, the template's text with the value's text in its
+        tail = texts.compact(template)[len('{"value": null') :]  # place
+        section.tails.update(group_tails(group, tail))
     if texts.deferred is not None:  # the entries wait (`Texts.make_entries`), each key
         texts.deferred.append(functools.partial(fill, settings, keys, template, current))
         return zip(keys, itertools.repeat(WAITING, len(keys)), strict=True)  # holding WAITING

@@ -121,6 +121,16 @@ def canonical_encoder() -> Callable[[Any], str]:
     return lambda value: "".join(c_chunks(_CANONICAL_OPTIONS)(value, 0))  # type: ignore[misc]
 
 
+def canonical_chunks() -> Callable[[Any, int], list[str]]:
+    """`canonical`'s own C encoder, made for the caller alone: ``encode(value, 0)`` gives the
+    text's chunks, value after value, until one fails (its cycle check keeps the state an
+    error leaves: `canonical_encoder` makes one a value)."""
+    encode = c_chunks(_CANONICAL_OPTIONS)
+    if encode is None:  # a Python without the json module's C part
+        return lambda value, _: [canonical(value)]
+    return encode
+
+
 def c_chunks(options: json.JSONEncoder) -> Callable[[Any, int], list[str]] | None:
     """The C encoder of `options` (an ASCII-only encoder, no indent), as its ``encode`` makes
     it, for the caller alone (its cycle check keeps state while it runs): ``encode(value, 0)``

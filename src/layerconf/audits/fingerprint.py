@@ -10,7 +10,7 @@ import operator
 from collections.abc import Mapping
 from typing import Any
 
-from layerconf.audits.codec import FORMAT, canonical, canonical_encoder
+from layerconf.audits.codec import FORMAT, canonical, canonical_chunks
 from layerconf.audits.texts import Texts, key_heads, scalar_texts
 from layerconf.core.explain import values_at
 
@@ -50,8 +50,9 @@ def _known_text(roles: Mapping[str, Mapping[str, Any]], texts: Texts) -> str:
     pieces = ["{"]
     for number, role in enumerate(sorted(roles)):
         settings = roles[role]["settings"]
-        order, heads = _ordered(tuple(settings))
-        known = texts.settings(settings)
+        section = texts.section(settings)
+        order, heads = _ordered(section.keys or tuple(settings))
+        known = section.values
         if len(known) < len(order):  # (the texts known are of keys of `settings`)
             missing = list(itertools.filterfalse(known.__contains__, order))
             known = {**known, **entry_texts(settings, missing)}
@@ -71,9 +72,11 @@ def entry_texts(settings: Mapping[str, Any], keys: list[str]) -> dict[str, str]:
     role's), by key."""
     values = [settings[key]["value"] for key in keys]
     texts = scalar_texts(values)
-    if not all(texts):
-        encode = canonical_encoder()
-        texts = [text or encode(value) for text, value in zip(texts, values, strict=True)]
+    if not all(texts):  # (one encoder: an error ends the call)
+        encode = canonical_chunks()
+        texts = [
+            text or "".join(encode(value, 0)) for text, value in zip(texts, values, strict=True)
+        ]
     return dict(zip(keys, texts, strict=True))
 
 

@@ -28,9 +28,10 @@ from typing import Any
 from layerconf.audits.codec import Encoder, ValueTypes, compact
 from layerconf.audits.record import AuditRecord, record_of
 from layerconf.audits.signing import Key, sign
-from layerconf.audits.texts import Texts, compact_chunks, key_heads
+from layerconf.audits.texts import Section, Texts, compact_chunks, key_heads
 from layerconf.audits.validate import AGAIN
 from layerconf.core.checks import PATH, check_type
+from layerconf.core.explain import values_at
 from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.exceptions import AuditError
 from layerconf.sources.files import UnreadableFile, describe_mode, read_bounded
@@ -95,7 +96,7 @@ class _Text:
     level above it): the text is the same, character for character.
     """
 
-    def __init__(self, known: Mapping[int, _Known] | None = None) -> None:
+    def __init__(self, known: Mapping[int, Section] | None = None) -> None:
         # What is known of a role's settings, by the settings' id (`_known_lines`).
         self.known = known or {}
         self.encode = compact_chunks()
@@ -115,14 +116,15 @@ class _Text:
             return
         between = ",\n" + " " * (depth + 1)
         pieces.append(("{\n" if kind is dict else "[\n") + between[2:])
-        if depth == 3:  # a role's entries (each on one line with its key), or a list's items
-            if kind is dict:
-                self._entries(value, between, pieces)
-            else:
-                lines = list(map("".join, map(self.encode, value, itertools.repeat(0))))
-                block = [between] * (2 * len(lines) - 1)
-                block[::2] = lines
-                pieces += block
+        if depth == 3 and kind is dict:  # a role's entries (each on one line with its key)
+            self._entries(value, between, pieces)
+        elif kind is list and (depth == 3 or _CONTAINERS.isdisjoint(map(type, value))):
+            # a list's items each encoded whole (at depth 3, or none a dict or a list: the
+            # command line's tokens), in C
+            lines = list(map("".join, map(self.encode, value, itertools.repeat(0))))
+            block = [between] * (2 * len(lines) - 1)
+            block[::2] = lines
+            pieces += block
         elif kind is dict:
             key_text = _key_text(value)
             for index, (key, item) in enumerate(value.items()):
@@ -138,17 +140,15 @@ class _Text:
         pieces.append(("\n" + " " * depth) + ("}" if kind is dict else "]"))
 
     def _entries(self, entries: dict[Any, Any], between: str, pieces: list[str]) -> None:
-        """Add the lines of `entries` (key, ``: ``, entry), `between` them, to `pieces`: an
-        entry made from a template as its key's head, its value's text and its template's
-        end (`Texts.settings_tails`); another as its known line, else encoded."""
+        """Add the lines of `entries` (key, ``: ``, entry), `between` them, to `pieces`: those
+        of a role's settings `audit` made with their lines by `_template_lines`; any other
+        entry's as its known line, else encoded."""
         known = self.known.get(id(entries))
-        if known is None or known[0] is not entries:
-            known = (entries, {}, {}, {})
-        lines, tails = known[1], known[3]
-        keys = list(entries)
-        if tails:  # (settings `audit` made with their lines: every key a str)
-            self._template_lines(entries, keys, known, between, pieces)
+        if known is not None and known.settings is entries and known.tails:
+            self._template_lines(entries, known, between, pieces)
             return
+        lines = known.lines if known is not None and known.settings is entries else {}
+        keys = list(entries)
         found: list[Any] = list(map(lines.get, keys))  # one piece a line: known, else encoded
         block: list[Any] = [between] * (2 * len(keys) - 1)
         block[0::2] = found
@@ -159,29 +159,25 @@ class _Text:
         pieces += block
 
     def _template_lines(
-        self,
-        entries: dict[str, Any],
-        keys: list[str],
-        known: _Known,
-        between: str,
-        pieces: list[str],
+        self, entries: dict[str, Any], known: Section, between: str, pieces: list[str]
     ) -> None:
-        """`_entries` of a role's settings whose entries made from a template have their
-        line's ends known (`tails`): three pieces a line for each (its key's head, its value's
-        text, its template's end, found by the key: C-level lookups), and for any other its
-        known line, else encoded, in place of the first two (the third is empty)."""
-        _, lines, shown, tails = known
+        """`_entries` of a role's settings whose lines' ends are known (`Section.tails`,
+        every key's: `audit` made them): three pieces a line (its key's head, its value's
+        text, the end), found by the keys in C (`values_at`); then the line of each key whose
+        entry is not made from a template (`Section.own`, in order: each found in the keys
+        after the one before it), known or encoded, in place of its three."""
+        keys = known.keys
         block: list[Any] = [between] * (4 * len(keys) - 1)
-        block[0::4] = key_heads(tuple(keys), ': {"value": ')
-        block[1::4] = map(shown.get, keys, _EMPTY)
-        block[2::4] = map(tails.get, keys, _EMPTY)
-        own = map(operator.not_, map(tails.__contains__, keys))  # not made from a template
-        for index in itertools.compress(range(len(keys)), own):
-            key = keys[index]
-            line = lines.get(key)
+        block[0::4] = key_heads(keys, ': {"value": ')
+        block[1::4] = values_at(known.values, keys)
+        block[2::4] = values_at(known.tails, keys)
+        index = -1
+        for key in known.own:
+            index = keys.index(key, index + 1)
+            line = known.lines.get(key)
             if line is None:
                 line = _ascii(key) + ": " + "".join(self.encode(entries[key], 0))
-            block[4 * index : 4 * index + 2] = (line, "")
+            block[4 * index : 4 * index + 3] = (line, "", "")
         pieces += block
 
 
@@ -196,24 +192,18 @@ def _object_key(key: Any) -> str:
     return compact({key: 0})[1 : -len(": 0}")]
 
 
-def _known_lines(texts: Texts) -> Mapping[int, _Known]:
-    """What `texts` holds of each role's settings, when writing: its lines (of entries with
-    a history), its value texts and the ends of the lines of its entries made from a
-    template (`Texts.settings_tails`): what `_Text` writes for each, character for
-    character (the tests compare both ways). Empty when nothing is known (every entry is
-    then encoded)."""
-    if texts.lines is None:
-        return {}
-    return {
-        ident: (settings, lines, texts.settings(settings), texts.settings_tails(settings))
-        for ident, (settings, lines) in texts.lines.items()
-    }
+def _known_lines(texts: Texts) -> Mapping[int, Section]:
+    """What `texts` holds of each role's settings, when writing (`Section`: the lines of
+    its entries with a history, its value texts, its lines' ends and the keys whose entries
+    are not made from a template): what `_Text` writes for each, character for character
+    (the tests compare both ways). Empty when nothing is known (every entry is then
+    encoded)."""
+    return texts.sections if texts.lines else {}
 
 
-#: What is known of a role's settings: (settings, lines, value texts, line ends), by key.
-_Known = tuple[Mapping[str, Any], Mapping[str, str], Mapping[str, str], Mapping[str, str]]
-_EMPTY = itertools.repeat("")
 _ascii = json.encoder.encode_basestring_ascii
+#: The kinds of item `_Text` writes over lines of their own (a non-empty one).
+_CONTAINERS = frozenset({dict, list})
 
 
 def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Path:

@@ -40,10 +40,10 @@ from layerconf.audits.fingerprint import entry_texts
 from layerconf.audits.fingerprint import fingerprint as _fingerprint
 from layerconf.audits.scrubbed import first_marker, given_matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
-from layerconf.audits.texts import WAITING, Texts, known_history
+from layerconf.audits.texts import WAITING, Section, Texts, known_history, scalar_texts
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
-from layerconf.core.explain import Plain, lone_settings, plain_groups, unscrubbed
+from layerconf.core.explain import Plain, lone_settings, plain_groups, unscrubbed, values_at
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
     Layer,
@@ -88,7 +88,7 @@ def record_of(
     roles: Mapping[str, argparse.Namespace], encoder: Encoder, key: Key | None, texts: Texts
 ) -> dict[str, Any]:
     """`audit(roles)` with `encoder`'s policy; the texts of its values go to `texts`
-    (scrubbing makes new entries: it sets `texts.lines` to None). With `texts.deferred`, the
+    (scrubbing makes new entries: it turns `texts.lines` off). With `texts.deferred`, the
     entries whose line is known without them wait until `texts.make_entries()`."""
     from layerconf import __version__
 
@@ -119,7 +119,7 @@ def record_of(
             if command_line is not None and command_line == redacted[0]:
                 own = list(redacted[1])  # the roles of one resolution share a command line
             elif command_line is not None:
-                own, found = redact_argv(command_line, secrets)
+                own, found = _redacted_argv(command_line, secrets)
                 encoder.found.extend(found)
                 redacted = (command_line, own)
                 if argv is None:
@@ -148,7 +148,7 @@ def record_of(
     )
     if scrub:
         texts.make_entries()
-        texts.lines = None
+        texts.lines = False
         signing = None if key is None else key_bytes(key)
         record = scrub_record(record, scrub, secrets.placeholder, signing)
         record["fingerprint"] = _fingerprint(record["roles"])
@@ -157,19 +157,45 @@ def record_of(
     return record
 
 
+def _redacted_argv(command_line: Any, policy: SecretPolicy) -> tuple[list[str], list[str]]:
+    """`redact_argv(command_line, policy)`. The last command line in which `policy` found
+    nothing to redact is kept with it, when both cannot change (a tuple of str, as a
+    provenance keeps it; a `SecretPolicy` itself, frozen), and given back as it is when asked
+    again, without a second look: a trainer audits one command line, record after record.
+    (What is kept holds no secret the policy knows of.)"""
+    clean = _CLEAN_ARGV[0]
+    if clean is not None and clean[0] is command_line and clean[1] is policy:
+        return list(command_line), []
+    own, found = redact_argv(command_line, policy)
+    if (
+        not found
+        and type(command_line) is tuple
+        and type(policy) is SecretPolicy
+        and own == list(command_line)
+        and set(map(type, command_line)) <= {str}
+    ):
+        _CLEAN_ARGV[0] = (command_line, policy)
+    return own, found
+
+
+#: The last command line `_redacted_argv` found nothing to redact in, and its policy.
+_CLEAN_ARGV: list[tuple[tuple[str, ...], SecretPolicy] | None] = [None]
+
+
 def _role_section(
     namespace: argparse.Namespace, provenance: Provenance | None, encoder: Encoder, texts: Texts
 ) -> dict[str, Any]:
     values = dict(vars(namespace))  # one C call: other threads may be adding keys
-    secret_keys = _secret_keys(encoder.policy, tuple(values))
-    named = set(map(type, values)) <= {str}  # every key a str (str() gives each back)
+    names = tuple(values)
+    secret_keys, named = _keys_read(encoder.policy, names)
     plain: dict[str, Plain] = {}  # the walk's answers of keys that do not share one
+    histories: dict[str, Plain] = {}  # those of the keys set over other values
     walked = provenance is not None and named
     if walked:  # each key holds its value (one C copy) until its entry is made
         settings: dict[str, Any] = dict(values)
         for answer, keys, current in plain_groups(namespace, values):
             if answer.shadowed:
-                plain[keys[0]] = answer
+                histories[keys[0]] = answer
             else:
                 made = alike_entries(
                     encoder, texts, settings, answer, keys, current, values, secret_keys, plain
@@ -183,40 +209,35 @@ def _role_section(
     else:
         settings = dict.fromkeys(values if named else map(str, values))
         others = list(values)
-    if walked:  # the lists and dicts one layer alone set: explain's answer, from that layer
+    known = texts.section(settings) if walked else None
+    shown: dict[str, str] = {}  # (the texts known of its values)
+    rest = others
+    if known is not None:
+        known.keys, shown = names, known.values
+        _history_entries(encoder, texts, settings, known, histories, values, secret_keys)
+        rest = list(itertools.filterfalse(histories.__contains__, others))
+        # the lists and dicts one layer alone set: explain's answer, from that layer
         plain.update(
-            lone_settings(namespace, values, [*itertools.filterfalse(plain.__contains__, others)])
+            lone_settings(namespace, values, [*itertools.filterfalse(plain.__contains__, rest)])
         )
     leaves: dict[str, Any] = {}
-    lines = texts.settings_lines(settings) if walked else None
-    for key in others:
+    for key in rest:
         value = values[key]
         found = plain.get(key)
         secret = key in secret_keys
         if found is not None:
-            known = None
-            if found.shadowed and lines is not None:  # (walked: every key a str)
-                known = known_history(key, secret, value, found)
-                if known is not None and texts.deferred is not None:  # the entry waits too
-                    settings[key] = WAITING
-                    texts.deferred.append(
-                        functools.partial(_make_plain, settings, key, encoder, value, found)
-                    )
-                    lines[key], texts.settings(settings)[key] = known
-                    continue  # (a plain scalar: no leaves)
-            entry = settings[key] = _plain_entry(encoder, secret, value, found)
-            if found.shadowed and lines is not None:
-                lines[key] = (
-                    known[0] if known else texts.history_line(key, secret, value, found, entry)
-                )
+            settings[key] = _plain_entry(encoder, secret, value, found)
         else:
             explained = None if provenance is None else unscrubbed(namespace, key, values)
             settings[str(key)] = _entry(encoder, secret, value, explained)
         if type(value) is dict and value and provenance is not None and not secret:
             leaves.update(_leaves(namespace, encoder, key, value, values))
-    if walked:  # the texts of the values of the entries made one by one, for the fingerprint
-        shown = texts.settings(settings)
+    if known is not None:  # the texts of the values of the entries made one by one, for the
+        # fingerprint; when writing, their lines are their own (known, or encoded)
         shown.update(entry_texts(settings, [*itertools.filterfalse(shown.__contains__, others)]))
+        if texts.lines:
+            known.own = others
+            known.tails.update(dict.fromkeys(others, ""))
     section: dict[str, Any] = {
         "layers": [],
         "policies": [],
@@ -228,6 +249,78 @@ def _role_section(
     if provenance is not None:
         section.update(_recorded(provenance, encoder))
     return section
+
+
+def _history_entries(
+    encoder: Encoder,
+    texts: Texts,
+    settings: dict[str, Any],
+    known: Section,
+    histories: Mapping[str, Plain],
+    values: Mapping[str, Any],
+    secret_keys: frozenset[Any],
+) -> None:
+    """Put in `settings` the entry of each key of `histories` (the walk's answers of the
+    keys set over other values: a command line's over the defaults). When writing, each
+    with its line (`_history_lines`). Else an entry of plain scalars, not a secret's (its
+    value and the one value it shadowed both have a text, `scalar_texts`: nothing to encode
+    or look at; the common case) is made in this loop, the values as they are, and its
+    value's text goes to `known`; any other by `_plain_entry`."""
+    keys = list(histories)
+    answers = list(histories.values())
+    current = values_at(values, keys)
+    if texts.lines:
+        _history_lines(encoder, texts, settings, known, keys, answers, current, secret_keys)
+        return
+    now = scalar_texts(current)
+    shadowed = scalar_texts([_one_shadowed(answer) for answer in answers])
+    origin = encoder.origin
+    shown = known.values
+    for key, value, found, text, before in zip(keys, current, answers, now, shadowed, strict=True):
+        if text and before and key not in secret_keys:
+            then, where = found.shadowed[0]
+            entry = settings[key] = {"value": value, **origin(found.origin)}
+            entry["history"] = [{"value": then, **origin(where), "reason": _OVERRIDDEN}]
+            shown[key] = text
+        else:
+            settings[key] = _plain_entry(encoder, key in secret_keys, value, found)
+
+
+def _one_shadowed(plain: Plain) -> Any:
+    """The value `plain` shadowed, when it shadowed one (else a value without a text)."""
+    return plain.shadowed[0][0] if len(plain.shadowed) == 1 else _NO_TEXT
+
+
+#: A value `scalar_texts` gives no text.
+_NO_TEXT = object()
+
+
+def _history_lines(
+    encoder: Encoder,
+    texts: Texts,
+    settings: dict[str, Any],
+    known: Section,
+    keys: list[str],
+    answers: list[Plain],
+    current: list[Any],
+    secret_keys: frozenset[Any],
+) -> None:
+    """`_history_entries` when writing: each entry with its line in `known`, made by
+    `_plain_entry` and `Texts.history_line`; an entry whose line an audit made before
+    (`known_history`) waits, with `texts.deferred`, as WAITING (its value's text to `known`)."""
+    lines = known.lines
+    for key, value, found in zip(keys, current, answers, strict=True):
+        secret = key in secret_keys
+        history = known_history(key, secret, value, found)
+        if history is not None and texts.deferred is not None:  # the entry waits too
+            settings[key] = WAITING
+            texts.deferred.append(
+                functools.partial(_make_plain, settings, key, encoder, value, found)
+            )
+            lines[key], known.values[key] = history
+            continue
+        entry = settings[key] = _plain_entry(encoder, secret, value, found)
+        lines[key] = history[0] if history else texts.history_line(key, secret, value, found, entry)
 
 
 def _recorded(provenance: Provenance, encoder: Encoder) -> dict[str, list[dict[str, Any]]]:
@@ -257,9 +350,10 @@ def _recorded(provenance: Provenance, encoder: Encoder) -> dict[str, list[dict[s
 
 
 @functools.lru_cache(maxsize=16)
-def _secret_keys(policy: SecretPolicy, keys: tuple[Any, ...]) -> frozenset[Any]:
-    """The keys of `keys` that `policy` calls secret (cached: a trainer's keys repeat)."""
-    return frozenset(key for key in keys if policy.is_secret(key))
+def _keys_read(policy: SecretPolicy, keys: tuple[Any, ...]) -> tuple[frozenset[Any], bool]:
+    """The keys of `keys` that `policy` calls secret, and whether every key is a str (str()
+    gives each back) (cached: a trainer's keys repeat)."""
+    return frozenset(key for key in keys if policy.is_secret(key)), set(map(type, keys)) <= {str}
 
 
 def _leaves(

@@ -26,6 +26,7 @@ from layerconf.core.values import MAX_INT_BITS
 
 __all__ = [
     "WAITING",
+    "Section",
     "TextGroup",
     "Texts",
     "compact_chunks",
@@ -93,6 +94,8 @@ class TextGroup(NamedTuple):
     #: The keys of the values with a text, in order, and those values.
     keys: list[str]
     current: list[Any]
+    #: The keys of the values without one, in order.
+    blank: list[str]
     #: Their texts, by key.
     texts: dict[str, str]
     #: (end of line, each of `keys` with that end): the last asked of `group_tails`.
@@ -113,11 +116,13 @@ def group_texts(keys: list[str], values: list[Any]) -> TextGroup:
         return kept[1]
     shown = scalar_texts(values)
     if all(shown):
-        plain, current = list(keys), list(values)
+        plain, current, blank = list(keys), list(values), []
     else:
         plain = list(itertools.compress(keys, shown))
         current = list(itertools.compress(values, shown))
-    group = TextGroup(shown, plain, current, dict(zip(plain, filter(None, shown), strict=True)), [])
+        blank = list(itertools.compress(keys, map(operator.not_, shown)))
+    texts = dict(zip(plain, filter(None, shown), strict=True))
+    group = TextGroup(shown, plain, current, blank, texts, [])
     if large:
         if len(_KEPT) >= _KEPT_MAX:
             _KEPT.clear()
@@ -178,10 +183,34 @@ def compact_chunks() -> Callable[[Any, int], list[str]]:
 _JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False)
 
 
+class Section:
+    """What a record's writers know of the text of one role's settings (`Texts.section`):
+    kept with those settings, by their id."""
+
+    __slots__ = ("keys", "lines", "own", "settings", "tails", "values")
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.settings = settings
+        #: The keys of `settings` in their order, once `audit` made the section (every key a
+        #: str: it makes it only then); else empty.
+        self.keys: tuple[str, ...] = ()
+        #: The JSON text of the value of each key known, by key (the fingerprint's): every
+        #: key's, once `audit` made the section.
+        self.values: dict[str, str] = {}
+        #: When the record is written: the line of each entry with a history known, by key.
+        self.lines: dict[str, str] = {}
+        #: When the record is written: the end of each key's line after its value's text (the
+        #: template's text after its value, for an entry made from one; "" for the others).
+        #: Such a line is the key's head (`key_heads`), its value's text, then this.
+        self.tails: dict[str, str] = {}
+        #: When the record is written: the keys whose entries are not made from a template, in
+        #: the settings' order (their lines are known in `lines`, or encoded).
+        self.own: list[str] = []
+
+
 class Texts:
-    """The value texts known of each role's settings, and (`lines`) the lines of its entries
-    with a history and the ends of the lines of those made from a template (`tails`), when
-    the record is written; by the settings' id (the settings kept with them).
+    """What is known of the text of each role's settings (`section`), and whether the lines
+    of its entries are worked out too (`lines`: when the record is written).
 
     `deferred` (when writing: the file needs the lines, not the entries) lets the entries
     whose line is known without them wait (those made from a template, and those with a
@@ -191,15 +220,13 @@ class Texts:
     (signing, scrubbing, encoding an entry anew) makes them first."""
 
     def __init__(self, *, lines: bool = False, deferred: bool = False) -> None:
-        self.values: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
-        self.lines: dict[int, tuple[Mapping[str, Any], dict[str, str]]] | None = (
-            {} if lines else None
-        )
+        #: Each role's `Section`, by the id of its settings (kept in it).
+        self.sections: dict[int, Section] = {}
+        #: Whether the lines are worked out (scrubbing, which makes new entries, turns it off).
+        self.lines = lines
         #: `compact` of a value, by an encoder made for this record (`compact` makes one
         #: per call): the same text, character for character.
         self.compact = compact_encoder()
-        #: The ends of the lines of the entries made from a template (`settings_tails`).
-        self.tails: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
         #: What makes the entries still to make, each in its place in its settings, or None
         #: when entries are made at once.
         self.deferred: list[Callable[[], None]] | None = [] if lines and deferred else None
@@ -210,19 +237,12 @@ class Texts:
         for make in waiting:
             make()
 
-    def settings(self, settings: Mapping[str, Any]) -> dict[str, str]:
-        """The value texts known of `settings` (a role's), to add to."""
-        return _known(self.values, settings)
-
-    def settings_lines(self, settings: Mapping[str, Any]) -> dict[str, str] | None:
-        """The lines known of `settings` (a role's), to add to; None when not writing."""
-        return None if self.lines is None else _known(self.lines, settings)
-
-    def settings_tails(self, settings: Mapping[str, Any]) -> dict[str, str]:
-        """The text that ends the line of each key of `settings` (a role's) whose entry is
-        made from a template: the template's text after its value, to add to. Such a line
-        is the key's head (`key_heads`), its value's text (`settings`), then this."""
-        return _known(self.tails, settings)
+    def section(self, settings: Mapping[str, Any]) -> Section:
+        """What is known of `settings` (a role's), to add to."""
+        known = self.sections.get(id(settings))
+        if known is None or known.settings is not settings:
+            known = self.sections[id(settings)] = Section(settings)
+        return known
 
     def history_line(
         self, key: str, secret: bool, value: Any, plain: Plain, entry: Mapping[str, Any]
@@ -260,16 +280,6 @@ def known_history(key: str, secret: bool, value: Any, plain: Plain) -> tuple[str
 _HISTORIES: dict[str, tuple[Any, Plain, str, str]] = {}
 _HISTORIES_MAX = 2048
 _HISTORY_CHARS = 1024
-
-
-def _known(
-    table: dict[int, tuple[Mapping[str, Any], dict[str, str]]], settings: Mapping[str, Any]
-) -> dict[str, str]:
-    """The texts `table` holds of `settings`, by its id (kept with them, so the id is theirs)."""
-    known = table.get(id(settings))
-    if known is None or known[0] is not settings:
-        known = table[id(settings)] = (settings, {})
-    return known[1]
 
 
 def _same_answer(known: Plain, plain: Plain) -> bool:
