@@ -521,7 +521,7 @@ class TestSecretsInTheWalk:
 
 
 class TestEntriesWithAHistory:
-    """The entries of keys set over other values (`record._history_entries`): those of plain
+    """The entries of keys set over other values (`bulk.history_entries`): those of plain
     scalars made in one loop, the others (a secret's, a URL's with a password, an enum, a key
     set three times) one by one: the record and the file are byte for byte explain's way's."""
 

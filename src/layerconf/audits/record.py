@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from layerconf.audits.bulk import alike_entries
+from layerconf.audits.bulk import alike_entries, history_entries, plain_entry
 from layerconf.audits.codec import (
     FORMAT,
     Decoder,
@@ -40,10 +40,10 @@ from layerconf.audits.fingerprint import entry_texts
 from layerconf.audits.fingerprint import fingerprint as _fingerprint
 from layerconf.audits.scrubbed import first_marker, given_matches, scrub_record
 from layerconf.audits.signing import Key, check_signature, key_bytes
-from layerconf.audits.texts import WAITING, Section, Texts, known_history, scalar_texts
+from layerconf.audits.texts import Texts
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
-from layerconf.core.explain import Plain, lone_settings, plain_groups, unscrubbed, values_at
+from layerconf.core.explain import Plain, lone_settings, plain_groups, unscrubbed
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
     Layer,
@@ -214,7 +214,7 @@ def _role_section(
     rest = others
     if known is not None:
         known.keys, shown = names, known.values
-        _history_entries(encoder, texts, settings, known, histories, values, secret_keys)
+        history_entries(encoder, texts, settings, known, histories, values, secret_keys)
         rest = list(itertools.filterfalse(histories.__contains__, others))
         # the lists and dicts one layer alone set: explain's answer, from that layer
         plain.update(
@@ -226,7 +226,7 @@ def _role_section(
         found = plain.get(key)
         secret = key in secret_keys
         if found is not None:
-            settings[key] = _plain_entry(encoder, secret, value, found)
+            settings[key] = plain_entry(encoder, secret, value, found)
         else:
             explained = None if provenance is None else unscrubbed(namespace, key, values)
             settings[str(key)] = _entry(encoder, secret, value, explained)
@@ -249,78 +249,6 @@ def _role_section(
     if provenance is not None:
         section.update(_recorded(provenance, encoder))
     return section
-
-
-def _history_entries(
-    encoder: Encoder,
-    texts: Texts,
-    settings: dict[str, Any],
-    known: Section,
-    histories: Mapping[str, Plain],
-    values: Mapping[str, Any],
-    secret_keys: frozenset[Any],
-) -> None:
-    """Put in `settings` the entry of each key of `histories` (the walk's answers of the
-    keys set over other values: a command line's over the defaults). When writing, each
-    with its line (`_history_lines`). Else an entry of plain scalars, not a secret's (its
-    value and the one value it shadowed both have a text, `scalar_texts`: nothing to encode
-    or look at; the common case) is made in this loop, the values as they are, and its
-    value's text goes to `known`; any other by `_plain_entry`."""
-    keys = list(histories)
-    answers = list(histories.values())
-    current = values_at(values, keys)
-    if texts.lines:
-        _history_lines(encoder, texts, settings, known, keys, answers, current, secret_keys)
-        return
-    now = scalar_texts(current)
-    shadowed = scalar_texts([_one_shadowed(answer) for answer in answers])
-    origin = encoder.origin
-    shown = known.values
-    for key, value, found, text, before in zip(keys, current, answers, now, shadowed, strict=True):
-        if text and before and key not in secret_keys:
-            then, where = found.shadowed[0]
-            entry = settings[key] = {"value": value, **origin(found.origin)}
-            entry["history"] = [{"value": then, **origin(where), "reason": _OVERRIDDEN}]
-            shown[key] = text
-        else:
-            settings[key] = _plain_entry(encoder, key in secret_keys, value, found)
-
-
-def _one_shadowed(plain: Plain) -> Any:
-    """The value `plain` shadowed, when it shadowed one (else a value without a text)."""
-    return plain.shadowed[0][0] if len(plain.shadowed) == 1 else _NO_TEXT
-
-
-#: A value `scalar_texts` gives no text.
-_NO_TEXT = object()
-
-
-def _history_lines(
-    encoder: Encoder,
-    texts: Texts,
-    settings: dict[str, Any],
-    known: Section,
-    keys: list[str],
-    answers: list[Plain],
-    current: list[Any],
-    secret_keys: frozenset[Any],
-) -> None:
-    """`_history_entries` when writing: each entry with its line in `known`, made by
-    `_plain_entry` and `Texts.history_line`; an entry whose line an audit made before
-    (`known_history`) waits, with `texts.deferred`, as WAITING (its value's text to `known`)."""
-    lines = known.lines
-    for key, value, found in zip(keys, current, answers, strict=True):
-        secret = key in secret_keys
-        history = known_history(key, secret, value, found)
-        if history is not None and texts.deferred is not None:  # the entry waits too
-            settings[key] = WAITING
-            texts.deferred.append(
-                functools.partial(_make_plain, settings, key, encoder, value, found)
-            )
-            lines[key], known.values[key] = history
-            continue
-        entry = settings[key] = _plain_entry(encoder, secret, value, found)
-        lines[key] = history[0] if history else texts.history_line(key, secret, value, found, entry)
 
 
 def _recorded(provenance: Provenance, encoder: Encoder) -> dict[str, list[dict[str, Any]]]:
@@ -391,30 +319,6 @@ def _entry(encoder: Encoder, secret: bool, value: Any, setting: Setting | None) 
         omit=_CONTAINED,
         origin=encoder.origin,
     )
-
-
-def _plain_entry(encoder: Encoder, secret: bool, value: Any, plain: Plain) -> dict[str, Any]:
-    """`_entry` of the `Setting` that `plain` stands for, without making it: the same fields
-    in the same order (the tests compare both ways over whole records)."""
-    encode = encoder.redacted if secret else encoder.value
-    entry = {"value": encode(value), **encoder.origin(plain.origin)}
-    if plain.shadowed:
-        history = entry["history"] = []
-        for shadowed, origin in plain.shadowed:  # (a loop: a comprehension is a call)
-            history.append(
-                {"value": encode(shadowed), **encoder.origin(origin), "reason": _OVERRIDDEN}
-            )
-    return entry
-
-
-def _make_plain(
-    settings: dict[str, Any], key: str, encoder: Encoder, value: Any, plain: Plain
-) -> None:
-    """Put the entry of `key` (not a secret's) in `settings`: `_plain_entry`, made late."""
-    settings[key] = _plain_entry(encoder, False, value, plain)
-
-
-_OVERRIDDEN = Reason.OVERRIDDEN.value
 
 
 def _leaf_paths(tree: dict[str, Any], prefix: Path, is_secret: Any) -> Iterator[Path]:
