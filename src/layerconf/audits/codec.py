@@ -116,28 +116,26 @@ def canonical_encoder() -> Callable[[Any], str]:
     """A function giving what `canonical` gives, cheaper a call: it makes the C encoder that
     `json.JSONEncoder.encode` makes (a new one a value: its cycle check keeps state, left
     behind by an error), without that method's Python frames."""
-    if c_chunks(_CANONICAL_OPTIONS) is None:  # a Python without the json module's C part
-        return canonical
-    return lambda value: "".join(c_chunks(_CANONICAL_OPTIONS)(value, 0))  # type: ignore[misc]
+    return lambda value: "".join(canonical_chunks()(value, 0))
 
 
 def canonical_chunks() -> Callable[[Any, int], list[str]]:
     """`canonical`'s own C encoder, made for the caller alone: ``encode(value, 0)`` gives the
     text's chunks, value after value, until one fails (its cycle check keeps the state an
     error leaves: `canonical_encoder` makes one a value)."""
-    encode = c_chunks(_CANONICAL_OPTIONS)
-    if encode is None:  # a Python without the json module's C part
-        return lambda value, _: [canonical(value)]
-    return encode
+    return c_chunks(_CANONICAL_OPTIONS, canonical)
 
 
-def c_chunks(options: json.JSONEncoder) -> Callable[[Any, int], list[str]] | None:
+def c_chunks(
+    options: json.JSONEncoder, text: Callable[[Any], str]
+) -> Callable[[Any, int], list[str]]:
     """The C encoder of `options` (an ASCII-only encoder, no indent), as its ``encode`` makes
     it, for the caller alone (its cycle check keeps state while it runs): ``encode(value, 0)``
-    gives the text's chunks. None on a Python without the json module's C part."""
+    gives the text's chunks. On a Python without the json module's C part, the one chunk
+    `text` (the text of the same options) gives."""
     make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
     if make is None:
-        return None
+        return lambda value, _: [text(value)]
     encode: Callable[[Any, int], list[str]] = make(
         {},
         options.default,

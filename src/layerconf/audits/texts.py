@@ -173,10 +173,7 @@ def compact_encoder() -> Callable[[Any], str]:
 def compact_chunks() -> Callable[[Any, int], list[str]]:
     """`compact`'s own JSON encoder (its checks: cycles, NaN, types; its separators), made for
     the caller alone: ``encode(value, 0)`` gives the text's chunks."""
-    encode = c_chunks(_JSON)
-    if encode is None:  # a Python without the json module's C part
-        return lambda value, _: [compact(value)]
-    return encode
+    return c_chunks(_JSON, compact)
 
 
 #: The options `compact` encodes with (its `default` refuses a value JSON cannot hold).

@@ -45,7 +45,7 @@ __all__ = ["read_simple"]
 # reads as an indicator ('#', ',', '[', '&', '!', '*', '|', '>', '"', "'", '%', '@', '`'...).
 _KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _WORD_CHARACTERS = _KEY_CHARACTERS | frozenset("/~+:")
-_DIGITS = frozenset("0123456789.")
+_NUMBER_START = frozenset("0123456789.")  # (what may follow a plain word's leading '-')
 _READ_AS = frozenset(_SCALARS) - {"tag:yaml.org,2002:binary", "tag:yaml.org,2002:timestamp"}
 
 
@@ -141,9 +141,9 @@ def _scalar_text(text: str) -> str | None:
         scalar = text.split(" ", 1)[0]
         if not (
             _WORD_CHARACTERS.issuperset(scalar)
+            and first != ":"
             and scalar[-1] != ":"
-            and ":" not in scalar[:1]
-            and (first != "-" or scalar[1:2] in _DIGITS)  # ('-1', '-.5')
+            and (first != "-" or scalar[1:2] in _NUMBER_START)  # ('-1', '-.5')
         ):
             return None
     rest = text[len(scalar) :]
