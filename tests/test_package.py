@@ -85,6 +85,30 @@ class TestLazyLoading:
         }
         assert sorted(unused.intersection(loaded)) == []
 
+    def test_deepmerge_loads_for_nested_merges_only(self, tmp_path: Path) -> None:
+        """deepmerge is imported by the first merge of two containers, not before: a role
+        file of plain values never needs it; two mappings merged load it and merge as they
+        always did."""
+        role_file = tmp_path / "ppo.yaml"
+        role_file.write_text("megatron:\n  - role: critic\n    overrides: {lr: 1e-5}\n")
+        code = (
+            "import argparse, sys, layerconf\n"
+            "parser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--megatron-config-path')\n"
+            "parser.add_argument('--lr', type=float, default=1e-3)\n"
+            "roles = layerconf.resolve_roles(parser, sys.argv[1:])\n"
+            "print(roles['critic'].lr, 'deepmerge' in sys.modules)\n"
+            "layers = [layerconf.Layer.from_mapping(name, {'data': {name: 1}}) for name in 'ab']\n"
+            "print(layerconf.LayerStack(layers).resolve().data, 'deepmerge' in sys.modules)\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code, "--megatron-config-path", str(role_file)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert out == "1e-05 False\n{'a': 1, 'b': 1} True\n"
+
     def test_the_benchmark_imports_what_a_first_resolution_imports(self) -> None:
         """benchmarks/run.py times ``FIRST_RESOLUTION_IMPORTS`` as what a process that resolves
         roles imports: the layerconf modules it loads are exactly those that ``import

@@ -10,7 +10,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from layerconf import Layer, LayerStack, Reason, explain
-from layerconf.core.merge import _chain, _PolicyMerger, atomic_contributions, merge_layers, trace
+from layerconf.core._policy_merger import PolicyMerger
+from layerconf.core.merge import _chain, atomic_contributions, merge_layers, trace
 from layerconf.core.records import Layer as LayerRecord
 from layerconf.core.records import join_path
 from layerconf.core.values import ATOMIC_TYPES, copy_value, same_value
@@ -135,7 +136,7 @@ def eager_merge(layers: list[LayerRecord], policies: dict[tuple[str, ...], Any])
     """The merge as it was written before it was made lazy: every layer's containers copied
     and merged into the result in turn (the reference `merge_layers` must equal)."""
     result: dict[str, Any] = {}
-    merger = _PolicyMerger(policies)
+    merger = PolicyMerger(policies)
     for layer in layers:
         earlier = {key: result[key] for key in layer.mutable_keys if key in result}
         result.update(layer.values)
@@ -156,7 +157,7 @@ def update_merge(layers: list[LayerRecord], policies: dict[tuple[str, ...], Any]
     for layer in layers:
         result.update(layer.values)
         candidates.update(layer.mutable_keys)
-    merger = _PolicyMerger(policies)
+    merger = PolicyMerger(policies)
     for key in candidates:
         if type(result[key]) in ATOMIC_TYPES:
             continue

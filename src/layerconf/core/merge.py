@@ -1,14 +1,15 @@
 """Merging layers into one mapping, and tracing which layers a merged path came from.
 
-The merge semantics are defined once, by `_merges_into`: whether an earlier value lives on
+The merge semantics are defined once, by `merges_into`: whether an earlier value lives on
 inside a later one under the path's policy (mappings merge unless ``replace``, lists are
 concatenated under ``append``, anything else is replaced). `merge_layers` asks it in its
 deepmerge strategies, which then merge with deepmerge's own (``merge`` for dicts, ``append``
 for lists) or keep the later value; `trace` asks it of each layer's value and the next one's.
 
-This is the only module that knows deepmerge. deepmerge merges nested containers; the flat
-top level (almost every key of a real configuration) is merged with plain dict operations,
-which is what keeps a 1,000-key resolution cheap.
+deepmerge merges nested containers, in `layerconf.core._policy_merger` (the only module that
+knows it, imported on the first such merge); the flat top level (almost every key of a real
+configuration) is merged with plain dict operations, which is what keeps a 1,000-key
+resolution cheap.
 
 deepmerge mutates its base in place and assigns keys new to the base without calling any
 strategy, so both sides are always private copies (`copy_value`) before they reach it.
@@ -21,14 +22,13 @@ which layers held it and why each lost. The property tests check that `trace` an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple
-
-from deepmerge import Merger
-from deepmerge.strategy.dict import DictStrategies
-from deepmerge.strategy.list import ListStrategies
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from layerconf.core.records import Layer, Path, Reason
 from layerconf.core.values import ATOMIC_TYPES, copy_value
+
+if TYPE_CHECKING:
+    from layerconf.core._policy_merger import PolicyMerger
 
 __all__ = [
     "POLICIES",
@@ -37,6 +37,7 @@ __all__ = [
     "Trace",
     "atomic_contributions",
     "merge_layers",
+    "merges_into",
     "trace",
 ]
 
@@ -50,7 +51,7 @@ POLICIES: tuple[Policy, ...] = ("merge", "replace", "append")
 _A_MAPPING: dict[str, Any] = {}
 
 
-def _merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
+def merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
     """Whether `earlier` lives on inside `later` when merged under `policy`: the semantics.
 
     Both are plain dicts and `policy` is not ``replace``, or both are plain lists under
@@ -62,30 +63,6 @@ def _merges_into(earlier: Any, later: Any, policy: Policy | None) -> bool:
     return type(earlier) is list and type(later) is list and policy == "append"
 
 
-class _PolicyMerger(Merger):
-    """A deepmerge Merger that merges where `_merges_into` says so, with deepmerge's strategies."""
-
-    def __init__(self, policies: Mapping[Path, Policy]) -> None:
-        self._policies = policies
-        super().__init__(
-            [(dict, [self._merge_dicts]), (list, [self._merge_lists])],
-            ["override"],
-            ["override"],
-        )
-
-    def _merge_dicts(
-        self, merger: Merger, path: list[str], base: dict[Any, Any], nxt: dict[Any, Any]
-    ) -> Any:
-        if _merges_into(base, nxt, self._policies.get(tuple(path))):
-            return DictStrategies.strategy_merge(merger, path, base, nxt)
-        return nxt
-
-    def _merge_lists(self, merger: Merger, path: list[str], base: list[Any], nxt: list[Any]) -> Any:
-        if _merges_into(base, nxt, self._policies.get(tuple(path))):
-            return ListStrategies.strategy_append(merger, path, base, nxt)
-        return nxt
-
-
 def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> dict[str, Any]:
     """Merge `layers` in order (later wins) into a new dict sharing nothing mutable with them.
 
@@ -95,7 +72,7 @@ def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> di
     stack of many layers that each set every key, only the first and the last are updated
     in, instead of pulling every layer's values through the caches once more. Only a key
     whose final value is a container (`Layer.mutable_keys`) needs more: its own copy, merged
-    with the earlier layers' values where `_merges_into` says so (`_chain` walks every layer,
+    with the earlier layers' values where `merges_into` says so (`_chain` walks every layer,
     skipped ones included). Nothing is copied or merged for a value a later layer replaces,
     so the work per layer is C-level dict work, whatever the containers of the layers a
     later one overrides.
@@ -125,7 +102,7 @@ def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> di
     result.update(last.values)
     if not candidates:
         return result
-    merger: _PolicyMerger | None = None
+    merger: PolicyMerger | None = None
     atomic = ATOMIC_TYPES
     for key in candidates:
         value = result[key]
@@ -144,7 +121,10 @@ def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> di
             continue  # a later layer set an immutable value (a tuple of numbers...)
         value = copy_value(chain[0])
         for later in chain[1:]:
-            merger = merger or _PolicyMerger(policies)
+            if merger is None:
+                from layerconf.core._policy_merger import PolicyMerger
+
+                merger = PolicyMerger(policies)
             value = merger.value_strategy([key], value, copy_value(later))
         result[key] = value
     return result
@@ -152,7 +132,7 @@ def merge_layers(layers: Sequence[Layer], policies: Mapping[Path, Policy]) -> di
 
 def _chain(layers: Sequence[Layer], key: str, policy: Policy | None) -> list[Any] | None:
     """The values of `key` that make its merged value, oldest first: the last layer's, and
-    before it each earlier value that lives on in the next one (`_merges_into`); None when
+    before it each earlier value that lives on in the next one (`merges_into`); None when
     the last layer's value is immutable and so is shared as it is.
 
     A merged value has the type of the later value, so whether the merge so far lives on in
@@ -168,7 +148,7 @@ def _chain(layers: Sequence[Layer], key: str, policy: Policy | None) -> list[Any
         if not chain:
             if key not in layer.mutable_keys:
                 return None
-        elif not _merges_into(value, chain[-1], policy):
+        elif not merges_into(value, chain[-1], policy):
             break
         chain.append(value)
     chain.reverse()
@@ -193,7 +173,7 @@ def trace(
     policies: Mapping[Path, Policy],
     path: Path,
 ) -> Trace:
-    """Which layers set `path`, in order: `merge_layers`'s semantics (`_merges_into`) traced.
+    """Which layers set `path`, in order: `merge_layers`'s semantics (`merges_into`) traced.
 
     A layer that replaces an ancestor of `path` (with a non-mapping, or under a ``replace``
     policy) overrides everything before it at `path`, even where it does not hold `path`.
@@ -216,7 +196,7 @@ def trace(
                 node = node[part]
                 if depth == len(path) - 1:
                     held = True
-                elif not _merges_into(_A_MAPPING, node, policies.get(path[: depth + 1])):
+                elif not merges_into(_A_MAPPING, node, policies.get(path[: depth + 1])):
                     wiped = True  # it replaces the mappings before it on the way to `path`
             if held or wiped:
                 entries.append((index, node if held else None, held, wiped))
@@ -229,7 +209,7 @@ def trace(
             contributions.append(Contribution(index, value, None))
             continue
         _, later, later_held, later_wipes = entries[position + 1]
-        merged = later_held and not later_wipes and _merges_into(value, later, policy)
+        merged = later_held and not later_wipes and merges_into(value, later, policy)
         contributions.append(
             Contribution(index, value, Reason.MERGED if merged else Reason.OVERRIDDEN)
         )
@@ -246,7 +226,7 @@ def atomic_contributions(
     policies, for a top-level `key` at which every layer holding it holds a value of an
     atomic type (`ATOMIC_TYPES`: almost every key there is); None for any other key.
 
-    No such value is a plain dict or list, so none merges into the next (`_merges_into`):
+    No such value is a plain dict or list, so none merges into the next (`merges_into`):
     each but the last is overridden. `explain` asks this first, and `trace` only for None.
     """
     found: list[tuple[int, Any, Reason | None]] = []
