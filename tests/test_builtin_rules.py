@@ -412,16 +412,17 @@ class TestRoleDefaults:
         assert args.custom_advantage_function_path is None
 
     def test_unless_overridden(self) -> None:
-        """disable_param_buffers_cpu_backup follows the critic's overrides when they set it."""
+        """disable_param_buffers_cpu_backup follows the critic's overrides when they set it,
+        call by call with one rule (its decisions are made once, which it sets is decided
+        each time)."""
+        defaults = critic_defaults()
         stack = LayerStack(
-            [*base(), role_layer({"disable_param_buffers_cpu_backup": True})],
-            rules=[critic_defaults()],
+            [*base(), role_layer({"disable_param_buffers_cpu_backup": True})], rules=[defaults]
         )
         assert stack.resolve(role="critic").disable_param_buffers_cpu_backup is True
-        plain = LayerStack([*base(), role_layer({})], rules=[critic_defaults()]).resolve(
-            role="critic"
-        )
+        plain = LayerStack([*base(), role_layer({})], rules=[defaults]).resolve(role="critic")
         assert plain.disable_param_buffers_cpu_backup is False
+        assert stack.resolve(role="critic").disable_param_buffers_cpu_backup is True
 
     def test_only_the_role_and_only_with_a_role_file(self) -> None:
         """The actor is untouched; without a role layer nothing is set."""

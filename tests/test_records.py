@@ -70,9 +70,13 @@ class TestLayer:
         "bad", [{1: 2}, {"": 1}, {("a",): 1}, {b"a": 1}, {**{f"k{i}": i for i in range(50)}, 3: 4}]
     )
     def test_top_level_keys_are_names(self, bad: dict[object, int]) -> None:
-        """Top-level keys are non-empty strings (they become attributes)."""
-        with pytest.raises(TypeError, match="non-empty strings"):
-            Layer.from_mapping("a", bad)  # type: ignore[arg-type]
+        """Top-level keys are non-empty strings (they become attributes), in a dict or any
+        other mapping."""
+        from types import MappingProxyType
+
+        for mapping in (bad, MappingProxyType(bad)):
+            with pytest.raises(TypeError, match="non-empty strings"):
+                Layer.from_mapping("a", mapping)  # type: ignore[arg-type]
 
     def test_a_string_subclass_is_a_name(self) -> None:
         """A key of a str subclass (a StrEnum member) is a string like any other."""

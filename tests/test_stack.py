@@ -9,11 +9,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from layerconf import Layer, LayerStack, Reason, explain
+from layerconf import Layer, LayerStack, Reason, RuleContext, SetValue, explain, rule
 from layerconf.core._policy_merger import PolicyMerger
 from layerconf.core.merge import _chain, atomic_contributions, merge_layers, trace
 from layerconf.core.records import Layer as LayerRecord
 from layerconf.core.records import join_path
+from layerconf.core.stack import resolve_stacks
 from layerconf.core.values import ATOMIC_TYPES, copy_value, same_value
 
 from .strategies import (
@@ -130,6 +131,25 @@ class TestMergeSemantics:
     def test_empty_stack(self) -> None:
         """No layers resolve to an empty namespace."""
         assert vars(LayerStack([]).resolve()) == {}
+
+    def test_namespaces_a_roles_rule_saw_are_not_the_results(self) -> None:
+        """A 'roles' rule sees namespaces of the values so far; what it sets afterwards, and a
+        write to a result, change only the results (each result owns its values)."""
+        seen: dict[str, Any] = {}
+
+        @rule("roles")
+        def raise_critic_lr(context: RuleContext) -> Any:
+            seen.update(context.roles)
+            yield SetValue("lr", 2.0, role="critic")
+
+        stacks = {
+            role: LayerStack([Layer.from_mapping("cli", {"lr": 1.0})], [raise_critic_lr])
+            for role in ("actor", "critic")
+        }
+        roles = resolve_stacks(stacks)
+        assert (roles["critic"].lr, seen["critic"].lr) == (2.0, 1.0)
+        roles["actor"].lr = 3.0
+        assert (seen["actor"].lr, vars(roles["critic"])) == (1.0, {"lr": 2.0})
 
 
 def eager_merge(layers: list[LayerRecord], policies: dict[tuple[str, ...], Any]) -> dict[str, Any]:

@@ -306,9 +306,14 @@ class Namespace(argparse.Namespace):
     _layerconf_log: list[tuple[Any, ...]] | _FrozenLog
 
     @classmethod
-    def _from_values(cls, values: dict[str, Any], provenance: Provenance | None) -> Namespace:
+    def _from_values(
+        cls, values: dict[str, Any], provenance: Provenance | None, *, own: bool = False
+    ) -> Namespace:
         namespace = cls.__new__(cls)
-        namespace.__dict__.update(values)
+        if own:  # the dict itself becomes the namespace's (its maker is done with it)
+            namespace.__dict__ = values
+        else:
+            namespace.__dict__.update(values)
         object.__setattr__(namespace, _SLOT, provenance)
         if provenance is not None:
             object.__setattr__(namespace, _WRITES, {})
@@ -402,14 +407,17 @@ def is_frozen(args: argparse.Namespace) -> bool:
     return type(getattr(args, _LOG, None)) is _FrozenLog
 
 
-def namespace_from(values: dict[str, Any], provenance: Provenance | None) -> Namespace:
+def namespace_from(
+    values: dict[str, Any], provenance: Provenance | None, *, own: bool = False
+) -> Namespace:
     """A `Namespace` whose attributes are the entries of `values` (the values themselves, not
-    copies), carrying `provenance`.
+    copies), carrying `provenance`; with `own`, `values` itself becomes the namespace's
+    attribute dict, which its caller must not change after (no copy of it is made).
 
     How the stack, the command-line source and audit replays make theirs: setting the
     attributes is not recorded as a runtime assignment.
     """
-    return Namespace._from_values(values, provenance)
+    return Namespace._from_values(values, provenance, own=own)
 
 
 def runtime_writes(args: argparse.Namespace, key: str) -> list[Write]:

@@ -170,11 +170,14 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
     """
     if not isinstance(values, Mapping):
         raise TypeError(f"a layer's values must be a mapping (got {type(values).__name__})")
-    private = dict(values)
+    private: dict[str, Any] = {}
     try:
-        "".join(private)  # every key a string, checked at C speed
+        # The copy is the check that every key is a string: keyword arguments are strings,
+        # which CPython knows of a dict of str keys without looking at each key again.
+        private.update(**values)
         valid = "" not in private
     except TypeError:
+        private = dict(values)
         valid = False
     if not valid:
         for key in private:

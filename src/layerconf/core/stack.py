@@ -271,8 +271,9 @@ class _Resolution:
     def explain(self, key: str) -> Setting:
         return setting_for(self.values, self.provenance(), key)
 
-    def namespace(self, notices: Sequence[Problem] = ()) -> Namespace:
-        return namespace_from(self.values, self.provenance(notices))
+    def namespace(self, notices: Sequence[Problem] = (), *, last: bool = False) -> Namespace:
+        """The namespace of the values so far; the `last` one takes the values dict itself."""
+        return namespace_from(self.values, self.provenance(notices), own=last)
 
 
 @functools.lru_cache(maxsize=256)
@@ -295,7 +296,7 @@ def _finish(
         if problem.severity == "warning":
             warnings.warn(LayerconfWarning(str(problem)), stacklevel=_caller_level())
     return {
-        role: resolution.namespace([*resolution.problems, *shared])
+        role: resolution.namespace([*resolution.problems, *shared], last=True)
         for role, resolution in resolutions.items()
     }
 

@@ -48,6 +48,10 @@ class RoleDefaults:
     note: str = "the preset always runs this role with this value"
     name: str = "role-defaults"
     stage: Literal["resolved"] = "resolved"
+    #: The rule's decisions, one per value, made on its first call (immutable records).
+    _decisions: tuple[SetValue, ...] | None = attrs.field(
+        default=None, init=False, eq=False, repr=False
+    )
 
     def __call__(self, context: RuleContext) -> Iterator[Decision]:
         if context.role != self.role:
@@ -56,7 +60,13 @@ class RoleDefaults:
         if layer is None and self.only_with_layer:
             return
         overridden = layer.values if layer is not None else {}
-        for key, value in self.values.items():
-            if key in self.unless_overridden and key in overridden:
+        decisions = self._decisions
+        if decisions is None:  # (threads racing here make equal tuples)
+            decisions = tuple(
+                SetValue(key, value, note=self.note) for key, value in self.values.items()
+            )
+            object.__setattr__(self, "_decisions", decisions)
+        for decision in decisions:
+            if decision.key in self.unless_overridden and decision.key in overridden:
                 continue
-            yield SetValue(key, value, note=self.note)
+            yield decision
