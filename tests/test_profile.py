@@ -653,7 +653,7 @@ def _slow_build(spec: Any) -> argparse.ArgumentParser:
 def _spec_with(rows: list[tuple[Any, ...]]) -> Any:
     """The bundled profile's spec with `rows` for actions (rows as `loader._spec` decodes them)."""
     spec = loader._spec("megatron_slime")
-    return loader._Spec(spec.parser, spec.groups, rows, spec.types, spec.secret_candidates)
+    return loader._Spec(spec.parser, spec.groups, rows, spec.types, spec.secrets)
 
 
 def _row(kind: int, *strings: str, dest: str = "x") -> tuple[Any, ...]:

@@ -766,14 +766,18 @@ class TestShippedSecretOptions:
         data = json.loads(loader._read_data("megatron_slime"))
         parser = layerconf.load_profile()
         table = parser._option_string_actions
-        assert data["secrets"]["candidates"] == module.secret_candidates(table, SECRETS)
+        candidates = module.secret_candidates(table, SECRETS)
+        assert data["secrets"]["candidates"] == candidates
+        named = [o for o in candidates if module._secret_named(table[o], SECRETS)]
+        assert data["secrets"]["named"] == named == ["--wandb-key"]
         assert data["secrets"]["names"] == sorted(SECRETS.names)
         assert data["secrets"]["suffixes"] == list(SECRETS.suffixes)
         assert module._secret_options(table, SECRETS) == self.scanned(parser) == ["--wandb-key"]
 
     def test_seeded_when_built(self) -> None:
         """The profile's parsers are not scanned: the shipped candidates are kept, with the
-        option strings and dests they hold for, and no parser."""
+        option strings and dests they hold for and the policy's answer for each, and no
+        parser."""
         import gc
         import weakref
 
@@ -785,7 +789,11 @@ class TestShippedSecretOptions:
         ((policy, candidates),) = module._SEEDS
         assert policy == SECRETS
         assert "--wandb-key" in candidates
-        assert module._seeded(table, SECRETS) == candidates
+        seeded = module._seeded(table, SECRETS)
+        assert seeded is not None
+        assert seeded[0] == candidates
+        assert seeded[1]["--wandb-key"] == (("--wandb-key",), True)
+        assert not any(named for option, (_, named) in seeded[1].items() if option != "--wandb-key")
         assert module._seeded(table, SECRETS.extend(names=["x"])) is None
         alive = weakref.ref(parser)
         del parser, table
@@ -802,12 +810,26 @@ class TestShippedSecretOptions:
             ),
             lambda p: setattr(p._option_string_actions["--wandb-key"], "nargs", 2),
             lambda p: setattr(p._option_string_actions["--wandb-key"], "dest", "wandb_group2"),
+            lambda p: setattr(p._option_string_actions["--wandb-key"], "nargs", 0),
+            lambda p: p._option_string_actions["--fim-pad-token"].option_strings.append(
+                "--fim-api-key"
+            ),
+            lambda p: p._option_string_actions["--wandb-key"].option_strings.clear(),
         ],
-        ids=["dest", "added", "renamed", "nargs", "no-longer-secret"],
+        ids=[
+            "dest",
+            "added",
+            "renamed",
+            "nargs",
+            "no-longer-secret",
+            "a-flag-now",
+            "candidate-named-now",
+            "candidate-flags-changed",
+        ],
     )
     def test_changed_parser_is_scanned(self, change: Callable[[Any], Any]) -> None:
-        """A parser changed after it was built (a dest, an option added or renamed, nargs)
-        gets the list the scan makes of it as it is now."""
+        """A parser changed after it was built (a dest, an option added or renamed, nargs, a
+        candidate's option strings) gets the list the scan makes of it as it is now."""
         from layerconf.core import _secret_flags as module
 
         parser = layerconf.load_profile()

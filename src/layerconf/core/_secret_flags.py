@@ -2,7 +2,8 @@
 
 Private to `layerconf.core.secrets`. The list of a parser's secret flags is kept per table of
 options (shared by a parser's copies) and policy; a bundled profile ships the candidates of its
-scan (`seed_secret_options`), so that the parsers it builds are not scanned in each process.
+scan and which of them the policy names a secret's (`seed_secret_options`), so that the parsers
+it builds are not scanned in each process, nor the policy asked about each candidate.
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ if TYPE_CHECKING:
 __all__ = ["has_seed", "secret_candidates", "seed_secret_options"]
 
 
-def _takes(action: argparse.Action, policy: SecretPolicy) -> int:
-    """How many tokens after a flag of `action` are secret values (0: it is no secret)."""
-    if not (policy.is_secret(action.dest) or any(map(policy.is_secret, action.option_strings))):
+def _takes(action: argparse.Action, policy: SecretPolicy, named: bool | None = None) -> int:
+    """How many tokens after a flag of `action` are secret values (0: it is no secret).
+
+    `named`: whether `policy` names the action's dest or one of its option strings a secret's
+    (`_secret_named`), when that is known already.
+    """
+    if not (_secret_named(action, policy) if named is None else named):
         return 0
     nargs = action.nargs
     if nargs == 0:
@@ -29,6 +34,11 @@ def _takes(action: argparse.Action, policy: SecretPolicy) -> int:
     if isinstance(nargs, int):
         return nargs
     return 1 if nargs in (None, "?") else 1 << 30  # '*', '+', remainder: all that follow
+
+
+def _secret_named(action: argparse.Action, policy: SecretPolicy) -> bool:
+    """Whether `policy` names the dest of `action`, or one of its option strings, a secret's."""
+    return policy.is_secret(action.dest) or any(map(policy.is_secret, action.option_strings))
 
 
 def _may_be_secret(
@@ -74,10 +84,13 @@ _SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]
 #: command line's origins, `sources._argv_recorder`).
 _TABLES_KEPT = 8
 # Candidates shipped with a profile, per (policy, candidates): the option strings and dests of
-# the table they were taken of. Any table with exactly those option strings and dests (each
-# parser the profile builds, unless changed since) has those candidates: its scan is skipped.
-# Only strings are kept, never a parser.
-_SEEDS: dict[tuple[SecretPolicy, tuple[str, ...]], tuple[list[str], list[str]]] = {}
+# the table they were taken of, and for each candidate whether the policy names it a secret's
+# (`_secret_named`), with the option strings that answer holds for. Any table with exactly those
+# option strings and dests (each parser the profile builds, unless changed since) has those
+# candidates: its scan is skipped, and so is the policy's answer for each candidate whose
+# option strings are still those. Only strings are kept, never a parser.
+_Answers = dict[str, tuple[tuple[str, ...], bool]]
+_SEEDS: dict[tuple[SecretPolicy, tuple[str, ...]], tuple[list[str], list[str], _Answers]] = {}
 
 _DEST = operator.attrgetter("dest")
 _OPTION_STRINGS = operator.attrgetter("option_strings")
@@ -93,10 +106,14 @@ def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy
     cached = _SECRET_OPTIONS.get(id(actions))
     if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
         return cached[3]
-    candidates = _seeded(actions, policy)
-    if candidates is None:
-        candidates = secret_candidates(actions, policy)
-    secret = [option for option in candidates if _takes(actions[option], policy)]
+    seeded = _seeded(actions, policy)
+    if seeded is None:
+        secret = [o for o in secret_candidates(actions, policy) if _takes(actions[o], policy)]
+    else:
+        candidates, answers = seeded
+        secret = [
+            o for o in candidates if _takes(actions[o], policy, _named(actions[o], answers[o]))
+        ]
     if len(_SECRET_OPTIONS) >= _TABLES_KEPT:
         _SECRET_OPTIONS.clear()
     # (the table itself is kept, so that its id is not reused by another one)
@@ -104,17 +121,27 @@ def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy
     return secret
 
 
-def _seeded(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> Sequence[str] | None:
-    """The shipped candidates of a table with the option strings and dests of `actions`."""
+def _seeded(
+    actions: Mapping[str, argparse.Action], policy: SecretPolicy
+) -> tuple[tuple[str, ...], _Answers] | None:
+    """The shipped candidates of a table with the option strings and dests of `actions`, and
+    the policy's answer for each (see `_SEEDS`)."""
     options: list[str] | None = None
-    for (seed_policy, candidates), (seed_options, dests) in list(_SEEDS.items()):
+    for (seed_policy, candidates), (seed_options, dests, answers) in list(_SEEDS.items()):
         if seed_policy != policy or len(seed_options) != len(actions):
             continue
         if options is None:
             options = list(actions)
         if options == seed_options and _dests(actions) == dests:
-            return candidates
+            return candidates, answers
     return None
+
+
+def _named(action: argparse.Action, answer: tuple[tuple[str, ...], bool]) -> bool | None:
+    """The shipped `_secret_named` of `action` (a candidate of a seeded table, whose dest is
+    the one it was shipped for) while its option strings are those it holds for, else None."""
+    strings, named = answer
+    return named if tuple(action.option_strings) == strings else None
 
 
 def has_seed(policy: SecretPolicy, candidates: tuple[str, ...]) -> bool:
@@ -123,14 +150,20 @@ def has_seed(policy: SecretPolicy, candidates: tuple[str, ...]) -> bool:
 
 
 def seed_secret_options(
-    actions: Mapping[str, argparse.Action], policy: SecretPolicy, candidates: tuple[str, ...]
+    actions: Mapping[str, argparse.Action],
+    policy: SecretPolicy,
+    candidates: tuple[str, ...],
+    named: frozenset[str],
 ) -> None:
     """Use `candidates` (`secret_candidates` of `actions` under `policy`, shipped with a
-    profile) for every table with the option strings and dests `actions` has now."""
+    profile) for every table with the option strings and dests `actions` has now, and `named`
+    (those of them that `_secret_named` answers true for) while a candidate's option strings
+    are the ones its action has now."""
     if len(_SEEDS) >= 16:
         _SEEDS.clear()
     if all(option in actions for option in candidates):
-        _SEEDS[(policy, candidates)] = (list(actions), _dests(actions))
+        answers = {o: (tuple(actions[o].option_strings), o in named) for o in candidates}
+        _SEEDS[(policy, candidates)] = (list(actions), _dests(actions), answers)
 
 
 def secret_candidates(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:

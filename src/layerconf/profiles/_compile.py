@@ -27,9 +27,11 @@ Data format 2, one JSON object, ASCII:
 - ``special``: the indexes of the rows that hold one of those stand-ins, in order (the loader
   decodes only these rows).
 - ``additions``: the dests this profile adds to the dumped parser.
-- ``secrets``: the default secret policy's ``names`` and ``suffixes`` and the ``candidates``
-  its scan finds among the parser's flags (`layerconf.core._secret_flags.secret_candidates`):
-  a parser built from the data is not scanned for its secret flags while the policy is that one.
+- ``secrets``: the default secret policy's ``names`` and ``suffixes``, the ``candidates`` its
+  scan finds among the parser's flags (`layerconf.core._secret_flags.secret_candidates`), and
+  those of them it ``named`` a secret's (by the dest or an option string of their action): a
+  parser built from the data is not scanned for its secret flags while the policy is that one,
+  nor is the policy asked about a candidate whose option strings are the data's.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from layerconf.core._secret_flags import secret_candidates
+from layerconf.core._secret_flags import _secret_named, secret_candidates
 from layerconf.core.secrets import SECRETS
 from layerconf.profiles import loader, megatron_slime
 
@@ -273,6 +275,7 @@ def compile_profile(spec: Mapping[str, Any], *, name: str = "megatron-slime") ->
     if expected is not None and expected != len(groups) + 1:  # + "positional arguments"
         raise ValueError(f"the dump has {expected} argument groups; the actions use {len(groups)}")
     table = reference_parser(spec)._option_string_actions
+    candidates = secret_candidates(table, SECRETS)
     return {
         "format": FORMAT,
         "profile": name,
@@ -285,7 +288,8 @@ def compile_profile(spec: Mapping[str, Any], *, name: str = "megatron-slime") ->
         "secrets": {
             "names": sorted(SECRETS.names),
             "suffixes": list(SECRETS.suffixes),
-            "candidates": secret_candidates(table, SECRETS),
+            "candidates": candidates,
+            "named": [option for option in candidates if _secret_named(table[option], SECRETS)],
         },
         "actions": rows,
     }

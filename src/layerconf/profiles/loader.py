@@ -97,11 +97,11 @@ def load_profile(name: str = "megatron-slime") -> argparse.ArgumentParser:
         raise UnknownProfileError(name, available_profiles())
     spec = _spec(module)
     parser = _build(spec)
-    candidates = spec.secret_candidates
-    if candidates is not None and not has_seed(SECRETS, candidates):
+    secrets = spec.secrets
+    if secrets is not None and not has_seed(SECRETS, secrets[0]):
         # The scan for secret flags, done when the data was compiled: used for each parser
         # with this one's option strings and dests, under the policy the data was compiled for.
-        seed_secret_options(parser._option_string_actions, SECRETS, candidates)
+        seed_secret_options(parser._option_string_actions, SECRETS, *secrets)
     return parser
 
 
@@ -112,7 +112,7 @@ class _Spec:
     instructions, on the path of every command.)
     """
 
-    __slots__ = ("groups", "parser", "plain", "rows", "secret_candidates", "types")
+    __slots__ = ("groups", "parser", "plain", "rows", "secrets", "types")
 
     def __init__(
         self,
@@ -120,7 +120,7 @@ class _Spec:
         groups: tuple[str, ...],
         rows: Sequence[Sequence[Any]],
         types: Mapping[str | None, Any],
-        secret_candidates: tuple[str, ...] | None,
+        secrets: tuple[tuple[str, ...], frozenset[str]] | None,
     ) -> None:
         self.parser = parser
         self.groups = groups
@@ -134,9 +134,10 @@ class _Spec:
         self.plain = _plain(rows)
         # The type callables by the names the rows give.
         self.types = types
-        # The default secret policy's candidate secret flags, None when the data's policy is
-        # not this layerconf's default.
-        self.secret_candidates = secret_candidates
+        # The default secret policy's candidate secret flags and those of them it names a
+        # secret's (`layerconf.core._secret_flags.seed_secret_options`), None when the data's
+        # policy is not this layerconf's default.
+        self.secrets = secrets
 
 
 class _Environment(tuple[str, str]):
@@ -320,14 +321,14 @@ def _spec(module: str) -> _Spec:
         rows[index] = _decoded(rows[index], enums)
     types = {None: None, **BUILTIN_TYPES, **types_module.TYPES}
     shipped = data.get("secrets")
-    candidates = None
+    secrets = None
     if (
         isinstance(shipped, dict)
         and shipped.get("names") == sorted(SECRETS.names)
         and shipped.get("suffixes") == list(SECRETS.suffixes)
     ):
-        candidates = tuple(shipped["candidates"])
-    return _Spec(data["parser"], tuple(data["groups"]), rows, types, candidates)
+        secrets = (tuple(shipped["candidates"]), frozenset(shipped["named"]))
+    return _Spec(data["parser"], tuple(data["groups"]), rows, types, secrets)
 
 
 def _decoded(row: Sequence[Any], enums: Mapping[str, type[enum.Enum]]) -> tuple[Any, ...]:
