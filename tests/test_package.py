@@ -166,6 +166,26 @@ class TestLazyLoading:
         modules = out.splitlines()[-1].split()
         assert modules == ["MODULES", "0", "layerconf.cli.commands.check", "False", "False"]
 
+    def test_the_console_script_runs_no_young_collection(self) -> None:
+        """The console script's process is the command's: its objects (the modules, a thousand
+        actions) are not walked by the collector every 700 of them. A `check` of the real
+        launch runs no collection at all, and its answer is the same."""
+        fixtures = Path(__file__).parent / "fixtures"
+        argv = (fixtures / "slime_ppo_argv.txt").read_text().split()
+        code = (
+            "import gc, sys\n"
+            "import _layerconf_cli\n"
+            f"sys.argv = ['layerconf', 'check', '--', *{argv!r}]\n"
+            "runs = []\n"
+            "gc.callbacks.append(lambda phase, info: runs.append(info['generation']))\n"
+            "status = _layerconf_cli.main()\n"
+            "print('RUNS', status, len(runs) // 2)\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=fixtures
+        ).stdout
+        assert out.splitlines()[-1].split() == ["RUNS", "0", "0"], out
+
     def test_every_command_is_listed_where_it_is(self) -> None:
         """The dispatch table names each command's module: a command added to a module and not
         to the table, or moved, fails here."""
