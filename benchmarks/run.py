@@ -1596,6 +1596,85 @@ def first_call_targets() -> tuple[list[Figure], str]:
     return found, meaning
 
 
+def write_targets() -> list[Figure]:
+    """A trainer's loop (Megatron writes ``args.consumed_train_samples`` every step): a
+    recorded write against a plain ``argparse.Namespace`` setattr, beside the two floors no
+    recording in Python goes under (`bench_writes.py`: a ``__setattr__`` that only calls
+    ``object.__setattr__``, and the least a write can do and still know its file:line), per
+    round; and what a million writes to one key leave in the namespace."""
+    import bench_writes
+
+    print("measuring runtime writes...")
+    plain = argparse.Namespace(**vars(bench_writes.resolved()))
+    statement = "o.consumed_train_samples = 1"
+    targets: dict[str, tuple[object, str]] = {
+        "plain": (plain, statement),
+        "floor": (bench_writes.Floor(**vars(plain)), statement),
+        "recording": (bench_writes.Recorder(**vars(plain)), statement),
+        "layerconf": (bench_writes.resolved(), statement),
+    }
+    pairs = {  # figure: (numerator, denominator) of each round's medians
+        "write": ("layerconf", "plain"),
+        "recording": ("layerconf", "recording"),
+        "floor": ("floor", "plain"),
+    }
+
+    def rounds_of(figure: str) -> Callable[[int], list[float]]:
+        numerator, denominator = pairs[figure]
+
+        def remeasure(rounds: int) -> list[float]:
+            medians = [bench_writes.interleaved(targets, 1) for _ in range(rounds)]
+            return [m[numerator] / m[denominator] for m in medians]
+
+        return remeasure
+
+    medians = [bench_writes.interleaved(targets, 1) for _ in range(PAIRED_ROUNDS)]
+    samples = {
+        figure: [m[numerator] / m[denominator] for m in medians]
+        for figure, (numerator, denominator) in pairs.items()
+    }
+    _, pickled_once = bench_writes.kept_bytes(1)
+    kept, pickled_many = bench_writes.kept_bytes(bench_writes.WRITES)
+    return [
+        Figure(
+            "a runtime write (args.x = 1, recorded with its file:line), vs a plain setattr",
+            f"<= {bench_writes.TARGET:g}x",
+            bench_writes.TARGET,
+            True,
+            _times,
+            samples["write"],
+            remeasure=rounds_of("write"),
+        ),
+        Figure(
+            "a runtime write, vs the least a write can do and still know its file:line",
+            "(reported)",
+            None,
+            True,
+            _times,
+            samples["recording"],
+        ),
+        Figure(
+            "a Python __setattr__ that only calls object.__setattr__, vs a plain setattr",
+            "(reported)",
+            None,
+            True,
+            _times,
+            samples["floor"],
+            " (the floor of any write a namespace sees in Python)",
+        ),
+        Figure(
+            f"the namespace's pickle after {bench_writes.WRITES:,} writes to one key, vs after one",
+            "<= 1.1x",
+            1.1,
+            True,
+            _times,
+            [pickled_many / pickled_once],
+            f" ({pickled_many:,} vs {pickled_once:,} bytes; {kept / 1024:.0f} KiB kept by the"
+            " writes, tracemalloc)",
+        ),
+    ]
+
+
 def print_targets(found: list[Figure], title: str) -> None:
     print(f"\n{title} (never asserted): median [95% confidence interval of the median, rounds]")
     for item in found:
@@ -2019,6 +2098,7 @@ def main(arguments: Sequence[str] | None = None) -> dict[str, Any]:
         print("measuring the targets in paired rounds...")
         first_calls, floor = first_call_targets()
         found = steady_targets(results, split, scratch) + process_figures + first_calls
+        found += write_targets()
         if settings.confirm:  # before the scaling: in the heap their first rounds ran in
             _confirm_now(found)
         for peer, reason in skipped.items():
