@@ -228,7 +228,8 @@ _PATH_TAKES = "a path (str or pathlib.Path)"
 def _valid_roles(roles: Sequence[str]) -> tuple[str, ...]:
     if isinstance(roles, str):
         raise TypeError(f"roles must be a sequence of role names, not one string ({roles!r})")
-    check_type("check_role_file", "roles", roles, Iterable, "a list of role names")
+    if type(roles) is not tuple:  # (a tuple is one: the ABC's check is skipped)
+        check_type("check_role_file", "roles", roles, Iterable, "a list of role names")
     valid = tuple(roles)
     if not valid:
         raise ValueError("roles must name at least one role")

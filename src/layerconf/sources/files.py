@@ -87,6 +87,16 @@ def read_bounded(source: str, *, limit: int = MAX_BYTES, kind: str = "file") -> 
     return data
 
 
+#: How `_read` opens a path: for reading, in binary mode (Windows), without blocking on a FIFO
+#: and without making a terminal the controlling one.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+)
+
+
 def _refuse_unreadable(mode: int) -> None:
     """Raise `UnreadableFile` for what is neither a file, a directory nor a pipe."""
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISFIFO(mode):
@@ -104,8 +114,7 @@ def _read(source: str, most: int) -> bytes:
     # descriptor, for a path that changed in between.
     _refuse_unreadable(os.stat(source).st_mode)
     # os.read, not open(): no file object to build for a file read in one or two calls.
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
-    descriptor = os.open(source, flags | getattr(os, "O_NOCTTY", 0))
+    descriptor = os.open(source, _OPEN_FLAGS)
     try:
         found = os.fstat(descriptor)
         if stat.S_ISDIR(found.st_mode):
