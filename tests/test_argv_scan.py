@@ -484,6 +484,16 @@ def test_a_deprecated_option_is_left_to_argparse() -> None:
     assert scan(parser, ["--old", "1"], known=True) is None
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 13), reason="argparse warns: Python 3.13+")
+def test_a_deprecated_attribute_is_argparse_s_own_before_3_13() -> None:
+    """Before Python 3.13 argparse ignores an action's ``deprecated`` (set by hand): the
+    scan takes such an option, as argparse parses it."""
+    parser = plain_parser()
+    parser._option_string_actions["--name"].deprecated = True  # type: ignore[attr-defined]
+    assert scan(parser, ["--name", "n"], known=True) is not None
+    assert check_against_argparse(parser, ["--name", "n"], known=True)
+
+
 def test_parse_args_fails_as_argparse_on_extras() -> None:
     assert outcome(lambda: parse_args(PLAIN, ["--lr", "1", "x"])) == outcome(
         lambda: PLAIN.parse_args(["--lr", "1", "x"])

@@ -412,6 +412,19 @@ class TestUnknownTokens:
         assert problem.message == "'+sglang-api-key <redacted>' is not an argument of this parser"
         assert "hunter2xx" not in str(caught.value)
 
+    def test_groups_are_found_in_argv_order(self) -> None:
+        """Each unknown token is looked for after the previous one; once one is not in argv
+        (read from an @file), those after it are not looked for: they follow it."""
+        from layerconf.presets.resolve import _groups
+
+        argv = ("--a", "x", "--lr", "1", "--a", "y", "--b")
+        assert _groups(argv, ["--a", "x", "--a", "y"]) == [(0, ["--a", "x"]), (4, ["--a", "y"])]
+        assert _groups(argv, ["--a", "--zz", "--b", "z"]) == [
+            (0, ["--a"]),
+            (None, ["--zz"]),
+            (None, ["--b", "z"]),
+        ]
+
 
 class TestRoleFileHints:
     """A role file's hints name the preset's own roles, never slime's."""

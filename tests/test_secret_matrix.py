@@ -689,6 +689,36 @@ class TestSecretOptionsScan:
         assert found == ["c00kie-value"]
 
 
+class TestFormsAskedOnce:
+    """`redact_argv` asks `may_show_secret` of a token only when the command line holds a
+    form that shows a secret (a URL, JSON text) or the token is shown changed: its answer is
+    the one asking every token gives."""
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["--wandb-key=s3cr3t-value", "--lr", "1"],
+            ["-ks3cr3t-value", "--lr", "[1, 2]"],
+            ["--lr", "https://user:pa55word@host/x"],
+            ["--name", '{"api_key": "s3cr3t-value"}', "--wandb-kye", "s3cr3t-value"],
+            ["--name", " [1]", "--nope=https://user:pa55word@host"],
+        ],
+    )
+    @pytest.mark.parametrize("placeholder", ["<redacted>", "https://u:p4ss@h", '{"api_key": 1}'])
+    def test_as_asking_each_token(self, argv: list[str], placeholder: str) -> None:
+        from layerconf.core.secrets import SecretPolicy, redact_argv
+
+        policy = SecretPolicy(placeholder=placeholder)
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--wandb-key", "-k")
+        parser.add_argument("--lr")
+        parser.add_argument("--name")
+        shown = redact_argv(argv, policy, parser=parser)
+        # A first token of every form: then each token is asked.
+        asked = redact_argv(["{[://", *argv], policy, parser=parser)
+        assert (asked[0][1:], asked[1]) == shown
+
+
 class TestRuleMessages:
     """A rule's message and hint never quote a secret key's value, nor its default."""
 

@@ -264,7 +264,12 @@ def redact_argv(
     if actions is not None and _taken(actions, policy) is None:
         maybe_secret = _may_be_secret(actions, argv, policy)
         _new_taken(actions, policy)
-    for token in argv:
+    # `may_show_secret` is asked of a token only if the command line holds what such a token
+    # holds (looked for in C), or the token is shown changed (``--wandb-k=<redacted>``).
+    joined = "\n".join(argv)
+    forms = "://" in joined or "{" in joined or "[" in joined
+    for given in argv:
+        token = given
         if pending and not _is_option(token, prefixes):
             found.append(token)
             redacted.append(policy.placeholder)
@@ -277,7 +282,7 @@ def redact_argv(
                     pending = _exact_takes(actions, token, policy)
             else:
                 token, pending = _option_token(token, policy, parser, found)
-        if not pending and may_show_secret(token):
+        if not pending and (forms or token is not given) and may_show_secret(token):
             token = _redact_text(token, policy, found)  # (which keeps any other token)
         redacted.append(token)
     # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.

@@ -289,10 +289,12 @@ def _groups(argv: Sequence[str], unknown: Sequence[str]) -> list[tuple[int | Non
     last: int | None = None  # where the previous unknown token is
     for token in unknown:
         index = None
-        while position < len(argv) and argv[position] != token:
-            position += 1
-        if position < len(argv):
-            index, position = position, position + 1
+        try:
+            index = argv.index(token, position)  # (in C)
+        except ValueError:
+            position = len(argv)  # (read from an @file: the tokens after it are not looked for)
+        else:
+            position = index + 1
         follows = index == last if index is None else last is not None and index == last + 1
         if token.startswith("-") or not groups or not follows:
             groups.append((index, [token]))

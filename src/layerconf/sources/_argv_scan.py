@@ -32,6 +32,7 @@ Tested against argparse on every Python by differential tests (tests/test_argv_s
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 __all__ = ["MISSING", "ONE_SETATTR", "REPORTING", "scan"]
@@ -56,6 +57,8 @@ ONE_SETATTR = frozenset(
 )
 
 _STR = {str}
+#: Whether argparse warns of a deprecated action (``deprecated=True``, Python 3.13+).
+_WARNS_DEPRECATED = sys.version_info >= (3, 13)
 
 # Names `hasattr` finds on every argparse.Namespace: argparse would not set a dest so named.
 _UNRECOGNIZED = "_unrecognized_args"  # a dest argparse moves into the extras
@@ -147,7 +150,7 @@ def _steps(
         if (
             type(action) not in ONE_SETATTR
             or action.dest == _UNRECOGNIZED
-            or getattr(action, "deprecated", False)
+            or (_WARNS_DEPRECATED and getattr(action, "deprecated", False))
             or isinstance(action.type, argparse.FileType)
         ):
             return None
