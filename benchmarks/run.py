@@ -1601,7 +1601,9 @@ def write_targets() -> list[Figure]:
     recorded write against a plain ``argparse.Namespace`` setattr, beside the two floors no
     recording in Python goes under (`bench_writes.py`: a ``__setattr__`` that only calls
     ``object.__setattr__``, and the least a write can do and still know its file:line), per
-    round; and what a million writes to one key leave in the namespace."""
+    round (the targets timed forwards, then backwards the next round); and what
+    `bench_writes.WRITES` writes to one key (a million; 10,000 with --quick) leave in the
+    namespace."""
     import bench_writes
 
     print("measuring runtime writes...")
@@ -1619,16 +1621,23 @@ def write_targets() -> list[Figure]:
         "floor": ("floor", "plain"),
     }
 
+    backwards = dict(reversed(targets.items()))
+
+    def rounds(count: int) -> list[dict[str, float]]:
+        return [
+            bench_writes.interleaved(backwards if number % 2 else targets, 1)
+            for number in range(count)
+        ]
+
     def rounds_of(figure: str) -> Callable[[int], list[float]]:
         numerator, denominator = pairs[figure]
 
-        def remeasure(rounds: int) -> list[float]:
-            medians = [bench_writes.interleaved(targets, 1) for _ in range(rounds)]
-            return [m[numerator] / m[denominator] for m in medians]
+        def remeasure(count: int) -> list[float]:
+            return [m[numerator] / m[denominator] for m in rounds(count)]
 
         return remeasure
 
-    medians = [bench_writes.interleaved(targets, 1) for _ in range(PAIRED_ROUNDS)]
+    medians = rounds(PAIRED_ROUNDS)
     samples = {
         figure: [m[numerator] / m[denominator] for m in medians]
         for figure, (numerator, denominator) in pairs.items()

@@ -12,15 +12,16 @@ GC_THRESHOLD = 50_000
 
 def main() -> int:
     """Import and run the ``layerconf`` command; 130 if interrupted on the way."""
-    import gc
-
-    # The process is the command's: it makes some 100,000 objects (its modules, the parser's
-    # thousand actions, the profile's data), almost none of them in reference cycles, and a
-    # young-generation pass every 700 new objects finds nothing to free (~6 ms of a `layerconf
-    # check`). Objects are still freed as soon as they are unused, cycles at the next pass.
-    # (Not set back on return: that would make the next new object pay a pass over them all.)
-    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     try:
+        import gc
+
+        # The process is the command's: it makes some 100,000 objects (its modules, the
+        # parser's thousand actions, the profile's data), almost none of them in reference
+        # cycles, and a young-generation pass every 700 new objects finds nothing to free (~6 ms
+        # of a `layerconf check`). Objects are still freed as soon as they are unused, cycles at
+        # the next pass. (Not set back on return: the next new object would pay a pass over
+        # them all.)
+        gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
         from layerconf.cli import main as run
 
         return run()

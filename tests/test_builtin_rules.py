@@ -25,6 +25,7 @@ from layerconf.rules import (
     DistinctAcrossRoles,
     IgnoredKeys,
     PpoScope,
+    RoleDefaults,
     TopologyGuard,
     TypeCoercion,
     UnknownKeys,
@@ -423,6 +424,21 @@ class TestRoleDefaults:
         plain = LayerStack([*base(), role_layer({})], rules=[defaults]).resolve(role="critic")
         assert plain.disable_param_buffers_cpu_backup is False
         assert stack.resolve(role="critic").disable_param_buffers_cpu_backup is True
+
+    def test_values_changed_after_a_call_are_followed(self) -> None:
+        """The rule's values are a dict its maker may still change: a value changed, added or
+        removed after a first call is what the next call sets (same key order, same decisions
+        otherwise)."""
+        defaults = RoleDefaults("critic", {"kl_coef": 0, "use_opd": False})
+        stack = LayerStack([*base(), role_layer({})], rules=[defaults])
+        assert stack.resolve(role="critic").kl_coef == 0
+        defaults.values["kl_coef"] = 0.5  # type: ignore[index]
+        defaults.values["entropy_coef"] = 0.25  # type: ignore[index]
+        del defaults.values["use_opd"]  # type: ignore[attr-defined]
+        again = stack.resolve(role="critic")
+        assert (again.kl_coef, again.entropy_coef) == (0.5, 0.25)
+        assert not hasattr(again, "use_opd")
+        assert explain(again, "entropy_coef").rule == "role-defaults"
 
     def test_only_the_role_and_only_with_a_role_file(self) -> None:
         """The actor is untouched; without a role layer nothing is set."""

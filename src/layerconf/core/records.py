@@ -173,7 +173,8 @@ def _private_values(values: Mapping[str, Any]) -> tuple[dict[str, Any], frozense
     private: dict[str, Any] = {}
     try:
         # The copy is the check that every key is a string: keyword arguments are strings,
-        # which CPython knows of a dict of str keys without looking at each key again.
+        # which CPython knows of a dict of str keys without looking at each key again (two
+        # copies in C, no pass in Python; a mapping with another key is read again below).
         private.update(**values)
         valid = "" not in private
     except TypeError:

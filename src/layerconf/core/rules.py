@@ -102,8 +102,10 @@ _ALLOWED: dict[Stage, tuple[type, ...]] = {
 class RuleContext:
     """What a rule sees: one frozen record.
 
-    `values` is the result so far (empty in the ``layers`` stage), read-only. `roles` maps each
-    role to its resolved namespace in the ``roles`` stage, and is empty before.
+    `values` is the result so far (empty in the ``layers`` stage), read-only: a view, valid
+    while the rule runs (a rule that keeps its context sees, after the resolution, the
+    namespace's own values, writes to it included). `roles` maps each role to its resolved
+    namespace in the ``roles`` stage, and is empty before.
     """
 
     __repr__ = record_repr

@@ -326,6 +326,8 @@ def _spec(module: str) -> _Spec:
         isinstance(shipped, dict)
         and shipped.get("names") == sorted(SECRETS.names)
         and shipped.get("suffixes") == list(SECRETS.suffixes)
+        and isinstance(shipped.get("candidates"), list)
+        and isinstance(shipped.get("named"), list)
     ):
         secrets = (tuple(shipped["candidates"]), frozenset(shipped["named"]))
     return _Spec(data["parser"], tuple(data["groups"]), rows, types, secrets)

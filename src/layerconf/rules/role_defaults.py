@@ -24,6 +24,14 @@ def _values(values: Mapping[str, Any]) -> Mapping[str, Any]:
     return dict(values)
 
 
+def _same_items(old: tuple[tuple[str, Any], ...], new: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether `new` holds the keys of `old`, in order, each with the very same value object
+    (compared by identity: a value's own ``==`` is neither asked nor trusted)."""
+    return len(old) == len(new) and all(
+        a[0] == b[0] and a[1] is b[1] for a, b in zip(old, new, strict=True)
+    )
+
+
 def _to_frozenset(keys: Any) -> frozenset[str]:
     return frozenset(keys)
 
@@ -48,8 +56,9 @@ class RoleDefaults:
     note: str = "the preset always runs this role with this value"
     name: str = "role-defaults"
     stage: Literal["resolved"] = "resolved"
-    #: The rule's decisions, one per value, made on its first call (immutable records).
-    _decisions: tuple[SetValue, ...] | None = attrs.field(
+    #: The rule's decisions, one per value (immutable records), and the values they were made
+    #: of: made again when `values` (a dict the caller may change) holds other items.
+    _decisions: tuple[tuple[tuple[str, Any], ...], tuple[SetValue, ...]] | None = attrs.field(
         default=None, init=False, eq=False, repr=False
     )
 
@@ -60,12 +69,13 @@ class RoleDefaults:
         if layer is None and self.only_with_layer:
             return
         overridden = layer.values if layer is not None else {}
-        decisions = self._decisions
-        if decisions is None:  # (threads racing here make equal tuples)
-            decisions = tuple(
-                SetValue(key, value, note=self.note) for key, value in self.values.items()
-            )
-            object.__setattr__(self, "_decisions", decisions)
+        items = tuple(self.values.items())
+        kept = self._decisions
+        if kept is not None and _same_items(kept[0], items):
+            decisions = kept[1]
+        else:  # (threads racing here make equal tuples)
+            decisions = tuple(SetValue(key, value, note=self.note) for key, value in items)
+            object.__setattr__(self, "_decisions", (items, decisions))
         for decision in decisions:
             if decision.key in self.unless_overridden and decision.key in overridden:
                 continue
