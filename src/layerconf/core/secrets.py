@@ -264,10 +264,7 @@ def redact_argv(
     if actions is not None and _taken(actions, policy) is None:
         maybe_secret = _may_be_secret(actions, argv, policy)
         _new_taken(actions, policy)
-    # `may_show_secret` is asked of a token only if the command line holds what such a token
-    # holds (looked for in C), or the token is shown changed (``--wandb-k=<redacted>``).
-    joined = "\n".join(argv)
-    forms = "://" in joined or "{" in joined or "[" in joined
+    forms = _may_hold_a_form("\n".join(argv))  # else only a token shown changed is asked
     for given in argv:
         token = given
         if pending and not _is_option(token, prefixes):
@@ -328,6 +325,11 @@ def may_show_secret(text: str) -> bool:
     values of secret keys), whitespace before it allowed as ``json.loads`` allows it. A text
     for which this is false shows none: it is written as it is, never searched."""
     return "://" in text or text.lstrip()[:1] in ("{", "[")
+
+
+def _may_hold_a_form(texts: str) -> bool:
+    """Whether a text joined in `texts` may pass `may_show_secret` (its marks, found in C)."""
+    return "://" in texts or "{" in texts or "[" in texts
 
 
 def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
