@@ -10,7 +10,6 @@ variable inside a mapping value (``HF_TOKEN``) or the last part of a dotted path
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +18,14 @@ import attrs
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
 from layerconf.core._secret_flags import _TABLES_KEPT, _may_be_secret, _near_secret, _takes
 from layerconf.core._secret_flags import _secret_options as _secret_options
+from layerconf.core._secret_text import (
+    _may_hold_a_form,
+    may_show_secret,
+    secret_texts,
+    url_passwords,
+)
+from layerconf.core._secret_text import _redact_text as _redact_text
 from layerconf.core.lazy import LazyPattern, record_repr
-from layerconf.core.values import MAX_INT_BITS
 
 if TYPE_CHECKING:
     import argparse
@@ -214,27 +219,6 @@ def redact(key: str, value: Any, policy: SecretPolicy = SECRETS) -> Any:
     return policy.redact(key, value)
 
 
-def secret_texts(value: Any) -> list[str]:
-    """The text of a secret's value, to search for and scrub elsewhere (argv, notices).
-
-    Strings and ints, also inside mappings, lists, tuples and sets; an int too long to print
-    (Python refuses more than 4,300 digits) is left out.
-    """
-    found: list[str] = []
-    kind = type(value)
-    if kind is str:
-        found.append(value)
-    elif kind is int and value.bit_length() <= MAX_INT_BITS:
-        found.append(str(value))
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            found.extend(secret_texts(item))
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            found.extend(secret_texts(item))
-    return found
-
-
 def redact_argv(
     argv: Sequence[str],
     policy: SecretPolicy = SECRETS,
@@ -318,18 +302,6 @@ def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS
         if len(secret) >= policy.min_scrub_length and secret != policy.placeholder:
             text = text.replace(secret, policy.placeholder)
     return text
-
-
-def may_show_secret(text: str) -> bool:
-    """Whether the form of `text` can show a secret: a URL (its password), JSON text (the
-    values of secret keys), whitespace before it allowed as ``json.loads`` allows it. A text
-    for which this is false shows none: it is written as it is, never searched."""
-    return "://" in text or text.lstrip()[:1] in ("{", "[")
-
-
-def _may_hold_a_form(texts: str) -> bool:
-    """Whether a text joined in `texts` may pass `may_show_secret` (its marks, found in C)."""
-    return "://" in texts or "{" in texts or "[" in texts
 
 
 def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
@@ -512,89 +484,3 @@ def _is_option(token: str, prefixes: str = "-") -> bool:
     except ValueError:
         return True
     return False
-
-
-# ``scheme://user:password@host``: the password is a credential. Every part is bounded, so
-# that a long text (a megabyte of letters before a ``://``) is searched in linear time.
-_URL_PASSWORD = LazyPattern(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s/@:]{0,256}:([^\s/@]{1,512})@")
-# A secret-named key in JSON text, however it is written (``"HF_TOKEN":``).
-_JSON_KEY = LazyPattern(r'"((?:[^"\\]|\\.){1,200})"\s*:')
-
-
-def url_passwords(text: str) -> list[str]:
-    """The passwords the URLs in `text` carry (``https://user:pw@host`` -> ``["pw"]``)."""
-    return _URL_PASSWORD.findall(text) if "://" in text else []
-
-
-def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
-    """`text` (an argv token, a value) without the secrets its form shows: URL passwords,
-    values of secret keys in JSON text (a malformed one naming a secret key goes whole).
-
-    A text that shows more than `_MAX_FOUND` different secrets goes whole: searching every
-    other text for each of thousands would take time quadratic in the input.
-    """
-    whole = text
-    if "://" in text:
-        passwords: list[str] = []
-
-        def hide(match: re.Match[str]) -> str:
-            passwords.append(match.group(1))
-            return match.group(0)[: match.start(1) - match.start(0)] + policy.placeholder + "@"
-
-        text = _URL_PASSWORD.sub(hide, text)  # one pass, however many there are
-        if len(set(passwords)) > _MAX_FOUND:
-            found.append(whole)
-            return policy.placeholder
-        found.extend(dict.fromkeys(passwords))
-    if text.lstrip()[:1] not in ("{", "[") or len(text) > _JSON_LIMIT:
-        return text
-    import json
-
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        names = (_unescape(match.group(1)) for match in _JSON_KEY.finditer(text))
-        if any(policy.is_secret(name) for name in names):
-            found.append(whole)
-            return policy.placeholder
-        return text
-    shown = policy.redact("", data)
-    if shown is data:
-        return text
-    values = _secret_values(data, policy)
-    if len(set(values)) > _MAX_FOUND:
-        found.append(whole)
-        return policy.placeholder
-    found.extend(dict.fromkeys(values))
-    return json.dumps(shown, ensure_ascii=False)
-
-
-#: The most different secrets one text may show before it is hidden whole.
-_MAX_FOUND = 64
-# Longer JSON text is not parsed to look for secrets (a role file's limits are far lower).
-_JSON_LIMIT = 1 << 20
-
-
-def _unescape(name: str) -> str:
-    import json
-
-    try:
-        decoded = json.loads(f'"{name}"')
-    except ValueError:
-        return name
-    return decoded if isinstance(decoded, str) else name
-
-
-def _secret_values(value: Any, policy: SecretPolicy) -> list[str]:
-    """The text of the values of every secret key inside `value`."""
-    found: list[str] = []
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if policy.is_secret(key):
-                found.extend(secret_texts(item))
-            else:
-                found.extend(_secret_values(item, policy))
-    elif type(value) is list or type(value) is tuple:
-        for item in value:
-            found.extend(_secret_values(item, policy))
-    return found
