@@ -37,6 +37,8 @@ from layerconf import (
 from layerconf.cli import main
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret
 
+FIXTURES = Path(__file__).parent / "fixtures"
+
 ROOT = Path(__file__).parent.parent
 PPO_ARGV = (ROOT / "examples" / "ppo_argv.txt").read_text().splitlines()
 ROLE_FILE = (ROOT / "examples" / "megatron_ppo.yaml").read_text()
@@ -774,6 +776,29 @@ class TestQuotedValues:
         assert "S3cretSourceValue" not in str(caught.value)
 
 
+# Changes made by hand to a profile's parser, each of which changes its secret flags.
+_CHANGES = [
+    lambda p: setattr(p._option_string_actions["--lr"], "dest", "hf_token"),
+    lambda p: p.add_argument("--run-api-key"),
+    lambda p: p._option_string_actions.update({"--my-token": p._option_string_actions.pop("--lr")}),
+    lambda p: setattr(p._option_string_actions["--wandb-key"], "nargs", 2),
+    lambda p: setattr(p._option_string_actions["--wandb-key"], "dest", "wandb_group2"),
+    lambda p: setattr(p._option_string_actions["--wandb-key"], "nargs", 0),
+    lambda p: p._option_string_actions["--fim-pad-token"].option_strings.append("--fim-api-key"),
+    lambda p: p._option_string_actions["--wandb-key"].option_strings.clear(),
+]
+_CHANGE_IDS = [
+    "dest",
+    "added",
+    "renamed",
+    "nargs",
+    "no-longer-secret",
+    "a-flag-now",
+    "candidate-named-now",
+    "candidate-flags-changed",
+]
+
+
 class TestShippedSecretOptions:
     """The bundled profile ships its scan for secret flags; a parser it builds uses that list
     only while the list is the one the scan would make."""
@@ -819,44 +844,19 @@ class TestShippedSecretOptions:
         ((policy, candidates),) = module._SEEDS
         assert policy == SECRETS
         assert "--wandb-key" in candidates
-        seeded = module._seeded(table, SECRETS)
+        shape = list(table), module._dests(table)
+        seeded = module._seeded(*shape, SECRETS)
         assert seeded is not None
         assert seeded[0] == candidates
         assert seeded[1]["--wandb-key"] == (("--wandb-key",), True)
         assert not any(named for option, (_, named) in seeded[1].items() if option != "--wandb-key")
-        assert module._seeded(table, SECRETS.extend(names=["x"])) is None
+        assert module._seeded(*shape, SECRETS.extend(names=["x"])) is None
         alive = weakref.ref(parser)
         del parser, table
         gc.collect()
         assert alive() is None
 
-    @pytest.mark.parametrize(
-        "change",
-        [
-            lambda p: setattr(p._option_string_actions["--lr"], "dest", "hf_token"),
-            lambda p: p.add_argument("--run-api-key"),
-            lambda p: p._option_string_actions.update(
-                {"--my-token": p._option_string_actions.pop("--lr")}
-            ),
-            lambda p: setattr(p._option_string_actions["--wandb-key"], "nargs", 2),
-            lambda p: setattr(p._option_string_actions["--wandb-key"], "dest", "wandb_group2"),
-            lambda p: setattr(p._option_string_actions["--wandb-key"], "nargs", 0),
-            lambda p: p._option_string_actions["--fim-pad-token"].option_strings.append(
-                "--fim-api-key"
-            ),
-            lambda p: p._option_string_actions["--wandb-key"].option_strings.clear(),
-        ],
-        ids=[
-            "dest",
-            "added",
-            "renamed",
-            "nargs",
-            "no-longer-secret",
-            "a-flag-now",
-            "candidate-named-now",
-            "candidate-flags-changed",
-        ],
-    )
+    @pytest.mark.parametrize("change", _CHANGES, ids=_CHANGE_IDS)
     def test_changed_parser_is_scanned(self, change: Callable[[Any], Any]) -> None:
         """A parser changed after it was built (a dest, an option added or renamed, nargs, a
         candidate's option strings) gets the list the scan makes of it as it is now."""
@@ -871,6 +871,40 @@ class TestShippedSecretOptions:
         shown = redacted_argv(["--hf-tokn", "s3cr3t-value", "--run-api-kye", "x"], fresh)
         module._SECRET_OPTIONS.clear()
         assert redacted_argv(["--hf-tokn", "s3cr3t-value", "--run-api-kye", "x"], fresh) == shown
+
+    @pytest.mark.parametrize("change", _CHANGES, ids=_CHANGE_IDS)
+    def test_changed_after_it_was_listed(self, change: Callable[[Any], Any]) -> None:
+        """A parser changed after its secret flags were listed (a first resolution lists them
+        for its unknown flags) gets the list the scan makes of it as it is now."""
+        from layerconf.core import _secret_flags as module
+
+        parser = layerconf.load_profile()
+        table = parser._option_string_actions
+        module._secret_options(table, SECRETS)
+        change(parser)
+        assert module._secret_options(table, SECRETS) == self.scanned(parser)
+
+    def test_a_flag_made_secret_between_resolutions(self) -> None:
+        """A misspelt flag's value is hidden when the flag it is close to was made a secret
+        flag after a first resolution (the table's size unchanged): in the warning, the kept
+        command line and the audit record, as in a process that resolves only once."""
+        from layerconf.core.namespace import provenance_of
+
+        argv = (FIXTURES / "slime_ppo_argv.txt").read_text().splitlines()
+        config = argv.index("--megatron-config-path") + 1
+        argv[config] = str(FIXTURES / argv[config])
+        parser = layerconf.load_profile()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            layerconf.resolve_roles(parser, argv)  # (its --sglang-* flags: the list is made)
+        parser._option_string_actions["--wandb-project"].dest = "wandb_api_key"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            roles = layerconf.resolve_roles(parser, [*argv, "--andb-project", "s3cr3t-value"])
+        shown = [str(warning.message) for warning in caught]
+        shown += [repr(provenance_of(roles["actor"]).inputs), json.dumps(layerconf.audit(roles))]
+        assert any("--andb-project" in text for text in shown)
+        assert not any("s3cr3t-value" in text for text in shown)
 
     def test_another_policy_is_scanned(self) -> None:
         """The shipped list is the default policy's: another policy's list is its own scan."""

@@ -9,7 +9,7 @@ it builds are not scanned in each process, nor the policy asked about each candi
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -63,23 +63,41 @@ def _may_be_secret(
     return frozenset(token for token in argv if id(actions.get(token)) in secret)
 
 
-def _near_secret(name: str, actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> bool:
-    """Whether the unknown flag `name` is a did-you-mean of a secret flag (``--wandb-kye``)."""
+def _near_secret(name: str, secret_flags: Callable[[], list[str]]) -> bool:
+    """Whether the unknown flag `name` is a did-you-mean of a secret flag (``--wandb-kye``), one
+    of `secret_flags()` (`listing`)."""
     from layerconf.core.suggest import did_you_mean
 
     # difflib's ratio 2M/(a+b) reaches the cutoff 0.8 only for lengths within a factor 1.5
     # of each other: the other options cannot be meant (and difflib need not be imported).
     size = len(name)
-    secret = [
-        o for o in _secret_options(actions, policy) if 2 * size <= 3 * len(o) <= 9 * size // 2
-    ]
+    secret = [o for o in secret_flags() if 2 * size <= 3 * len(o) <= 9 * size // 2]
     return bool(secret) and did_you_mean(name, secret, cutoff=0.8) is not None
 
 
-# The secret flags of a parser's table of options, while it has as many options as when they
-# were listed: a parser of 1,000 options is not walked for each token. At most `_TABLES_KEPT`
-# tables (each keeps a parser's actions alive; then all are forgotten).
-_SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], int, SecretPolicy, list[str]]] = {}
+def listing(
+    actions: Mapping[str, argparse.Action], policy: SecretPolicy
+) -> Callable[[], list[str]]:
+    """The secret flags of `actions` under `policy` (`_secret_options`), listed on the first
+    call and given again by the next ones: one command line's unknown flags are compared with
+    one list, checked once against the table."""
+    listed: list[list[str]] = []
+
+    def secret_flags() -> list[str]:
+        if not listed:
+            listed.append(_secret_options(actions, policy))
+        return listed[0]
+
+    return secret_flags
+
+
+# The secret flags of a parser's table of options, and what they were listed from: a parser of
+# 1,000 options is not scanned for each token. The list is used while the table has the same
+# option strings, each one's action with the same dest (`_Listed`), and each candidate's action
+# the same nargs and option strings (a dest or nargs changed by hand makes a flag secret, or
+# not). At most `_TABLES_KEPT` tables (each keeps a parser's actions alive; then all are
+# forgotten).
+_SECRET_OPTIONS: dict[int, tuple[Mapping[str, Any], SecretPolicy, _Listed, list[str]]] = {}
 #: How many tables of options a cache keeps alive (here, in `secrets._TAKEN` and in the
 #: command line's origins, `sources._argv_recorder`).
 _TABLES_KEPT = 8
@@ -91,6 +109,9 @@ _TABLES_KEPT = 8
 # option strings are still those. Only strings are kept, never a parser.
 _Answers = dict[str, tuple[tuple[str, ...], bool]]
 _SEEDS: dict[tuple[SecretPolicy, tuple[str, ...]], tuple[list[str], list[str], _Answers]] = {}
+# What a list of secret flags was made from: the table's option strings, their actions, the
+# dests of those, and (action, nargs, option strings) of each candidate.
+_Listed = tuple[list[str], list[Any], list[Any], list[tuple[Any, Any, tuple[str, ...]]]]
 
 _DEST = operator.attrgetter("dest")
 _OPTION_STRINGS = operator.attrgetter("option_strings")
@@ -103,12 +124,23 @@ def _dests(actions: Mapping[str, argparse.Action]) -> list[str]:
 
 
 def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy) -> list[str]:
+    options = list(actions)
+    every = list(actions.values())
+    dests = _dests(actions)
     cached = _SECRET_OPTIONS.get(id(actions))
-    if cached is not None and cached[0] is actions and cached[1:3] == (len(actions), policy):
-        return cached[3]
-    seeded = _seeded(actions, policy)
+    if cached is not None and cached[0] is actions and (cached[1] is policy or cached[1] == policy):
+        listed = cached[2]
+        if (
+            listed[0] == options
+            and listed[1] == every  # (each the same object: compared by identity first)
+            and listed[2] == dests
+            and all(_candidate(action) == kept for action, *kept in listed[3])
+        ):
+            return cached[3]
+    seeded = _seeded(options, dests, policy)
     if seeded is None:
-        secret = [o for o in secret_candidates(actions, policy) if _takes(actions[o], policy)]
+        candidates: Sequence[str] = secret_candidates(actions, policy)
+        secret = [o for o in candidates if _takes(actions[o], policy)]
     else:
         candidates, answers = seeded
         secret = [
@@ -116,23 +148,24 @@ def _secret_options(actions: Mapping[str, argparse.Action], policy: SecretPolicy
         ]
     if len(_SECRET_OPTIONS) >= _TABLES_KEPT:
         _SECRET_OPTIONS.clear()
+    checks = [(action, *_candidate(action)) for action in map(actions.__getitem__, candidates)]
     # (the table itself is kept, so that its id is not reused by another one)
-    _SECRET_OPTIONS[id(actions)] = (actions, len(actions), policy, secret)
+    _SECRET_OPTIONS[id(actions)] = (actions, policy, (options, every, dests, checks), secret)
     return secret
 
 
+def _candidate(action: argparse.Action) -> list[Any]:
+    """What of a candidate's action decides whether it is a secret flag, besides its dest."""
+    return [action.nargs, tuple(action.option_strings)]
+
+
 def _seeded(
-    actions: Mapping[str, argparse.Action], policy: SecretPolicy
+    options: list[str], dests: list[str], policy: SecretPolicy
 ) -> tuple[tuple[str, ...], _Answers] | None:
-    """The shipped candidates of a table with the option strings and dests of `actions`, and
-    the policy's answer for each (see `_SEEDS`)."""
-    options: list[str] | None = None
-    for (seed_policy, candidates), (seed_options, dests, answers) in list(_SEEDS.items()):
-        if seed_policy != policy or len(seed_options) != len(actions):
-            continue
-        if options is None:
-            options = list(actions)
-        if options == seed_options and _dests(actions) == dests:
+    """The shipped candidates of a table with these option strings and dests (`_dests`, in
+    table order), and the policy's answer for each (see `_SEEDS`)."""
+    for (seed_policy, candidates), (seed_options, seed_dests, answers) in list(_SEEDS.items()):
+        if seed_policy == policy and seed_options == options and seed_dests == dests:
             return candidates, answers
     return None
 

@@ -10,13 +10,13 @@ variable inside a mapping value (``HF_TOKEN``) or the last part of a dotted path
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
-from layerconf.core._secret_flags import _TABLES_KEPT, _may_be_secret, _near_secret, _takes
+from layerconf.core._secret_flags import _TABLES_KEPT, _may_be_secret, _near_secret, _takes, listing
 from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core._secret_text import (
     _may_hold_a_form,
@@ -249,6 +249,7 @@ def redact_argv(
         maybe_secret = _may_be_secret(actions, argv, policy)
         _new_taken(actions, policy)
     forms = _may_hold_a_form("\n".join(argv))  # else only a token shown changed is asked
+    secret_flags = None if actions is None else listing(actions, policy)  # (for unknown flags)
     for given in argv:
         token = given
         if pending and not _is_option(token, prefixes):
@@ -262,7 +263,7 @@ def redact_argv(
                 if maybe_secret is None or token in maybe_secret:
                     pending = _exact_takes(actions, token, policy)
             else:
-                token, pending = _option_token(token, policy, parser, found)
+                token, pending = _option_token(token, policy, parser, found, secret_flags)
         if not pending and (forms or token is not given) and may_show_secret(token):
             token = _redact_text(token, policy, found)  # (which keeps any other token)
         redacted.append(token)
@@ -371,9 +372,11 @@ def _option_token(
     policy: SecretPolicy,
     parser: argparse.ArgumentParser | None,
     found: list[str],
+    secret_flags: Callable[[], list[str]] | None = None,
 ) -> tuple[str, int]:
-    """The option `token` as shown, and how many of the tokens after it are secret values."""
-    action, _option, explicit = _classify(token, policy, parser)
+    """The option `token` as shown, and how many of the tokens after it are secret values
+    (`secret_flags`: the parser's secret flags, as `_secret_flags.listing` gives them)."""
+    action, _option, explicit = _classify(token, policy, parser, secret_flags)
     if not action:
         return token, 0
     if explicit is None:
@@ -383,7 +386,10 @@ def _option_token(
 
 
 def _classify(
-    token: str, policy: SecretPolicy, parser: argparse.ArgumentParser | None
+    token: str,
+    policy: SecretPolicy,
+    parser: argparse.ArgumentParser | None,
+    secret_flags: Callable[[], list[str]] | None = None,
 ) -> tuple[int, str, str | None]:
     """(how many values the secret flag `token` names takes, 0 when it is no secret's; the
     option; its value within the token, or None)."""
@@ -418,7 +424,8 @@ def _classify(
         return max(_takes(action, policy) for action in secret), name, explicit
     if matches or policy.is_secret(name):
         return (1 if policy.is_secret(name) else 0), name, explicit
-    return (1 if _near_secret(name, actions, policy) else 0), name, explicit
+    near = _near_secret(name, secret_flags or listing(actions, policy))
+    return (1 if near else 0), name, explicit
 
 
 # `_takes` of each option string a command line named, per table of options (shared by a
