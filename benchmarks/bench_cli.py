@@ -89,15 +89,25 @@ def _table(title: str, env: dict[str, str]) -> list[dict[str, object]]:
     return records
 
 
+def _copy_sources(folder: Path) -> None:
+    """The package the children import, and the console script's module, into `folder`,
+    without their ``__pycache__`` folders."""
+    import _layerconf_cli
+    import layerconf
+
+    package = Path(layerconf.__file__).parent
+    shutil.copytree(package, folder / package.name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(_layerconf_cli.__file__, folder)
+
+
 def main() -> None:
     results = {}
     with tempfile.TemporaryDirectory(prefix="layerconf-pycache-") as cache:
         results["bytecode_cache"] = _table(
             "one process per call, with a bytecode cache (as installed)", _environment(cache)
         )
-    with tempfile.TemporaryDirectory(prefix="layerconf-source-") as copy:
-        source = str(Path(copy) / "src")
-        shutil.copytree(ROOT / "src", source, ignore=shutil.ignore_patterns("__pycache__"))
+    with tempfile.TemporaryDirectory(prefix="layerconf-source-") as source:
+        _copy_sources(Path(source))
         results["no_bytecode_cache"] = _table(
             "one process per call, without a bytecode cache (PYTHONDONTWRITEBYTECODE=1)",
             _environment(None, source),
