@@ -31,6 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from layerconf import (
+    PLAIN,
     AuditError,
     Layer,
     LayerStack,
@@ -55,6 +56,7 @@ from layerconf.audits import (
     write_atomic,
     write_audit,
 )
+from layerconf.audits import _argv as argv_module
 from layerconf.audits import io as io_module
 from layerconf.audits import record as audit_record_module
 from layerconf.audits import record as record_module
@@ -587,7 +589,7 @@ class TestEntriesWithAHistory:
 
 class TestCommandLineKept:
     """The last command line the secret policy found nothing to redact in is kept with its
-    policy (`record._redacted_argv`) and given back as `redact_argv` gives it; one that holds
+    policy (`audits._argv._redacted_argv`) and given back as `redact_argv` gives it; one that holds
     a secret, and one another policy reads, are redacted again."""
 
     def test_kept_and_given_back(
@@ -596,11 +598,11 @@ class TestCommandLineKept:
         roles = ppo(parser)
         command_line = provenance_of(roles["actor"]).inputs["argv"]
         first = audit(roles)
-        kept = record_module._CLEAN_ARGV[0]
+        kept = argv_module._CLEAN_ARGV[0]
         assert kept is not None
         assert kept[0] is command_line
         assert kept[1] is SECRETS
-        monkeypatch.setattr(record_module, "redact_argv", None)  # not asked again
+        monkeypatch.setattr(argv_module, "redact_argv", None)  # not asked again
         assert audit(roles)["argv"] == first["argv"] == redact_argv(command_line)[0]
 
     def test_a_secret_is_redacted_every_time(
@@ -612,7 +614,7 @@ class TestCommandLineKept:
             record = audit(roles)
             assert SECRET not in json.dumps(record)
             assert record["argv"] == redact_argv(command_line)[0]
-            kept = record_module._CLEAN_ARGV[0]
+            kept = argv_module._CLEAN_ARGV[0]
             assert kept is None or kept[0] is not command_line
 
     def test_another_policy_looks_again(
@@ -625,6 +627,49 @@ class TestCommandLineKept:
         assert argv[argv.index("--hf-checkpoint") + 1] == REDACTED
         assert audit(roles)["argv"] == shown
         assert shown[shown.index("--hf-checkpoint") + 1] != REDACTED
+
+
+class TestCommandLineUnderAnotherPolicy:
+    """A record's policy that names more secrets than its resolution's hides their values in
+    the kept command line however the flag was spelt: the provenance says which token set
+    each key (the parser that could tell an abbreviation is gone by then)."""
+
+    POLICY = SECRETS.extend(names=["my_cred"])
+
+    def roles(self, *argv: str) -> dict[str, argparse.Namespace]:
+        parser = argparse.ArgumentParser()
+        parser.add_argument("-m", "--my-cred")
+        parser.add_argument("--list-creds", nargs="+", dest="my_cred_list")
+        parser.add_argument("--other")
+        return resolve_roles(parser, list(argv), preset=PLAIN)
+
+    @pytest.mark.parametrize(
+        ("argv", "kept"),
+        [
+            (["--my-cr", "abc"], ["--my-cr", REDACTED]),
+            (["--my-cred", "abc"], ["--my-cred", REDACTED]),
+            (["--my-cr=abc"], [f"--my-cr={REDACTED}"]),
+            (["-mabc"], [f"-m{REDACTED}"]),
+            (["-m", "abc", "--other", "abc"], ["-m", REDACTED, "--other", "abc"]),
+            (["--my-cr", "a", "--my-cr", "b"], ["--my-cr", REDACTED, "--my-cr", REDACTED]),
+        ],
+        ids=["abbreviation", "exact", "equals", "short-cluster", "same-text-elsewhere", "twice"],
+    )
+    def test_value_hidden_where_its_flag_is(self, argv: list[str], kept: list[str]) -> None:
+        record = audit(self.roles(*argv), secrets=self.POLICY)
+        assert record["argv"] == kept
+        assert record["roles"]["main"]["settings"]["my_cred"]["value"] == REDACTED
+
+    def test_every_value_of_a_list(self) -> None:
+        """A flag taking several values (a dest the policy names: ``my_cred_list`` ends with
+        no secret name, so the policy is extended by it) has each hidden."""
+        policy = SECRETS.extend(names=["my_cred_list"])
+        record = audit(self.roles("--list-c", "x1", "x2", "--other", "x3"), secrets=policy)
+        assert record["argv"] == ["--list-c", REDACTED, REDACTED, "--other", "x3"]
+
+    def test_the_default_policy_keeps_them(self) -> None:
+        """Under the resolution's own policy nothing of that flag is a secret's."""
+        assert audit(self.roles("--my-cr", "abc"))["argv"] == ["--my-cr", "abc"]
 
 
 class TestFileText:

@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from layerconf.audits._argv import kept_argv
 from layerconf.audits.bulk import alike_entries, history_entries, plain_entry
 from layerconf.audits.codec import (
     FORMAT,
@@ -55,7 +56,7 @@ from layerconf.core.records import (
     setting_json,
     split_key,
 )
-from layerconf.core.secrets import SECRETS, SecretPolicy, redact_argv
+from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.core.suggest import suggestion
 from layerconf.core.values import shorten
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
@@ -119,7 +120,7 @@ def record_of(
             if command_line is not None and command_line == redacted[0]:
                 own = list(redacted[1])  # the roles of one resolution share a command line
             elif command_line is not None:
-                own, found = _redacted_argv(command_line, secrets)
+                own, found = kept_argv(command_line, provenance, secrets)
                 encoder.found.extend(found)
                 redacted = (command_line, own)
                 if argv is None:
@@ -155,31 +156,6 @@ def record_of(
     else:  # the value texts worked out on the way, the others encoded
         record["fingerprint"] = _fingerprint(record["roles"], texts=texts)
     return record
-
-
-def _redacted_argv(command_line: Any, policy: SecretPolicy) -> tuple[list[str], list[str]]:
-    """`redact_argv(command_line, policy)`. The last command line in which `policy` found
-    nothing to redact is kept with it, when both cannot change (a tuple of str, as a
-    provenance keeps it; a `SecretPolicy` itself, frozen), and given back as it is when asked
-    again, without a second look: a trainer audits one command line, record after record.
-    (What is kept holds no secret the policy knows of.)"""
-    clean = _CLEAN_ARGV[0]
-    if clean is not None and clean[0] is command_line and clean[1] is policy:
-        return list(command_line), []
-    own, found = redact_argv(command_line, policy)
-    if (
-        not found
-        and type(command_line) is tuple
-        and type(policy) is SecretPolicy
-        and own == list(command_line)
-        and set(map(type, command_line)) <= {str}
-    ):
-        _CLEAN_ARGV[0] = (command_line, policy)
-    return own, found
-
-
-#: The last command line `_redacted_argv` found nothing to redact in, and its policy.
-_CLEAN_ARGV: list[tuple[tuple[str, ...], SecretPolicy] | None] = [None]
 
 
 def _role_section(
