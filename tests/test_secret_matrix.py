@@ -99,6 +99,9 @@ PLACEMENTS: dict[str, Placement] = {
     "env-json-malformed": Placement(
         ("--train-env-vars", '{"HF_TOKEN": "hf_' + S + '",'), held=False
     ),
+    "env-json-backslashed": Placement(
+        ("--train-env-vars", '{\\"HF_TOKEN\\": \\"hf_' + S + '\\"}'), held=False
+    ),
     "env-json-other-names": Placement(
         ("--train-env-vars", json.dumps({"GITHUB_TOKEN": f"gh_{S}", "AWS_SESSION_TOKEN": S}))
     ),
@@ -111,6 +114,9 @@ PLACEMENTS: dict[str, Placement] = {
     "role-file-env": Placement((), f"train_env_vars: {{HF_TOKEN: hf_{S}}}"),
     "role-file-env-malformed": Placement(
         (), f'train_env_vars: \'{{"HF_TOKEN": "hf_{S}",\'', held=False
+    ),
+    "role-file-env-backslashed": Placement(
+        (), 'train_env_vars: \'{\\"HF_TOKEN\\": \\"hf_' + S + "\\\"}'", held=False
     ),
     "role-file-url": Placement((), f"wandb_host: https://user:pw{S}@wandb.example.com"),
     "alias": Placement(("-k", f"sk-{S}"), own=True),
@@ -428,6 +434,9 @@ class TestClassification:
             ('{"HF_TOKEN": "hf_\\u0078yz"}', '{"HF_TOKEN": "<redacted>"}'),
             ('{"HF_TOK\\u0045N": "hf_xyz"}', '{"HF_TOKEN": "<redacted>"}'),
             ('{"HF_TOKEN": "hf_xyz",', REDACTED),
+            ('{\\"HF_TOKEN\\": \\"hf_xyz\\"}', REDACTED),
+            ('{\\\\\\"HF_TOKEN\\\\\\": 1}', REDACTED),
+            ('{\\"A\\": \\"1\\"}', '{\\"A\\": \\"1\\"}'),
             ('{"A": "1",', '{"A": "1",'),
             ('{"A": "1"}', '{"A": "1"}'),
         ],

@@ -92,8 +92,7 @@ def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        names = (_unescape(match.group(1)) for match in _JSON_KEY.finditer(text))
-        if any(policy.is_secret(name) for name in names):
+        if _names_a_secret(text, policy):
             found.append(whole)
             return policy.placeholder
         return text
@@ -107,6 +106,24 @@ def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
     found.extend(dict.fromkeys(values))
     return json.dumps(shown, ensure_ascii=False)
 
+
+def _names_a_secret(text: str, policy: SecretPolicy) -> bool:
+    """Whether JSON text that does not parse names a secret key: as written, or with its
+    quotes escaped by backslashes (``{\\"HF_TOKEN\\": ...}``, JSON written inside a string of
+    a shell script or launch file), each level of escaping taken off in turn."""
+    for _ in range(_ESCAPE_LEVELS):
+        names = (_unescape(match.group(1)) for match in _JSON_KEY.finditer(text))
+        if any(policy.is_secret(name) for name in names):
+            return True
+        if '\\"' not in text:
+            return False
+        text = _ESCAPED.sub(r"\1", text)  # one level: \" -> ", \\ -> \
+    return False
+
+
+# One level of backslash escaping (``\"``, ``\\``), and how many levels are taken off.
+_ESCAPED = LazyPattern(r"(?s)\\(.)")
+_ESCAPE_LEVELS = 4
 
 #: The most different secrets one text may show before it is hidden whole.
 _MAX_FOUND = 64
