@@ -315,23 +315,30 @@ def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
 
 
 # A secret's name with its value in free text: ``wandb_key: x``, ``HF_TOKEN=x``,
-# ``"api_key": x``, ``--wandb-key x``. Every part is bounded: linear in the text.
+# ``"api_key": x``, ``--wandb-key x``, ``password x`` (a .netrc line). Every part is bounded:
+# linear in the text.
 _NAMED_VALUE = LazyPattern(
     r"(?:^|[^\w.-])-{0,2}([A-Za-z_][\w.-]{0,200})[\"']?[ \t]{0,8}[:=]"
     r"|--([A-Za-z][\w.-]{0,200})[ \t]{1,8}\S"
+    r"|(?<![\w.-])([A-Za-z_][\w.-]{0,200})(?=[ \t]{1,8}[^\s:=])"
 )
+# A private key in PEM (``-----BEGIN OPENSSH PRIVATE KEY-----``, RSA, EC, PGP's block...).
+_PRIVATE_KEY = LazyPattern(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY")
 
 
 def shows_secret(text: str, policy: SecretPolicy = SECRETS) -> bool:
     """Whether `text` shows a secret: a secret's name with its value (``wandb_key:x``,
-    ``HF_TOKEN=x``, ``--wandb-key x``), a URL's password, or a secret key's value in JSON.
+    ``HF_TOKEN=x``, ``--wandb-key x``, a .netrc's ``password x``), a private key, a URL's
+    password, or a secret key's value in JSON.
 
     For messages that would quote a string found where it does not belong: such a string is
     described, not quoted.
     """
     for match in _NAMED_VALUE.finditer(text):
-        if policy.is_secret(match.group(1) or match.group(2)):
+        if policy.is_secret(match.group(1) or match.group(2) or match.group(3)):
             return True
+    if "PRIVATE KEY" in text and any(_PRIVATE_KEY.finditer(text)):
+        return True
     return bool(embedded_secrets(text, policy))
 
 
