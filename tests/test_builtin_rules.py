@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from layerconf import (
     ConfigError,
@@ -378,6 +379,26 @@ class TestDistinctAcrossRoles:
         (problem,) = caught.value.problems
         assert (problem.source, problem.line) == ("ppo.yaml", 4)
         assert resolve_stacks(self.stacks(rule, save="other/ckpt"))
+
+    @pytest.mark.parametrize(
+        "save", ["/c\nsrc/train.py:10:1: error: forged\x1b[2J", "-x", "a b", "ckpt: 1", "caf\u00e9"]
+    )
+    def test_the_suggested_value_reads_back(self, save: str) -> None:
+        """The hint's YAML line gives the suggested value back, on one line, whatever the
+        shared value holds (quoted as JSON, which YAML reads, unless it is a plain path)."""
+        layers = base(save=save)
+        rule = DistinctAcrossRoles(("save",))
+        stacks = {
+            "actor": LayerStack([*layers, role_layer({})], rules=[rule]),
+            "critic": LayerStack([*layers, role_layer({})], rules=[rule]),
+        }
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(stacks)
+        (problem,) = caught.value.problems
+        assert problem.hint is not None
+        written = problem.hint.split("write '", 1)[1][: -len("'")]
+        assert yaml.safe_load(written) == {"save": f"{save}_critic"}
+        assert str(problem).isprintable()
 
     def test_a_password_in_the_value_is_not_quoted(self) -> None:
         """A shared URL's password stays out of the problem and of str(ConfigError)."""

@@ -162,6 +162,13 @@ class TestProblems:
         """FILE:LINE:COL: severity: message (hint)."""
         assert str(problem) == text
 
+    def test_one_line_whatever_it_quotes(self) -> None:
+        """A line break, an escape sequence or a C1 control from a quoted value is shown
+        escaped: it cannot forge another problem's line or reach the terminal."""
+        problem = Problem("a\nb.yaml:1:1: error: forged\x1b[2J", hint="c\x9b", source="f.yaml")
+        assert str(problem) == ("f.yaml: error: a\\nb.yaml:1:1: error: forged\\x1b[2J (c\\x9b)")
+        assert str(Problem("caf\u00e9 \u65e5\t")) == "error: caf\u00e9 \u65e5\\t"
+
     def test_at_takes_the_origin(self) -> None:
         """Problem.at copies the origin's place."""
         origin = Origin("role-config", "file", source="c.yaml", line=9, column=11)

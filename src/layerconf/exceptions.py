@@ -96,7 +96,15 @@ class Problem:
         text = f"{self.severity}: {self.message}"
         if self.hint:
             text += f" ({self.hint})"
-        return f"{where}: {text}" if where else text
+        text = f"{where}: {text}" if where else text
+        # One line, whatever a rule quoted: a line break or an escape sequence from a value
+        # would forge another problem's line, or reach the terminal.
+        return text if text.isprintable() else "".join(map(_visible, text))
+
+
+def _visible(char: str) -> str:
+    """`char` as a line shows it: a control character (C0, DEL, C1) escaped as repr() does."""
+    return repr(char)[1:-1] if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char
 
 
 class LayerconfError(Exception):

@@ -93,6 +93,10 @@ class DistinctAcrossRoles:
         blamed, role = (one, first) if one.origin.kind == "file" else (other, second)
         value = SECRETS.redact(key, blamed.value)  # a URL's password is never quoted
         suggested = f"{value.rstrip('/')}_{role}" if isinstance(value, str) else "another value"
+        if not _plain(suggested):  # quoted as YAML reads it back (JSON is YAML)
+            import json
+
+            suggested = json.dumps(suggested)
         # The problem is located at the blamed value: only the other one's place is named.
         unblamed, elsewhere = (second, other) if blamed is one else (first, one)
         if elsewhere.origin == blamed.origin:
@@ -108,3 +112,12 @@ class DistinctAcrossRoles:
             f"'{key}: {suggested}'",
             severity="error" if self.action == "error" else "warning",
         )
+
+
+#: What a path may hold and still be written bare in YAML (``/ckpt/critic``, ``run-1_actor``).
+_PLAIN_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-")
+
+
+def _plain(text: str) -> bool:
+    """Whether `text` reads back from YAML as itself, written bare after ``key: ``."""
+    return text[:1] not in ("", "-", "+", ".") and _PLAIN_CHARACTERS.issuperset(text)
