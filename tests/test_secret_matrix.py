@@ -35,7 +35,7 @@ from layerconf import (
     resolve_roles,
 )
 from layerconf.cli import main
-from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, is_secret
+from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, TextSearch, is_secret
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -504,6 +504,27 @@ class TestCommandLineCrash:
         captured = capsys.readouterr()
         assert "argument -k/--api-key: invalid value" in captured.out
         assert S not in captured.out + captured.err
+
+
+class TestTextSearch:
+    """The search for many secrets' texts at once finds what ``in`` finds, text by text."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        st.lists(st.text(alphabet="ab\u00e9c", max_size=8), max_size=40),
+        st.text(alphabet="ab\u00e9c ", max_size=60),
+    )
+    def test_same_as_each_in_turn(self, texts: list[str], value: str) -> None:
+        search = TextSearch(texts)
+        assert search(value) == [text for text in dict.fromkeys(texts) if text and text in value]
+
+    def test_many_texts_one_prefix(self) -> None:
+        """Thousands of texts sharing their start (what a role file of generated secrets
+        holds) are each found where they are, and only there."""
+        texts = [f"secret-value-{index:06d}" for index in range(5000)]
+        search = TextSearch(texts)
+        assert search(f"x {texts[17]} y {texts[4321]}secret-value-9") == [texts[17], texts[4321]]
+        assert search("secret-value-") == []
 
 
 class TestTextNamingASecret:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from layerconf.audits.codec import TAG, Encoder, canonical
-from layerconf.core.secrets import SECRETS
+from layerconf.core.secrets import SECRETS, TextSearch
 
 __all__ = ["SCRUBBED", "digest_key", "first_marker", "given_matches", "matches", "scrub_record"]
 
@@ -58,7 +58,7 @@ class _Scrubber:
     """Replaces the secrets' texts: in shown text, and as markers in recorded values."""
 
     def __init__(self, texts: Sequence[str], placeholder: str, key: bytes, keyed: bool) -> None:
-        self.texts = texts
+        self.found = TextSearch(texts)  # (in time linear in a string, however many texts)
         self.placeholder = placeholder
         self.key = key
         self.keyed = keyed
@@ -67,9 +67,8 @@ class _Scrubber:
         """`value` (any JSON) with each secret's text replaced in its strings."""
         kind = type(value)
         if kind is str:
-            for secret in self.texts:
-                if secret in value:
-                    value = value.replace(secret, self.placeholder)
+            for secret in self.found(value):  # the longest first, as `texts` are given
+                value = value.replace(secret, self.placeholder)
             return value
         if kind is dict:
             return {key: self.text(item) for key, item in value.items()}
@@ -84,7 +83,7 @@ class _Scrubber:
             item = pending.pop()
             kind = type(item)
             if kind is str:
-                if any(secret in item for secret in self.texts):
+                if self.found(item):
                     return True
             elif kind is dict:
                 pending.extend(item)

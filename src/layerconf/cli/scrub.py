@@ -16,6 +16,8 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from layerconf.core.secrets import TextSearch
+
 if TYPE_CHECKING:
     import argparse
 
@@ -34,6 +36,7 @@ class Scrubber:
 
         self.policy = SECRETS
         self.secrets: list[str] = []
+        self.found = TextSearch(())
 
     def add(self, values: Iterable[str]) -> None:
         import json
@@ -50,6 +53,7 @@ class Scrubber:
                         (form, json.dumps(form)[1:-1], json.dumps(form, ensure_ascii=False)[1:-1])
                     )
         self.secrets = sorted(known, key=len, reverse=True)  # a secret holding another goes whole
+        self.found = TextSearch(self.secrets)  # (in time linear in a text, however many)
 
     def add_argv(self, argv: Sequence[str]) -> None:
         from layerconf.core.secrets import redact_argv
@@ -57,9 +61,8 @@ class Scrubber:
         self.add(redact_argv(argv, self.policy)[1])
 
     def __call__(self, text: str) -> str:
-        for secret in self.secrets:
-            if secret in text:
-                text = text.replace(secret, self.policy.placeholder)
+        for secret in self.found(text):
+            text = text.replace(secret, self.policy.placeholder)
         return text
 
 

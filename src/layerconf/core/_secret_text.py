@@ -8,7 +8,7 @@ of its own (each function is given one).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from layerconf.core.lazy import LazyPattern
@@ -17,7 +17,7 @@ from layerconf.core.values import MAX_INT_BITS
 if TYPE_CHECKING:
     from layerconf.core.secrets import SecretPolicy
 
-__all__ = ["may_show_secret", "secret_texts", "url_passwords"]
+__all__ = ["TextSearch", "may_show_secret", "secret_texts", "url_passwords"]
 
 
 def secret_texts(value: Any) -> list[str]:
@@ -154,3 +154,81 @@ def _secret_values(value: Any, policy: SecretPolicy) -> list[str]:
         for item in value:
             found.extend(_secret_values(item, policy))
     return found
+
+
+class TextSearch:
+    """Which of many texts (the secrets' texts of a record, a command line, an output) a string
+    holds, in time linear in the string however many texts there are, and whatever they are.
+
+    A few texts are each looked for in C (``in``). More are found by one pass over the string
+    through an automaton of them all (Aho-Corasick: a trie whose every node knows the longest
+    text tail that continues elsewhere), built once in time linear in their length. Asking
+    each of thousands of texts of each of thousands of strings took time quadratic in the
+    input.
+    """
+
+    __slots__ = ("_ends", "_fail", "_goto", "_order", "_output", "texts")
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        #: The texts, in the order given (the empty one dropped: it holds nothing to hide).
+        self.texts = list(dict.fromkeys(text for text in texts if text))
+        self._goto: list[dict[str, int]] = []
+        self._fail: list[int] = []
+        self._output: list[int] = []  # each node's nearest node that ends a text (-1: none)
+        self._ends: list[str | None] = []  # the text each node ends, if one
+        self._order: dict[str, int] = {}
+        if len(self.texts) > _FEW:
+            self._build()
+
+    def _build(self) -> None:
+        goto: list[dict[str, int]] = [{}]
+        ends: list[str | None] = [None]
+        for text in self.texts:
+            node = 0
+            for char in text:
+                child = goto[node].get(char)
+                if child is None:
+                    child = goto[node][char] = len(goto)
+                    goto.append({})
+                    ends.append(None)
+                node = child
+            ends[node] = text
+        fail = [0] * len(goto)
+        output = [-1] * len(goto)
+        queue = list(goto[0].values())
+        for node in queue:  # breadth first: a node's fail link is known before its children's
+            for char, child in goto[node].items():
+                link = fail[node]
+                while link and char not in goto[link]:
+                    link = fail[link]
+                target = goto[link].get(char, 0)
+                fail[child] = target if target != child else 0
+                output[child] = (
+                    fail[child] if ends[fail[child]] is not None else output[fail[child]]
+                )
+                queue.append(child)
+        self._goto, self._fail, self._output = goto, fail, output
+        self._ends = ends
+        self._order = {text: number for number, text in enumerate(self.texts)}
+
+    def __call__(self, value: str) -> list[str]:
+        """The texts `value` holds, in the order given."""
+        if not self._goto:
+            return [text for text in self.texts if text in value]
+        goto, fail, output, ends = self._goto, self._fail, self._output, self._ends
+        found: set[int] = set()  # the nodes whose texts were found (their outputs too)
+        node = 0
+        for char in value:
+            while node and char not in goto[node]:
+                node = fail[node]
+            node = goto[node].get(char, 0)
+            hit = node if ends[node] is not None else output[node]
+            while hit > 0 and hit not in found:  # (a node found before: its chain was too)
+                found.add(hit)
+                hit = output[hit]
+        texts = [ends[hit] for hit in found]
+        return sorted(texts, key=self._order.__getitem__)  # type: ignore[arg-type]
+
+
+#: How many texts are looked for one by one, each in C.
+_FEW = 16

@@ -18,6 +18,7 @@ import attrs
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
 from layerconf.core._secret_flags import _TABLES_KEPT, _may_be_secret, _near_secret, _takes, listing
 from layerconf.core._secret_flags import _secret_options as _secret_options
+from layerconf.core._secret_text import TextSearch as TextSearch
 from layerconf.core._secret_text import (
     _may_hold_a_form,
     may_show_secret,
@@ -271,8 +272,13 @@ def redact_argv(
     texts = sorted(
         {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
     )
-    if texts:
-        redacted = [scrub_text(token, texts, policy) for token in redacted]
+    if texts:  # each token searched once for all of them, as written or as repr() quotes it
+        spelt = {form: text for text in texts for form in (text, repr(text)[1:-1])}
+        search = TextSearch(spelt)
+        held = [[spelt[form] for form in search(token)] for token in redacted]
+        redacted = [
+            scrub_text(token, some, policy) for token, some in zip(redacted, held, strict=True)
+        ]
     return redacted, found
 
 
