@@ -136,6 +136,19 @@ class TestOutputErrors:
             "layerconf: error: cannot write the output: standard output is closed\n"
         )
 
+    def test_messages_that_cannot_be_written(self, script: list[str]) -> None:
+        """`2> /dev/full` or `2>&-`: a check's messages lost is status 74, not 0 or 1."""
+        with open("/dev/full", "wb") as full:
+            process = start(script, "check", "--", *PPO_ARGV, stderr=full)
+            stdout, _ = process.communicate(timeout=120)
+        assert process.returncode == 74
+        assert b"Traceback" not in stdout
+        process = start(
+            script, "check", "--", *PPO_ARGV, stderr=None, preexec_fn=lambda: os.close(2)
+        )
+        process.communicate(timeout=120)
+        assert process.returncode == 74
+
 
 def values(data: Any) -> Iterator[Any]:
     """Every value in parsed JSON `data`, all the way down."""

@@ -311,7 +311,7 @@ def _destination(path: pathlib.Path) -> pathlib.Path:
         return target
     kind = describe_mode(found.st_mode)
     if stat.S_ISLNK(found.st_mode):
-        kind = "a symbolic link that leads nowhere"
+        kind = "a loop of symbolic links" if _loops(path) else "a symbolic link that leads nowhere"
     shown = str(path) if target == path else f"{path} (-> {target})"
     raise AuditError(
         f"is {kind}, not a file: an audit record is written only to a new path or over a "
@@ -319,6 +319,15 @@ def _destination(path: pathlib.Path) -> pathlib.Path:
         f"{AUDIT_FILE} into)",
         shown,
     )
+
+
+def _loops(path: pathlib.Path) -> bool:
+    """Whether the symbolic links at `path` lead back to themselves."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
 
 
 def _existing_mode(target: pathlib.Path) -> int | None:

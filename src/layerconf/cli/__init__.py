@@ -11,7 +11,8 @@ See docs/cli.md.
 Exit codes: 0 success; 1 the configuration has problems (``check``), does not resolve, a key
 is unknown (``explain``), or an audit record cannot be read; 2 a mistake in the layerconf
 command line or in what it names (no ``--``, an unknown profile, a ``--parser`` that cannot be
-imported); 74 the output cannot be written (a full disk, stdout closed); 130 interrupted. A
+imported); 74 the output or the messages cannot be written (a full disk, stdout or stderr
+closed); 130 interrupted. A
 reader that goes away (``| head``) is no failure: the command keeps its own status. Tool
 errors are one line on stderr, never a traceback.
 

@@ -65,10 +65,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print_error(str(error))
                 status = EXIT_USAGE
             output.flush()
+            stderr().flush()  # (its messages: lost ones are a failure too)
             return status
     except OutputError as error:
         discard(output.stream)  # so that the interpreter's last flush fails no more
-        print_error(f"{PROG}: error: cannot write the output: {error.strerror or error}")
+        try:
+            print_error(f"{PROG}: error: cannot write the output: {error.strerror or error}")
+        except (OSError, ValueError, AttributeError):  # standard error itself cannot be written
+            discard(sys.stderr)
         return EXIT_OUTPUT
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from layerconf.cli.streams import standard_error
 from layerconf.core.secrets import TextSearch
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class _Running:
         self.scrubber = scrubber
         # The streams as they are when the command starts, wrapped: never swapped in sys.
         self.stdout = cast(TextIO, _ScrubbedStream(output or sys.stdout, scrubber))
-        self.stderr = cast(TextIO, _ScrubbedStream(sys.stderr, scrubber))
+        self.stderr = cast(TextIO, _ScrubbedStream(cast(TextIO, standard_error()), scrubber))
 
 
 # The running command, per thread (and task): main() may run in many threads at once.

@@ -7,9 +7,10 @@ through `layerconf.cli.scrub.stdout()`, so commands run in several threads at on
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,6 +21,22 @@ __all__ = ["Output", "OutputError", "discard", "emit", "escaped", "standard_outp
 def standard_output() -> Output | None:
     """The process's standard output as an `Output`; None when it is closed (``>&-``)."""
     return None if sys.stdout is None else Output(sys.stdout)
+
+
+def standard_error() -> Output:
+    """The process's standard error as an `Output`: a message that cannot be written (a full
+    disk, ``2>&-``) is an `OutputError`, as output that cannot be is, not a lost line."""
+    return Output(sys.stderr if sys.stderr is not None else cast(TextIO, _Closed()))
+
+
+class _Closed:
+    """A standard stream the process was started without: every write fails."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "the stream is closed")
+
+    def flush(self) -> None:
+        pass
 
 
 class OutputError(OSError):
@@ -171,6 +188,8 @@ def _not_a_file(path: Path) -> str | None:
         found = os.stat(path)
     except FileNotFoundError:
         return "a symbolic link that leads nowhere" if os.path.islink(path) else None
-    except OSError:
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a loop of symbolic links"
         return None  # write_atomic says why it cannot be written
     return None if stat.S_ISREG(found.st_mode) else describe_mode(found.st_mode)
