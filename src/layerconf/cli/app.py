@@ -25,7 +25,7 @@ from layerconf.cli.errors import (
     print_error,
 )
 from layerconf.cli.scrub import scrubbing, stderr, stdout
-from layerconf.cli.streams import OutputError, discard, standard_output
+from layerconf.cli.streams import OutputError, discard, standard_error, standard_output
 from layerconf.cli.trainer import check_options, check_trainer_argv, missing_separator
 
 __all__ = ["main"]
@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             print_error(f"{PROG}: error: cannot write the output: {error.strerror or error}")
         except (OSError, ValueError, AttributeError):  # standard error itself cannot be written
-            discard(sys.stderr)
+            discard(standard_error().stream)
         return EXIT_OUTPUT
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
