@@ -6,6 +6,10 @@ a process that only imports layerconf's three dependencies and argparse
 The commands run as ``python -m layerconf`` (what the console script runs, plus runpy), from
 ``tests/fixtures`` because the command line names its role file relatively.
 
+Each setting's commands run in 21 interleaved rounds (every command once a round, forwards
+then backwards), each row the median of its rounds and the target's ratio the median of the
+per-round ratios: a shared machine's load that comes and goes hits every command alike.
+
 Two settings, both measured in every run:
 
 - with a bytecode cache, as an installed package has (``pip install`` compiles the modules):
@@ -23,14 +27,16 @@ Run: ``python benchmarks/bench_cli.py`` (``--quick`` for a smoke run).
 
 from __future__ import annotations
 
+import operator
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _timing import QUICK, measure, report, save
+from _timing import interleaved, report, save
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -76,14 +82,18 @@ def _run(arguments: list[str], env: dict[str, str]) -> None:
 
 
 def _table(title: str, env: dict[str, str]) -> list[dict[str, object]]:
-    repeat = 3 if QUICK else 21
-    rows = []
-    for name, arguments in COMMANDS.items():
-        # measure() makes one warm-up call first: it fills the bytecode cache, if any.
-        seconds = measure(lambda arguments=arguments: _run(arguments, env), repeat=repeat, number=1)
-        rows.append((name, seconds))
+    """Each command's median over 21 rounds that run every command once, in turn (forwards,
+    then backwards: `_timing.interleaved`), so that a load that comes and goes on a shared
+    machine hits them alike; the explain ratio is the median of its per-round ratios."""
+    commands = {
+        name: (lambda arguments=arguments: _run(arguments, env))
+        for name, arguments in COMMANDS.items()
+    }
+    # (interleaved() makes one warm-up call of each first: it fills the bytecode cache, if any)
+    samples = interleaved(commands, 21, slot=0.0)
+    rows = [(name, statistics.median(times)) for name, times in samples.items()]
     records = report(title, rows, baseline=BASELINE)
-    ratio = dict(rows)[EXPLAIN] / dict(rows)[BASELINE]
+    ratio = statistics.median(map(operator.truediv, samples[EXPLAIN], samples[BASELINE]))
     verdict = "met" if ratio <= TARGET else "MISSED"
     print(f"explain / baseline = {ratio:.2f}x (target at most {TARGET}x: {verdict})")
     return records
