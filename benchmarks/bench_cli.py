@@ -2,7 +2,8 @@
 
 Target: ``layerconf explain lr -- <the real 109-token slime command line>`` costs at most 2.5x
 a process that only imports layerconf's three dependencies and argparse
-(``python -c "import yaml, attrs, deepmerge, argparse"``), the floor of any tool built on them.
+(``python -c "import yaml, attrs, deepmerge, argparse"``), the floor of any tool built on them,
+with a bytecode cache as an installed package has (the table without one is for scale).
 The commands run as ``python -m layerconf`` (what the console script runs, plus runpy), from
 ``tests/fixtures`` because the command line names its role file relatively.
 
@@ -81,7 +82,7 @@ def _run(arguments: list[str], env: dict[str, str]) -> None:
     )
 
 
-def _table(title: str, env: dict[str, str]) -> list[dict[str, object]]:
+def _table(title: str, env: dict[str, str], *, judged: bool) -> list[dict[str, object]]:
     """Each command's median over 21 rounds that run every command once, in turn (forwards,
     then backwards: `_timing.interleaved`), so that a load that comes and goes on a shared
     machine hits them alike; the explain ratio is the median of its per-round ratios."""
@@ -94,8 +95,11 @@ def _table(title: str, env: dict[str, str]) -> list[dict[str, object]]:
     rows = [(name, statistics.median(times)) for name, times in samples.items()]
     records = report(title, rows, baseline=BASELINE)
     ratio = statistics.median(map(operator.truediv, samples[EXPLAIN], samples[BASELINE]))
-    verdict = "met" if ratio <= TARGET else "MISSED"
-    print(f"explain / baseline = {ratio:.2f}x (target at most {TARGET}x: {verdict})")
+    if judged:  # (the target is an installed package's: with its bytecode cache)
+        verdict = "met" if ratio <= TARGET else "MISSED"
+        print(f"explain / baseline = {ratio:.2f}x (target at most {TARGET}x: {verdict})")
+    else:
+        print(f"explain / baseline = {ratio:.2f}x (for scale: the target is with a cache)")
     return records
 
 
@@ -114,13 +118,16 @@ def main() -> None:
     results = {}
     with tempfile.TemporaryDirectory(prefix="layerconf-pycache-") as cache:
         results["bytecode_cache"] = _table(
-            "one process per call, with a bytecode cache (as installed)", _environment(cache)
+            "one process per call, with a bytecode cache (as installed)",
+            _environment(cache),
+            judged=True,
         )
     with tempfile.TemporaryDirectory(prefix="layerconf-source-") as source:
         _copy_sources(Path(source))
         results["no_bytecode_cache"] = _table(
             "one process per call, without a bytecode cache (PYTHONDONTWRITEBYTECODE=1)",
             _environment(None, source),
+            judged=False,
         )
     path = save("bench_cli", results)
     print(f"\nsaved {path}")
