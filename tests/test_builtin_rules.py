@@ -65,6 +65,9 @@ def base(**cli: Any) -> list[Layer]:
     ]
 
 
+ROLES = ("actor", "critic")
+
+
 class TestIgnoredKeys:
     """Resource keys in a role file are dropped with a warning; the command line's value stays."""
 
@@ -386,15 +389,7 @@ class TestDistinctAcrossRoles:
     def test_the_suggested_value_reads_back(self, save: str) -> None:
         """The hint's YAML line gives the suggested value back, on one line, whatever the
         shared value holds (quoted as JSON, which YAML reads, unless it is a plain path)."""
-        layers = base(save=save)
-        rule = DistinctAcrossRoles(("save",))
-        stacks = {
-            "actor": LayerStack([*layers, role_layer({})], rules=[rule]),
-            "critic": LayerStack([*layers, role_layer({})], rules=[rule]),
-        }
-        with pytest.raises(ConfigError) as caught:
-            resolve_stacks(stacks)
-        (problem,) = caught.value.problems
+        problem = self.shared_save(save).problems[0]
         assert problem.hint is not None
         written = problem.hint.split("write '", 1)[1][: -len("'")]
         assert yaml.safe_load(written) == {"save": f"{save}_critic"}
@@ -402,17 +397,20 @@ class TestDistinctAcrossRoles:
 
     def test_a_password_in_the_value_is_not_quoted(self) -> None:
         """A shared URL's password stays out of the problem and of str(ConfigError)."""
-        layers = base(save="s3://user:pw-Zq8Wv4Lm@bucket/ckpt")
+        error = self.shared_save("s3://user:pw-Zq8Wv4Lm@bucket/ckpt")
+        (problem,) = error.problems
+        assert "save='s3://user:<redacted>@bucket/ckpt'" in str(problem)
+        assert "Zq8Wv4Lm" not in f"{error}{error!r}{problem.hint}"
+
+    @staticmethod
+    def shared_save(save: str) -> ConfigError:
+        """The error of two roles that both keep `save` from the command line."""
+        layers = base(save=save)
         rule = DistinctAcrossRoles(("save",))
-        stacks = {
-            "actor": LayerStack([*layers, role_layer({})], rules=[rule]),
-            "critic": LayerStack([*layers, role_layer({})], rules=[rule]),
-        }
+        stacks = {role: LayerStack([*layers, role_layer({})], rules=[rule]) for role in ROLES}
         with pytest.raises(ConfigError) as caught:
             resolve_stacks(stacks)
-        (problem,) = caught.value.problems
-        assert "save='s3://user:<redacted>@bucket/ckpt'" in str(problem)
-        assert "Zq8Wv4Lm" not in f"{caught.value}{caught.value!r}{problem.hint}"
+        return caught.value
 
 
 class TestRoleDefaults:
