@@ -161,13 +161,15 @@ class TextSearch:
     holds, in time linear in the string however many texts there are, and whatever they are.
 
     A few texts are each looked for in C (``in``). More are found by one pass over the string
-    through an automaton of them all (Aho-Corasick: a trie whose every node knows the longest
-    text tail that continues elsewhere), built once in time linear in their length. Asking
-    each of thousands of texts of each of thousands of strings took time quadratic in the
-    input.
+    through an automaton of them (Aho-Corasick: a trie of the texts whose every node knows the
+    longest tail of its path that is another path of the trie), built once in time linear in
+    their length: asking each of thousands of texts of each of thousands of strings took time
+    quadratic in the input. The automaton takes the shortest texts first, up to `_MAX_NODES`
+    nodes (~60 MB); longer texts past that, few by then, are each looked for in C, so that
+    memory stays bounded however long the texts are.
     """
 
-    __slots__ = ("_ends", "_fail", "_goto", "_order", "_output", "texts")
+    __slots__ = ("_ends", "_fail", "_goto", "_order", "_output", "_rest", "texts")
 
     def __init__(self, texts: Iterable[str]) -> None:
         #: The texts, in the order given (the empty one dropped: it holds nothing to hide).
@@ -176,6 +178,7 @@ class TextSearch:
         self._fail: list[int] = []
         self._output: list[int] = []  # each node's nearest node that ends a text (-1: none)
         self._ends: list[str | None] = []  # the text each node ends, if one
+        self._rest: list[str] = []  # the texts the automaton has no room for: each asked
         self._order: dict[str, int] = {}
         if len(self.texts) > _FEW:
             self._build()
@@ -183,7 +186,10 @@ class TextSearch:
     def _build(self) -> None:
         goto: list[dict[str, int]] = [{}]
         ends: list[str | None] = [None]
-        for text in self.texts:
+        for text in sorted(self.texts, key=len):
+            if len(goto) + len(text) > _MAX_NODES:
+                self._rest.append(text)
+                continue
             node = 0
             for char in text:
                 child = goto[node].get(char)
@@ -226,9 +232,11 @@ class TextSearch:
             while hit > 0 and hit not in found:  # (a node found before: its chain was too)
                 found.add(hit)
                 hit = output[hit]
-        texts = [ends[hit] for hit in found]
+        texts = [ends[hit] for hit in found] + [text for text in self._rest if text in value]
         return sorted(texts, key=self._order.__getitem__)  # type: ignore[arg-type]
 
 
 #: How many texts are looked for one by one, each in C.
 _FEW = 16
+#: The most nodes `TextSearch`'s automaton takes (each a few hundred bytes).
+_MAX_NODES = 250_000
