@@ -518,6 +518,18 @@ class TestTextSearch:
         search = TextSearch(texts)
         assert search(value) == [text for text in dict.fromkeys(texts) if text and text in value]
 
+    def test_texts_past_the_automatons_room(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Past its room the automaton takes no more (memory stays bounded however long the
+        texts): the longer texts are each looked for on their own, and found all the same."""
+        from layerconf.core import _secret_text
+
+        monkeypatch.setattr(_secret_text, "_MAX_NODES", 60)
+        texts = [f"k{index:02d}" for index in range(20)] + ["x" * 50, "long-" * 20]
+        search = TextSearch(texts)
+        value = f"k03 {'x' * 60} {'long-' * 21}"
+        assert search(value) == ["k03", "x" * 50, "long-" * 20]
+        assert search("k19") == ["k19"]
+
     def test_many_texts_one_prefix(self) -> None:
         """Thousands of texts sharing their start (what a role file of generated secrets
         holds) are each found where they are, and only there."""
