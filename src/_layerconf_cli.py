@@ -24,6 +24,20 @@ def main() -> int:
         gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
         from layerconf.cli import main as run
 
-        return run()
+        status = run()
+        _done()
+        return status
     except KeyboardInterrupt:
+        _done()
         return 130  # layerconf.cli.errors.EXIT_INTERRUPTED, not imported: it may be mid-import
+
+
+def _done() -> None:
+    """The command is over: a Ctrl-C from now on is ignored, so that it cannot interrupt the
+    interpreter's own shutdown (which prints a traceback of its threading module)."""
+    import contextlib
+    import signal
+
+    # (ValueError: not the main thread, main() called by a program: nothing to do)
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
