@@ -531,6 +531,15 @@ class TestTextSearch:
         assert search("k19") == ["k19"]
         assert len(search._goto) <= 60  # (the trie's nodes)
 
+    def test_two_secrets_spelt_alike(self) -> None:
+        """One secret's text is the other's as repr() spells it: each is hidden where it shows."""
+        one = "ab\\cdef"  # a backslash
+        two = repr(one)[1:-1]  # the same text with the backslash doubled, as repr() writes it
+        argv = ["--wandb-key", two, "--hf-token", one, "--run-name", f"run-{two}"]
+        assert redacted_argv(argv) == [
+            "--wandb-key", REDACTED, "--hf-token", REDACTED, "--run-name", f"run-{REDACTED}"
+        ]  # fmt: skip
+
     def test_many_texts_one_prefix(self) -> None:
         """Thousands of texts sharing their start (what a role file of generated secrets
         holds) are each found where they are, and only there."""

@@ -273,9 +273,12 @@ def redact_argv(
         {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
     )
     if texts:  # each token searched once for all of them, as written or as repr() quotes it
-        spelt = {form: text for text in texts for form in (text, repr(text)[1:-1])}
+        spelt: dict[str, list[str]] = {}  # (one spelling may be two secrets': 'a\\b', 'a\b')
+        for text in texts:
+            for form in dict.fromkeys((text, repr(text)[1:-1])):
+                spelt.setdefault(form, []).append(text)
         search = TextSearch(spelt)
-        held = [[spelt[form] for form in search(token)] for token in redacted]
+        held = [[text for form in search(token) for text in spelt[form]] for token in redacted]
         redacted = [
             scrub_text(token, some, policy) for token, some in zip(redacted, held, strict=True)
         ]
