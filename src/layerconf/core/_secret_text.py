@@ -180,15 +180,16 @@ class TextSearch:
         self._ends: list[str | None] = []  # the text each node ends, if one
         self._rest: list[str] = []  # the texts the automaton has no room for: each asked
         self._order: dict[str, int] = {}
-        if len(self.texts) > _FEW:
-            self._build()
 
     def _build(self) -> None:
+        """The automaton, made on the first search (a search that never runs costs nothing).
+        Threads may make it at once: each publishes a whole one, `_goto` last."""
         goto: list[dict[str, int]] = [{}]
         ends: list[str | None] = [None]
+        rest: list[str] = []
         for text in sorted(self.texts, key=len):
             if len(goto) + len(text) > _MAX_NODES:
-                self._rest.append(text)
+                rest.append(text)
                 continue
             node = 0
             for char in text:
@@ -213,14 +214,16 @@ class TextSearch:
                     fail[child] if ends[fail[child]] is not None else output[fail[child]]
                 )
                 queue.append(child)
-        self._goto, self._fail, self._output = goto, fail, output
-        self._ends = ends
+        self._fail, self._output, self._ends, self._rest = fail, output, ends, rest
         self._order = {text: number for number, text in enumerate(self.texts)}
+        self._goto = goto
 
     def __call__(self, value: str) -> list[str]:
         """The texts `value` holds, in the order given."""
-        if not self._goto:
+        if len(self.texts) <= _FEW:
             return [text for text in self.texts if text in value]
+        if not self._goto:
+            self._build()
         goto, fail, output, ends = self._goto, self._fail, self._output, self._ends
         found: set[int] = set()  # the nodes whose texts were found (their outputs too)
         node = 0

@@ -471,13 +471,19 @@ def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active:
             _visit("", item, policy, found, active)
 
 
+@functools.lru_cache(maxsize=1)
+def _search(texts: tuple[str, ...]) -> TextSearch:
+    """The search for `texts`, kept for the next setting of the same namespace."""
+    return TextSearch(texts)
+
+
 class _Scrub:
     """One redaction of a setting: secret values by key, secret texts wherever they occur."""
 
     def __init__(self, policy: SecretPolicy, texts: list[str]) -> None:
         self.policy = policy
         self.texts = texts
-        self.found = TextSearch(texts)  # (in time linear in a text, however many texts)
+        self.found = _search(tuple(texts))  # (one a namespace's settings share, made on use)
 
     def setting(self, setting: Setting) -> Setting:
         value = self.value(setting.key, setting.value, {})
