@@ -566,12 +566,22 @@ class TestTextNamingASecret:
             f"megatron:\n  - role: actor\n    overrides:\n      train_env_vars: HF_TOKEN=hf_{S}\n",
             f"megatron:\n  - role: actor\n    overrides:\n      lr: 'wandb_key: sk-{S}'\n",
             f"megatron:\n  - role: wandb_key:sk-{S}\n    overrides: {{}}\n",
+            f"megatron:\n  - role: actor\n    overrides: --run-name wandb_key=sk-{S}\n",
+            f"megatron: '--x password pw{S}'\n",
             f"export HF_TOKEN=hf_{S}\n",
             f"machine example.com login me password pw{S}\n",
             f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn{S}\n-----END OPENSSH PRIVATE KEY-----\n",
             f"-----BEGIN RSA PRIVATE KEY-----\nMIIE{S}\n-----END RSA PRIVATE KEY-----\n",
         ],
-        ids=[*map(str, range(10)), "export", "netrc", "openssh-key", "rsa-key"],
+        ids=[
+            *map(str, range(10)),
+            "flag-then-named",
+            "flag-then-netrc",
+            "export",
+            "netrc",
+            "openssh-key",
+            "rsa-key",
+        ],  # fmt: skip
     )
     def test_check_file(
         self, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

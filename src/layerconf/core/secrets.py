@@ -326,9 +326,11 @@ def embedded_secrets(text: str, policy: SecretPolicy = SECRETS) -> list[str]:
 # A secret's name with its value in free text: ``wandb_key: x``, ``HF_TOKEN=x``,
 # ``"api_key": x``, ``--wandb-key x``, ``password x`` (a .netrc line). Every part is bounded:
 # linear in the text.
+# Each alternative consumes only the name (what is around it is looked at, not taken), so that
+# one match never hides the start of the next name (``--run-name wandb_key=S``).
 _NAMED_VALUE = LazyPattern(
-    r"(?:^|[^\w.-])-{0,2}([A-Za-z_][\w.-]{0,200})[\"']?[ \t]{0,8}[:=]"
-    r"|--([A-Za-z][\w.-]{0,200})[ \t]{1,8}\S"
+    r"(?<![\w.-])-{0,2}([A-Za-z_][\w.-]{0,200})(?=[\"']?[ \t]{0,8}[:=])"
+    r"|--([A-Za-z][\w.-]{0,200})(?=[ \t]{1,8}\S)"
     r"|(?<![\w.-])([A-Za-z_][\w.-]{0,200})(?=[ \t]{1,8}[^\s:=])"
 )
 # A private key in PEM (``-----BEGIN OPENSSH PRIVATE KEY-----``, RSA, EC, PGP's block...).
