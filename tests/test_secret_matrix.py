@@ -581,7 +581,7 @@ class TestTextNamingASecret:
             "netrc",
             "openssh-key",
             "rsa-key",
-        ],  # fmt: skip
+        ],
     )
     def test_check_file(
         self, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
