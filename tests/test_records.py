@@ -168,6 +168,9 @@ class TestProblems:
         problem = Problem("a\nb.yaml:1:1: error: forged\x1b[2J", hint="c\x9b", source="f.yaml")
         assert str(problem) == ("f.yaml: error: a\\nb.yaml:1:1: error: forged\\x1b[2J (c\\x9b)")
         assert str(Problem("caf\u00e9 \u65e5\t")) == "error: caf\u00e9 \u65e5\\t"
+        shown = str(Problem("a\u2028b\u202ec"))
+        assert shown == "error: a\\u2028b\\u202ec"
+        assert len(shown.splitlines()) == 1
 
     def test_at_takes_the_origin(self) -> None:
         """Problem.at copies the origin's place."""

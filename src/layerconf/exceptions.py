@@ -96,15 +96,17 @@ class Problem:
         text = f"{self.severity}: {self.message}"
         if self.hint:
             text += f" ({self.hint})"
-        text = f"{where}: {text}" if where else text
-        # One line, whatever a rule quoted: a line break or an escape sequence from a value
-        # would forge another problem's line, or reach the terminal.
-        return text if text.isprintable() else "".join(map(_visible, text))
+        return one_line(f"{where}: {text}" if where else text)
 
 
-def _visible(char: str) -> str:
-    """`char` as a line shows it: a control character (C0, DEL, C1) escaped as repr() does."""
-    return repr(char)[1:-1] if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char
+def one_line(text: str) -> str:
+    """`text` as one line shows it, whatever a rule quoted in it: each character that is not
+    printable (a line break, ESC, a C1 control, U+2028, a bidi override) written as repr()
+    writes it, so that a value can neither forge another problem's line nor reach the
+    terminal as a control sequence."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 class LayerconfError(Exception):

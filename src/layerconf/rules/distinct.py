@@ -96,7 +96,7 @@ class DistinctAcrossRoles:
         if not _plain(suggested):  # quoted as YAML reads it back (JSON is YAML)
             import json
 
-            suggested = json.dumps(suggested)
+            suggested = json.dumps(suggested, ensure_ascii=False)  # (the line escapes the rest)
         # The problem is located at the blamed value: only the other one's place is named.
         unblamed, elsewhere = (second, other) if blamed is one else (first, one)
         if elsewhere.origin == blamed.origin:
