@@ -660,6 +660,35 @@ class TestCommandLineUnderAnotherPolicy:
         assert record["argv"] == kept
         assert record["roles"]["main"]["settings"]["my_cred"]["value"] == REDACTED
 
+    @pytest.mark.parametrize(
+        ("add", "argv", "kept"),
+        [
+            (lambda p: p.add_argument("+m", "++my-cred"), ["+mabc"], [f"+m{REDACTED}"]),
+            (
+                lambda p: p.add_argument("-m", "--my-cred", type=int),
+                ["-m", "0012"],
+                ["-m", REDACTED],
+            ),
+            (
+                lambda p: p.add_argument("--my-cred", type=lambda s: int(s, 0)),
+                ["--my-cr", "0x1f"],
+                ["--my-cr", REDACTED],
+            ),
+            (lambda p: p.add_argument("my_cred"), ["abc"], [REDACTED]),
+        ],
+        ids=["another-prefix", "read-as-int", "read-as-hex", "positional"],
+    )
+    def test_however_the_value_was_written(
+        self, add: Any, argv: list[str], kept: list[str]
+    ) -> None:
+        """Another prefix character, a value its type read differently (0012, 0x1f), a
+        positional: hidden where the provenance says it is."""
+        prefix = "+" if argv[0].startswith("+") else "-"
+        parser = argparse.ArgumentParser(prefix_chars=prefix)
+        add(parser)
+        roles = resolve_roles(parser, argv, preset=PLAIN)
+        assert audit(roles, secrets=self.POLICY)["argv"] == kept
+
     def test_every_value_of_a_list(self) -> None:
         """A flag taking several values (a dest the policy names: ``my_cred_list`` ends with
         no secret name, so the policy is extended by it) has each hidden."""

@@ -27,7 +27,7 @@ def kept_argv(
     """`command_line` as a record under `policy` keeps it, and the secret texts it hid."""
     own, found = _redacted_argv(command_line, policy)
     for index, value in _secret_flags(provenance, policy):
-        _hide(own, index, secret_texts(value), policy.placeholder, found)
+        _hide(own, index, value, policy.placeholder, found)
     return own, found
 
 
@@ -45,23 +45,54 @@ def _secret_flags(provenance: Provenance, policy: SecretPolicy) -> Iterator[tupl
                     yield origin.argv_index, layer.values[name]
 
 
-def _hide(own: list[str], index: int, texts: list[str], placeholder: str, found: list[str]) -> None:
-    """Replace `texts` (a flag's values) where the flag at `own[index]` shows them."""
-    if not texts or not 0 <= index < len(own):
+def _hide(own: list[str], index: int, value: Any, placeholder: str, found: list[str]) -> None:
+    """Hide `value`, which the token at `own[index]` set, where the command line shows it:
+
+    - a positional (the token is no flag: it does not start with punctuation): that token;
+    - ``--flag=S`` (a flag's token holding ``=``): what follows the ``=``;
+    - ``-kS`` (a short flag with more after it, ``+kS`` with another prefix): what follows
+      ``-k``;
+    - else ``--flag S [S2 ...]``: as many of the tokens after it as the value has items (one
+      for a scalar), that are no flags, whatever their text (a type may have read ``0x1f`` as
+      31).
+    """
+    if not 0 <= index < len(own):
         return
+    # What is hidden goes to `found` (scrubbed from the whole record) only if it is the value's
+    # text: a token hidden for safety (a value read from '0x1f', a list's count) is not.
+    texts = set(secret_texts(value))
     token = own[index]
-    text = texts[0]
-    inside = token.endswith("=" + text) or (
-        token[:1] == "-" and token[1:2] != "-" and len(token) > 2 and token.endswith(text)
-    )
-    if len(texts) == 1 and text and inside:  # --flag=S, -kS
-        own[index] = token[: len(token) - len(text)] + placeholder
-        found.append(text)
+    if not token or token[0].isalnum() or token[0] == "_":  # a positional's own token
+        own[index] = placeholder
+        found.extend(texts.intersection([token]))
         return
-    for offset, text in enumerate(texts, start=index + 1):  # --flag S [S2 ...]
-        if offset < len(own) and own[offset] == text:
-            own[offset] = placeholder
-            found.append(text)
+    prefix = token[0]
+    if "=" in token:
+        cut = token.index("=") + 1
+    elif len(token) > 2 and token[1] != prefix:  # a short flag with its value attached
+        cut = 2
+    else:
+        cut = 0
+    if cut:
+        own[index] = token[:cut] + placeholder
+        found.extend(texts.intersection([token[cut:]]))
+        return
+    count = len(value) if type(value) in (list, tuple) else 1
+    for offset in range(index + 1, min(index + 1 + count, len(own))):
+        shown = own[offset]
+        if len(shown) > 1 and shown[0] == prefix and not _number(shown):
+            break  # the next flag: the value had fewer tokens
+        found.extend(texts.intersection([shown]))
+        own[offset] = placeholder
+
+
+def _number(token: str) -> bool:
+    """Whether `token` reads as a number (``-1``, ``-2.5``): a value, not a flag."""
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
 
 
 def _redacted_argv(command_line: Any, policy: SecretPolicy) -> tuple[list[str], list[str]]:
