@@ -57,7 +57,9 @@ def _may_hold_a_form(texts: str) -> bool:
 # that a long text (a megabyte of letters before a ``://``) is searched in linear time.
 _URL_PASSWORD = LazyPattern(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s/@:]{0,256}:([^\s/@]{1,512})@")
 # A secret-named key in JSON text, however it is written (``"HF_TOKEN":``).
-_JSON_KEY = LazyPattern(r'"((?:[^"\\]|\\.){1,200})"\s*:')
+# (Only where an object's key can start, after '{' or ',': a text of a million escaped quotes
+# is not scanned again from each of them.)
+_JSON_KEY = LazyPattern(r'[{,]\s*"((?:[^"\\]|\\.){1,200})"\s*:')
 
 
 def url_passwords(text: str) -> list[str]:
