@@ -62,8 +62,8 @@ def _hide(own: list[str], index: int, value: Any, placeholder: str, found: list[
     # text: a token hidden for safety (a value read from '0x1f', a list's count) is not.
     texts = set(secret_texts(value))
     token = own[index]
-    if placeholder in token:
-        return  # hidden already, by the resolution's own redaction (with its parser)
+    if not texts or placeholder in token:
+        return  # no text to hide (a flag's True, None), or hidden by the resolution already
     if not token or token[0].isalnum() or token[0] == "_":  # a positional's own token
         own[index] = placeholder
         found.extend(texts.intersection([token]))
