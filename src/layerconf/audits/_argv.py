@@ -6,8 +6,8 @@ resolution's policy, with the parser at hand to tell an abbreviation (``--wandb-
 secrets, and the parser is gone by then: `kept_argv` redacts by the flags' names
 (`redact_argv` without a parser), then where the provenance says a value came from. A key the
 record's policy names a secret's, set by the flag at ``argv[i]``, has its value hidden there,
-however that flag was spelt: in the flag's own token (``--my-cr=S``, ``-kS``) or in the tokens
-after it that show exactly the value's text.
+however that flag was spelt: in the flag's own token (``--my-cr=S``, ``-kS``), in the tokens
+after it that it took (whatever their text), or a positional's own token (`_hide`).
 """
 
 from __future__ import annotations

@@ -91,6 +91,10 @@ def listing(
     return secret_flags
 
 
+# What a list of secret flags was made from: the table's option strings, their actions, the
+# dests of those, and (action, nargs, option strings) of each candidate.
+_Listed = tuple[list[str], list[Any], list[Any], list[tuple[Any, Any, tuple[str, ...]]]]
+
 # The secret flags of a parser's table of options, and what they were listed from: a parser of
 # 1,000 options is not scanned for each token. The list is used while the table has the same
 # option strings, each one's action with the same dest (`_Listed`), and each candidate's action
@@ -109,9 +113,6 @@ _TABLES_KEPT = 8
 # option strings are still those. Only strings are kept, never a parser.
 _Answers = dict[str, tuple[tuple[str, ...], bool]]
 _SEEDS: dict[tuple[SecretPolicy, tuple[str, ...]], tuple[list[str], list[str], _Answers]] = {}
-# What a list of secret flags was made from: the table's option strings, their actions, the
-# dests of those, and (action, nargs, option strings) of each candidate.
-_Listed = tuple[list[str], list[Any], list[Any], list[tuple[Any, Any, tuple[str, ...]]]]
 
 _DEST = operator.attrgetter("dest")
 _OPTION_STRINGS = operator.attrgetter("option_strings")

@@ -1,8 +1,10 @@
 """The forms of a text that show a secret: a URL's password, the values of secret keys in JSON
-text; and the texts of a secret's value, to search for elsewhere.
+text; the texts of a secret's value, to search for elsewhere; and `TextSearch`, which looks for
+many of them at once.
 
-Private to `layerconf.core.secrets`, which exports the public ones; nothing here holds a policy
-of its own (each function is given one).
+Private to `layerconf.core.secrets`, which exports the public ones (and `TextSearch`, for the
+audit records, `explain` and the command's output); nothing here holds a policy of its own
+(each function is given one).
 """
 
 from __future__ import annotations

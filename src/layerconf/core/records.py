@@ -482,7 +482,6 @@ class _Scrub:
 
     def __init__(self, policy: SecretPolicy, texts: list[str]) -> None:
         self.policy = policy
-        self.texts = texts
         self.found = _search(tuple(texts))  # (one a namespace's settings share, made on use)
 
     def setting(self, setting: Setting) -> Setting:
