@@ -172,6 +172,13 @@ class TestProblems:
         assert shown == "error: a\\u2028b\\u202ec"
         assert len(shown.splitlines()) == 1
 
+    def test_formatted_writes_the_severity_as_given(self) -> None:
+        """The command's painted severity goes in as it is; the rest is escaped as by str()."""
+        problem = Problem("m\x1b[2J", hint="h\n", source="f\r.yaml", line=2, severity="info")
+        painted = "\x1b[36mnote\x1b[0m"
+        assert problem.formatted(painted) == f"f\\r.yaml:2: {painted}: m\\x1b[2J (h\\n)"
+        assert problem.formatted(problem.severity) == str(problem)
+
     def test_at_takes_the_origin(self) -> None:
         """Problem.at copies the origin's place."""
         origin = Origin("role-config", "file", source="c.yaml", line=9, column=11)

@@ -92,11 +92,17 @@ class Problem:
         return short_location(self.source, self.line, self.column, self.argv_index, self.layer)
 
     def __str__(self) -> str:
-        where = self.location
-        text = f"{self.severity}: {self.message}"
+        return self.formatted(self.severity)
+
+    def formatted(self, severity: str) -> str:
+        """`str(problem)` with `severity` written in place of the severity word, as given (the
+        command paints it, and says ``note`` for ``info``); the location, message and hint
+        escaped by `one_line`."""
+        text = f"{severity}: {one_line(self.message)}"
         if self.hint:
-            text += f" ({self.hint})"
-        return one_line(f"{where}: {text}" if where else text)
+            text += f" ({one_line(self.hint)})"
+        where = one_line(self.location)
+        return f"{where}: {text}" if where else text
 
 
 def one_line(text: str) -> str:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from layerconf.cli.scrub import stdout
 from layerconf.core.values import MAX_INT_BITS, json_key, jsonable, value_text
-from layerconf.exceptions import one_line
 
 __all__ = [
     "Paint",
@@ -119,11 +118,7 @@ def heading(texts: Sequence[str], paint: Paint) -> list[Cell]:
 def problem_line(problem: Problem, paint: Paint) -> str:
     """``where: error: message (hint)``; an info notice reads ``note:``, as gcc's do."""
     severity = "note" if problem.severity == "info" else problem.severity
-    text = f"{paint.severity(severity)}: {one_line(problem.message)}"
-    if problem.hint:
-        text += f" ({one_line(problem.hint)})"
-    where = one_line(problem.location)
-    return f"{where}: {text}" if where else text
+    return problem.formatted(paint.severity(severity))
 
 
 # ---------------------------------------------------------------------------------------------
