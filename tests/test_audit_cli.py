@@ -216,3 +216,33 @@ def test_relaunch_a_role_of_its_own_command_line(
     assert shlex.split(capsys.readouterr().out) == second
     assert main(["audit", "relaunch", "--role", "critc", str(tmp_path / "r.json")]) == 2
     assert "unknown role 'critc'; did you mean 'critic'?" in capsys.readouterr().err
+
+
+class TestOutputIsNotAnInput:
+    """``audit -o`` never writes the record over a file the command read."""
+
+    @pytest.mark.parametrize("which", ["key", "link to the key", "role file"])
+    def test_refused_and_kept(
+        self,
+        tmp_path: Path,
+        fixtures_dir: Path,
+        capsys: pytest.CaptureFixture[str],
+        which: str,
+    ) -> None:
+        """The key file (or a link to it) and the role file stay as they were: exit 2."""
+        role_file = tmp_path / "roles.yaml"
+        shutil.copy(fixtures_dir / "slime_ppo_megatron.yaml", role_file)
+        key_file = tmp_path / "key"
+        key_file.write_bytes(b"the only copy of the key\n")
+        (tmp_path / "link").symlink_to(key_file)
+        output = {"key": key_file, "link to the key": tmp_path / "link", "role file": role_file}
+        before = {path: path.read_bytes() for path in (key_file, role_file)}
+        argv = _argv(fixtures_dir, role_file)
+        command = ["audit", "-o", str(output[which]), "--key-file", str(key_file), "--", *argv]
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "which this command read" in err
+        assert "nothing was written" in err
+        assert {path: path.read_bytes() for path in before} == before
+        assert SECRET not in err
+        assert main([*command[:2], str(tmp_path / "new.json"), *command[3:]]) == 0
