@@ -186,10 +186,11 @@ def read_record(
         return record, roles
     if options.role not in roles:
         from layerconf.core.suggest import suggestion
+        from layerconf.exceptions import one_line
 
         raise UsageError(
             f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "
-            f"{record.path}: {', '.join(roles)})",
+            f"{record.path}: {one_line(', '.join(roles))})",
             prog,
         )
     return record, (options.role,)
