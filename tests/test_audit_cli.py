@@ -216,3 +216,100 @@ def test_relaunch_a_role_of_its_own_command_line(
     assert shlex.split(capsys.readouterr().out) == second
     assert main(["audit", "relaunch", "--role", "critc", str(tmp_path / "r.json")]) == 2
     assert "unknown role 'critc'; did you mean 'critic'?" in capsys.readouterr().err
+
+
+class TestOutputIsNotAnInput:
+    """``audit -o`` never writes the record over a file the command read."""
+
+    @pytest.mark.parametrize("which", ["key", "link to the key", "role file"])
+    def test_refused_and_kept(
+        self,
+        tmp_path: Path,
+        fixtures_dir: Path,
+        capsys: pytest.CaptureFixture[str],
+        which: str,
+    ) -> None:
+        """The key file (or a link to it) and the role file stay as they were: exit 2."""
+        role_file = tmp_path / "roles.yaml"
+        shutil.copy(fixtures_dir / "slime_ppo_megatron.yaml", role_file)
+        key_file = tmp_path / "key"
+        key_file.write_bytes(b"the only copy of the key\n")
+        (tmp_path / "link").symlink_to(key_file)
+        output = {"key": key_file, "link to the key": tmp_path / "link", "role file": role_file}
+        before = {path: path.read_bytes() for path in (key_file, role_file)}
+        argv = _argv(fixtures_dir, role_file)
+        command = ["audit", "-o", str(output[which]), "--key-file", str(key_file), "--", *argv]
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "which this command read" in err
+        assert "nothing was written" in err
+        assert {path: path.read_bytes() for path in before} == before
+        assert SECRET not in err
+        assert main([*command[:2], str(tmp_path / "new.json"), *command[3:]]) == 0
+
+
+FORGED = "\x1b]0;pwned\x07\nOK forged line\r"
+
+
+def _forge(path: Path, where: str) -> None:
+    """Put `FORGED` in a record's `where` (a role or key name, an object's repr, a file's path,
+    an enum's class), its fingerprint recomputed as a forger would."""
+    from layerconf.audits import record as record_module
+
+    data = json.loads(path.read_text())
+    roles = data["roles"]
+    if where == "role":
+        roles["critic" + FORGED] = roles.pop("critic")
+    elif where == "key":
+        roles["critic"]["settings"]["lr" + FORGED] = roles["critic"]["settings"].pop("lr")
+    elif where == "object":
+        value = {"$type": "object", "class": "x.Y", "repr": "Y" + FORGED}
+        roles["critic"]["settings"]["lr"]["value"] = value
+    elif where == "file":
+        data["files"]["roles" + FORGED + ".yaml"] = "0" * 64
+    else:
+        value = {"$type": "enum", "class": "x.Y" + FORGED, "name": "n"}
+        roles["critic"]["settings"]["lr"]["value"] = value
+    data["fingerprint"] = record_module._fingerprint(roles)
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("where", ["role", "key", "object", "file", "enum"])
+def test_a_forged_record_cannot_forge_output_lines(
+    recorded: tuple[Path, list[str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+) -> None:
+    """The text of a record from anywhere reaches no output as a control character or a line
+    of its own: explain, replay, diff (their headings, titles, file lines and errors too)."""
+    record = recorded[0]
+    forged = tmp_path / "forged.json"
+    shutil.copy(record, forged)
+    _forge(forged, where)
+    capsys.readouterr()
+    for command in (
+        ["explain", str(forged), "lr*"],
+        ["explain", str(forged), "lr", "--role", "critc"],
+        ["replay", str(forged), "--changed"],
+        ["replay", str(forged), "--role", "actor"],
+        ["diff", str(record), str(forged)],
+    ):
+        main(["audit", *command])
+        out, err = capsys.readouterr()
+        for text in (out, err):
+            assert "\x1b" not in text
+            assert "\r" not in text
+            assert "\nOK forged line" not in text
+
+
+def test_changes_and_opaque_values_print_on_one_line() -> None:
+    """`str()` of a change and `repr()` of an opaque value: escaped as a str's repr is."""
+    from layerconf.audits import AuditChange, OpaqueValue
+
+    opaque = OpaqueValue("x.Y", "Y" + FORGED)
+    assert repr(opaque) == "Y\\x1b]0;pwned\\x07\\nOK forged line\\r"
+    assert opaque.text == "Y" + FORGED  # what the record holds, and encodes back
+    change = AuditChange("r" + FORGED, "k", "changed", 1, opaque)
+    assert str(change).isprintable()
+    assert str(FileChange("f" + FORGED, None, "0" * 64)).isprintable()

@@ -42,7 +42,7 @@ from layerconf.core.secrets import (
     secret_texts,
 )
 from layerconf.core.values import MAX_INT_BITS, shorten
-from layerconf.exceptions import AuditError
+from layerconf.exceptions import AuditError, one_line
 
 __all__ = [
     "FORMAT",
@@ -94,7 +94,9 @@ class OpaqueValue:
     text: str
 
     def __repr__(self) -> str:
-        return self.text
+        # One line, as a str's repr is: the text of a record from anywhere cannot drive the
+        # terminal it is printed on, nor forge a line of the output around it.
+        return one_line(self.text)
 
 
 # --- JSON text ----------------------------------------------------------------------------
@@ -469,8 +471,9 @@ class Decoder:
 
     def fail(self, data: Mapping[str, Any], reason: str) -> Any:
         """Raise for `data` (`strict`), or stand an `OpaqueValue` in for it."""
-        if self.strict:
-            raise AuditError(f"{self.where}: cannot rebuild {shorten(canonical(data))}: {reason}")
+        if self.strict:  # (one line: the reason may quote the record's text)
+            text = f"{self.where}: cannot rebuild {shorten(canonical(data))}: {reason}"
+            raise AuditError(one_line(text))
         if data.get(TAG) == "scrubbed":  # shown as the record shows it, without its digest
             return OpaqueValue("scrubbed", f"<scrubbed {compact(data.get('shown'))}>")
         return OpaqueValue(str(data.get("class", data.get(TAG))), canonical(data))

@@ -14,6 +14,7 @@ from layerconf.audits.record import AuditRecord, lookup_entry, record_data
 from layerconf.core.checks import check_type
 from layerconf.core.records import Origin
 from layerconf.core.values import same_value
+from layerconf.exceptions import one_line
 
 __all__ = ["AuditChange", "FileChange", "diff_audits", "diff_files"]
 
@@ -35,16 +36,17 @@ class AuditChange:
     after_origin: Origin | None = None
 
     def __str__(self) -> str:
+        """One line, whatever the names of a record from anywhere hold (`one_line`)."""
         if self.key is None:
-            return f"role {self.role}: {self.kind}"
+            return one_line(f"role {self.role}: {self.kind}")
         name = f"{self.role} {self.key}"
         before = _side(self.before, self.before_origin)
         after = _side(self.after, self.after_origin)
         if self.kind == "added":
-            return f"{name}: added {after}"
+            return one_line(f"{name}: added {after}")
         if self.kind == "removed":
-            return f"{name}: removed {before}"
-        return f"{name}: {before} -> {after}"
+            return one_line(f"{name}: removed {before}")
+        return one_line(f"{name}: {before} -> {after}")
 
 
 def _side(value: Any, origin: Origin | None) -> str:
@@ -154,11 +156,12 @@ class FileChange:
     after: str | None
 
     def __str__(self) -> str:
+        """One line, whatever the path of a record from anywhere holds (`one_line`)."""
         if self.before is None:
-            return f"{self.path}: added (sha256 {self.after})"
+            return one_line(f"{self.path}: added (sha256 {self.after})")
         if self.after is None:
-            return f"{self.path}: removed (sha256 {self.before})"
-        return f"{self.path}: sha256 {self.before} -> {self.after}"
+            return one_line(f"{self.path}: removed (sha256 {self.before})")
+        return one_line(f"{self.path}: sha256 {self.before} -> {self.after}")
 
 
 def diff_files(

@@ -38,7 +38,8 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
         "--output",
         metavar="PATH",
         help="write the record to this file, atomically (a new path, or over a regular file: "
-        f"never a FIFO or a device); a directory (existing, or written with a trailing '/') "
+        "never a FIFO, a device, the key file or a role file the command read); a directory "
+        f"(existing, or written with a trailing '/') "
         f"gets {AUDIT_FILE} in it; '-' or none: print it",
     )
     _key_option(parser, signs=True)
@@ -60,13 +61,17 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
     if options.output in (None, "-"):
         stdout().write(data.decode("ascii"))
         return EXIT_OK
-    written = _write(options.output, data)
+    read = dict.fromkeys(record["files"], "a role file the record was made from")
+    if options.key_file is not None:
+        read[options.key_file] = "the --key-file"
+    written = _write(options.output, data, read)
     print(f"wrote {written} (fingerprint {record['fingerprint']})", file=stderr())
     return EXIT_OK
 
 
-def _write(output: str, data: bytes) -> Path:
-    """Write a record's `data` where -o `output` says, atomically; a failure is a usage error."""
+def _write(output: str, data: bytes, read: dict[str, str]) -> Path:
+    """Write a record's `data` where -o `output` says, atomically; a failure is a usage error,
+    and so is a path that names one of the files the command `read` (path: what it is)."""
     from pathlib import Path
 
     from layerconf.audits import AUDIT_FILE
@@ -76,9 +81,31 @@ def _write(output: str, data: bytes) -> Path:
         directory, name = Path(output), AUDIT_FILE
     else:
         directory, name = Path(output).parent, Path(output).name
+    _refuse_an_input(directory / name, read, output)
     return write_atomically(
         directory, name, data, what="the audit record", shown=output, prog=f"{PROG} audit"
     )
+
+
+def _refuse_an_input(target: Path, read: dict[str, str], shown: str) -> None:
+    """A usage error if `target` is one of the files the command `read` (the key, a role
+    file; a link to one too): the record written over it would destroy it."""
+    try:
+        there = os.stat(target)
+    except OSError:
+        return  # nothing there yet (or write_atomic says why it cannot be written)
+    for path, what in read.items():
+        try:
+            same = os.path.samestat(there, os.stat(path))
+        except OSError:
+            continue
+        if same:
+            raise UsageError(
+                f"cannot write the audit record: {shown} is {what} ({path}), which this "
+                "command read: the record would replace it; name another path (nothing was "
+                "written)",
+                f"{PROG} audit",
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -159,10 +186,11 @@ def read_record(
         return record, roles
     if options.role not in roles:
         from layerconf.core.suggest import suggestion
+        from layerconf.exceptions import one_line
 
         raise UsageError(
             f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "
-            f"{record.path}: {', '.join(roles)})",
+            f"{record.path}: {one_line(', '.join(roles))})",
             prog,
         )
     return record, (options.role,)

@@ -16,6 +16,7 @@ from layerconf.cli.render import Paint, dump_json, setting_json, table, value_te
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stdout
 from layerconf.cli.trainer import role_option, selected
+from layerconf.exceptions import one_line
 
 if TYPE_CHECKING:
     from layerconf.cli.render import Cell
@@ -116,7 +117,9 @@ def _did_you_mean(key: str, known: Sequence[str]) -> str:
 
 def explained(setting: Setting, paint: Paint) -> list[str]:
     """A heading, then one aligned row for the final value and one per shadowed value."""
-    head = f"{paint(setting.key, '1')} ({setting.role}) = {value_text(setting.value, limit=None)}"
+    # (one line: the key and role of an audit record from anywhere are any text)
+    value = value_text(setting.value, limit=None)
+    head = f"{paint(one_line(setting.key), '1')} ({one_line(str(setting.role))}) = {value}"
     note = setting.origin.label if setting.origin.kind == "rule" else None
     rows: list[list[Cell]] = [
         [

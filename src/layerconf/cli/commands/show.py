@@ -17,6 +17,7 @@ from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
 from layerconf.cli.streams import emit
 from layerconf.cli.trainer import preset_of, role_option, selected, trainer_parser
+from layerconf.exceptions import one_line
 
 if TYPE_CHECKING:
     from layerconf.cli.render import Cell
@@ -203,9 +204,10 @@ def _show_table(
     blocks = []
     for role, settings in shown_settings.items():
         not_default = sum(s.origin.kind != "default" for s in settings)
-        title = f"{role}: {totals[role]} values, {not_default} not from defaults"
+        name = one_line(role)  # (a role of an audit record from anywhere is any text)
+        title = f"{name}: {totals[role]} values, {not_default} not from defaults"
         if changed:
-            title = f"{role}: {len(settings)} of {totals[role]} values not from defaults"
+            title = f"{name}: {len(settings)} of {totals[role]} values not from defaults"
         rows: list[list[Cell]] = [
             [
                 (s.key, None),
