@@ -248,7 +248,7 @@ class TestOutputIsNotAnInput:
         assert main([*command[:2], str(tmp_path / "new.json"), *command[3:]]) == 0
 
 
-FORGED = "\x1b]0;pwned\x07\nOK forged line\r"
+FORGED = "\x1b]0;pwned\x07\nOK forged line\r\u202e"
 
 
 def _forge(path: Path, where: str) -> None:
@@ -300,6 +300,7 @@ def test_a_forged_record_cannot_forge_output_lines(
         for text in (out, err):
             assert "\x1b" not in text
             assert "\r" not in text
+            assert "\u202e" not in text  # (a bidi override: the text after it shown reversed)
             assert "\nOK forged line" not in text
 
 
@@ -308,7 +309,7 @@ def test_changes_and_opaque_values_print_on_one_line() -> None:
     from layerconf.audits import AuditChange, OpaqueValue
 
     opaque = OpaqueValue("x.Y", "Y" + FORGED)
-    assert repr(opaque) == "Y\\x1b]0;pwned\\x07\\nOK forged line\\r"
+    assert repr(opaque) == "Y\\x1b]0;pwned\\x07\\nOK forged line\\r\\u202e"
     assert opaque.text == "Y" + FORGED  # what the record holds, and encodes back
     change = AuditChange("r" + FORGED, "k", "changed", 1, opaque)
     assert str(change).isprintable()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from layerconf.cli.scrub import stdout
 from layerconf.core.values import MAX_INT_BITS, json_key, jsonable, value_text
+from layerconf.exceptions import one_line
 
 __all__ = [
     "Paint",
@@ -80,9 +81,10 @@ def table(rows: Sequence[Sequence[Cell]], *, indent: str = "", cap: int = 72) ->
     """Aligned rows; a cell longer than `cap` does not widen its column (it overflows)."""
     if not rows:
         return []
-    # A control character of a cell (a layer name of a forged record) shown escaped, never
-    # sent to the terminal; the cells' paint adds the only escape sequences.
-    rows = [[(_visible(text), paint) for text, paint in row] for row in rows]
+    # A character of a cell that is not printable (a control character or a bidi override of
+    # a forged record's layer name) shown escaped, never sent to the terminal; the cells' paint
+    # adds the only escape sequences.
+    rows = [[(one_line(text), paint) for text, paint in row] for row in rows]
     columns = max(len(row) for row in rows)
     widths = [0] * columns
     for row in rows:
@@ -100,14 +102,6 @@ def table(rows: Sequence[Sequence[Cell]], *, indent: str = "", cap: int = 72) ->
             parts.append(padded)
         lines.append((indent + "  ".join(parts)).rstrip())
     return lines
-
-
-def _visible(text: str) -> str:
-    if text.isprintable():
-        return text
-    return "".join(
-        repr(char)[1:-1] if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char for char in text
-    )
 
 
 def heading(texts: Sequence[str], paint: Paint) -> list[Cell]:
