@@ -1760,7 +1760,14 @@ class TestToolErrors:
                 ["explain", "lr", "--role", "acter", "--"],
                 "layerconf explain: error: argument --role: invalid choice: 'acter'",
             ),
-            (["check", "--stict", "--"], "layerconf check: error: unrecognized arguments: --stict"),
+            (
+                ["check", "--stict", "--"],
+                "layerconf check: error: unrecognized arguments: --stict; did you mean '--strict'? (see 'layerconf check --help')",
+            ),
+            (
+                ["show", "--rol", "critic", "--role_file", "--"],
+                "layerconf show: error: unrecognized arguments: --rol critic --role_file; did you mean '--role'?",
+            ),
             (
                 ["check", "--profile", "megatron-slime", "--parser", "x:y", "--"],
                 "layerconf check: error: argument --parser: not allowed with argument --profile",
@@ -1802,6 +1809,7 @@ class TestToolErrors:
             "no-key",
             "role",
             "option",
+            "option-with-value",
             "two-parsers",
             "schema-argv",
             "nothing",
@@ -1821,6 +1829,18 @@ class TestToolErrors:
         assert captured.out == ""
         assert message in captured.err
         assert captured.err.rstrip("\n").splitlines()[-1].startswith(message.split(":")[0])
+
+    @pytest.mark.parametrize(
+        "args",
+        [["audit", "replay", "r.json", "--profile", "megatron-slime"], ["show", "--zzzz", "--"]],
+    )
+    def test_no_far_fetched_option(
+        self, args: list[str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An unknown option that no option of the command is close to is named alone:
+        `audit replay --profile` is not a misspelt `--role`."""
+        assert main(args) == 2
+        assert "did you mean" not in capsys.readouterr().err
 
     def test_as_a_process(self, launcher: list[str]) -> None:
         """No '--' in a real process: exit 2, one line, no traceback."""

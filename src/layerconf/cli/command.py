@@ -14,12 +14,29 @@ from layerconf.cli.errors import PROG, UsageError
 from layerconf.cli.trainer import PARSER_USAGE, PRESET_USAGE, SOURCES_USAGE, parser_options
 from layerconf.core._unmeasured import UnmeasuredFormatter
 
+_UNRECOGNIZED = "unrecognized arguments: "
+
 
 class CommandParser(argparse.ArgumentParser):
     """layerconf's own parser: a usage error is one line on stderr and exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(message, self.prog, help_hint=True)
+        raise UsageError(message + self._option_suggestion(message), self.prog, help_hint=True)
+
+    def _option_suggestion(self, message: str) -> str:
+        """``; did you mean '--role-file'?`` for the first option of an "unrecognized
+        arguments" message (``--rolefile``), or ``""``. Names are compared without their
+        dashes, and only a close one is named (``--profile`` is not ``--role``)."""
+        if not message.startswith(_UNRECOGNIZED):
+            return ""
+        from layerconf.core.suggest import did_you_mean
+
+        options = {option.lstrip("-"): option for option in self._option_string_actions}
+        for token in message[len(_UNRECOGNIZED) :].split():
+            if token.startswith("-"):
+                match = did_you_mean(token.split("=", 1)[0].lstrip("-"), options, cutoff=0.8)
+                return f"; did you mean {options[match]!r}?" if match else ""
+        return ""
 
 
 class Command(NamedTuple):
