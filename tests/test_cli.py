@@ -845,7 +845,9 @@ class TestSchema:
 
     def test_a_users_parser(self, launcher: list[str], trainer: Path) -> None:
         """--parser gives the schema of the user's own parser."""
-        result = run(launcher, "schema", "--parser", "mytrainer:get_parser", cwd=trainer)
+        result = run(
+            launcher, "schema", "--parser", "mytrainer:get_parser", "--preset", "slime", cwd=trainer
+        )
         assert result.returncode == 0, result.stderr
         properties = overrides_of(json.loads(result.stdout))
         assert properties["color"]["enum"] == ["red", "blue"]
@@ -853,6 +855,19 @@ class TestSchema:
         assert [kind["type"] for kind in properties["ratio"]["anyOf"]] == ["number", "string"]
         assert "default" not in properties["ratio"]  # inf: JSON cannot hold it
         assert properties["out"]["default"] == "/tmp/out"
+
+    @pytest.mark.parametrize("preset", [(), ("--preset", "plain")], ids=["default", "named"])
+    def test_no_role_file_no_schema(
+        self, preset: tuple[str, ...], launcher: list[str], trainer: Path
+    ) -> None:
+        """--parser alone is the plain preset, which reads no role file: a schema of one
+        would describe a file nothing reads, so it is a usage error that says what to give."""
+        result = run(launcher, "schema", "--parser", "mytrainer:get_parser", *preset, cwd=trainer)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (
+            "layerconf schema: error: preset 'plain' reads no role file, so there is none to "
+            "describe: name a preset with a role file (--preset slime, or MODULE:ATTR)\n"
+        )
 
 
 OWN_TRAINER = EXAMPLES / "own_trainer"
