@@ -1768,6 +1768,10 @@ class TestToolErrors:
                 "layerconf: error: unknown command 'explian'; did you mean 'explain'? (commands: explain, show, diff, check, schema, audit, completion)",
             ),
             (
+                ["--versoin"],
+                "layerconf: error: unknown option '--versoin'; did you mean '--version'? (commands: explain, show, diff, check, schema, audit, completion)",
+            ),
+            (
                 ["explain", "--"],
                 "layerconf explain: error: the following arguments are required: KEY",
             ),
@@ -1821,6 +1825,7 @@ class TestToolErrors:
             "check-no-separator",
             "profile",
             "command",
+            "top-option",
             "no-key",
             "role",
             "option",
@@ -1847,13 +1852,17 @@ class TestToolErrors:
 
     @pytest.mark.parametrize(
         "args",
-        [["audit", "replay", "r.json", "--profile", "megatron-slime"], ["show", "--zzzz", "--"]],
+        [
+            ["audit", "replay", "r.json", "--profile", "megatron-slime"],
+            ["show", "--zzzz", "--"],
+            ["--json"],
+        ],
     )
     def test_no_far_fetched_option(
         self, args: list[str], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """An unknown option that no option of the command is close to is named alone:
-        `audit replay --profile` is not a misspelt `--role`."""
+        `audit replay --profile` is not a misspelt `--role`, nor `--json` `--version`."""
         assert main(args) == 2
         assert "did you mean" not in capsys.readouterr().err
 

@@ -7,7 +7,7 @@ Each module of `layerconf.cli.commands` defines its `Command` records in ``COMMA
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple, NoReturn
 
 from layerconf.cli.errors import PROG, UsageError
@@ -25,18 +25,24 @@ class CommandParser(argparse.ArgumentParser):
 
     def _option_suggestion(self, message: str) -> str:
         """``; did you mean '--role-file'?`` for the first option of an "unrecognized
-        arguments" message (``--rolefile``), or ``""``. Names are compared without their
-        dashes, and only a close one is named (``--profile`` is not ``--role``)."""
+        arguments" message (``--rolefile``), or ``""``."""
         if not message.startswith(_UNRECOGNIZED):
             return ""
-        from layerconf.core.suggest import did_you_mean
-
-        options = {option.lstrip("-"): option for option in self._option_string_actions}
         for token in message[len(_UNRECOGNIZED) :].split():
             if token.startswith("-"):
-                match = did_you_mean(token.split("=", 1)[0].lstrip("-"), options, cutoff=0.8)
-                return f"; did you mean {options[match]!r}?" if match else ""
+                return option_suggestion(token.split("=", 1)[0], self._option_string_actions)
         return ""
+
+
+def option_suggestion(word: str, options: Iterable[str]) -> str:
+    """``; did you mean '--role-file'?`` for a misspelt option `word`, or ``""``. Names are
+    compared without their dashes, and only a close one is named: ``--profile`` is not
+    ``--role``, nor ``--json`` ``--version``."""
+    from layerconf.core.suggest import did_you_mean
+
+    names = {option.lstrip("-"): option for option in options}
+    match = did_you_mean(word.lstrip("-"), names, cutoff=0.75)
+    return f"; did you mean {names[match]!r}?" if match else ""
 
 
 class Command(NamedTuple):
