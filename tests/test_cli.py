@@ -845,7 +845,9 @@ class TestSchema:
 
     def test_a_users_parser(self, launcher: list[str], trainer: Path) -> None:
         """--parser gives the schema of the user's own parser."""
-        result = run(launcher, "schema", "--parser", "mytrainer:get_parser", cwd=trainer)
+        result = run(
+            launcher, "schema", "--parser", "mytrainer:get_parser", "--preset", "slime", cwd=trainer
+        )
         assert result.returncode == 0, result.stderr
         properties = overrides_of(json.loads(result.stdout))
         assert properties["color"]["enum"] == ["red", "blue"]
@@ -853,6 +855,19 @@ class TestSchema:
         assert [kind["type"] for kind in properties["ratio"]["anyOf"]] == ["number", "string"]
         assert "default" not in properties["ratio"]  # inf: JSON cannot hold it
         assert properties["out"]["default"] == "/tmp/out"
+
+    @pytest.mark.parametrize("preset", [(), ("--preset", "plain")], ids=["default", "named"])
+    def test_no_role_file_no_schema(
+        self, preset: tuple[str, ...], launcher: list[str], trainer: Path
+    ) -> None:
+        """--parser alone is the plain preset, which reads no role file: a schema of one
+        would describe a file nothing reads, so it is a usage error that says what to give."""
+        result = run(launcher, "schema", "--parser", "mytrainer:get_parser", *preset, cwd=trainer)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (
+            "layerconf schema: error: preset 'plain' reads no role file, so there is none to "
+            "describe: name a preset with a role file (--preset slime, or MODULE:ATTR)\n"
+        )
 
 
 OWN_TRAINER = EXAMPLES / "own_trainer"
@@ -1753,6 +1768,10 @@ class TestToolErrors:
                 "layerconf: error: unknown command 'explian'; did you mean 'explain'? (commands: explain, show, diff, check, schema, audit, completion)",
             ),
             (
+                ["--versoin"],
+                "layerconf: error: unknown option '--versoin'; did you mean '--version'? (commands: explain, show, diff, check, schema, audit, completion)",
+            ),
+            (
                 ["explain", "--"],
                 "layerconf explain: error: the following arguments are required: KEY",
             ),
@@ -1760,7 +1779,14 @@ class TestToolErrors:
                 ["explain", "lr", "--role", "acter", "--"],
                 "layerconf explain: error: argument --role: invalid choice: 'acter'",
             ),
-            (["check", "--stict", "--"], "layerconf check: error: unrecognized arguments: --stict"),
+            (
+                ["check", "--stict", "--"],
+                "layerconf check: error: unrecognized arguments: --stict; did you mean '--strict'? (see 'layerconf check --help')",
+            ),
+            (
+                ["show", "--rol", "critic", "--role_file", "--"],
+                "layerconf show: error: unrecognized arguments: --rol critic --role_file; did you mean '--role'?",
+            ),
             (
                 ["check", "--profile", "megatron-slime", "--parser", "x:y", "--"],
                 "layerconf check: error: argument --parser: not allowed with argument --profile",
@@ -1799,9 +1825,11 @@ class TestToolErrors:
             "check-no-separator",
             "profile",
             "command",
+            "top-option",
             "no-key",
             "role",
             "option",
+            "option-with-value",
             "two-parsers",
             "schema-argv",
             "nothing",
@@ -1821,6 +1849,22 @@ class TestToolErrors:
         assert captured.out == ""
         assert message in captured.err
         assert captured.err.rstrip("\n").splitlines()[-1].startswith(message.split(":")[0])
+
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ["audit", "replay", "r.json", "--profile", "megatron-slime"],
+            ["show", "--zzzz", "--"],
+            ["--json"],
+        ],
+    )
+    def test_no_far_fetched_option(
+        self, args: list[str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An unknown option that no option of the command is close to is named alone:
+        `audit replay --profile` is not a misspelt `--role`, nor `--json` `--version`."""
+        assert main(args) == 2
+        assert "did you mean" not in capsys.readouterr().err
 
     def test_as_a_process(self, launcher: list[str]) -> None:
         """No '--' in a real process: exit 2, one line, no traceback."""

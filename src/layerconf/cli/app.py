@@ -14,7 +14,7 @@ import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import TextIO, cast
 
-from layerconf.cli.command import Command, CommandParser
+from layerconf.cli.command import Command, CommandParser, option_suggestion
 from layerconf.cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -48,6 +48,8 @@ _COMMAND_MODULES = {
 }
 
 _TOP_USAGE = f"{PROG} [-h] [--version] COMMAND [OPTIONS] -- ARGV..."
+#: The options of ``layerconf`` itself, before a command (`_main` answers them).
+_TOP_OPTIONS = ("-h", "--help", "--version")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -181,8 +183,9 @@ def _command(own: list[str], commands: Collection[str]) -> tuple[str, list[str]]
         name, rest = f"{name} {rest[0]}", rest[1:]
     if name not in commands:
         names = _first_words(commands)
-        what = "option" if name.startswith("-") else "command"
-        raise UsageError(
-            f"unknown {what} {name!r}{suggestion(name, names)} (commands: " + ", ".join(names) + ")"
-        )
+        if name.startswith("-"):
+            what, close = "option", option_suggestion(name, _TOP_OPTIONS)
+        else:
+            what, close = "command", suggestion(name, names)
+        raise UsageError(f"unknown {what} {name!r}{close} (commands: " + ", ".join(names) + ")")
     return name, rest

@@ -7,19 +7,42 @@ Each module of `layerconf.cli.commands` defines its `Command` records in ``COMMA
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple, NoReturn
 
 from layerconf.cli.errors import PROG, UsageError
 from layerconf.cli.trainer import PARSER_USAGE, PRESET_USAGE, SOURCES_USAGE, parser_options
 from layerconf.core._unmeasured import UnmeasuredFormatter
 
+_UNRECOGNIZED = "unrecognized arguments: "
+
 
 class CommandParser(argparse.ArgumentParser):
     """layerconf's own parser: a usage error is one line on stderr and exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(message, self.prog, help_hint=True)
+        raise UsageError(message + self._option_suggestion(message), self.prog, help_hint=True)
+
+    def _option_suggestion(self, message: str) -> str:
+        """``; did you mean '--role-file'?`` for the first option of an "unrecognized
+        arguments" message (``--rolefile``), or ``""``."""
+        if not message.startswith(_UNRECOGNIZED):
+            return ""
+        for token in message[len(_UNRECOGNIZED) :].split():
+            if token.startswith("-"):
+                return option_suggestion(token.split("=", 1)[0], self._option_string_actions)
+        return ""
+
+
+def option_suggestion(word: str, options: Iterable[str]) -> str:
+    """``; did you mean '--role-file'?`` for a misspelt option `word`, or ``""``. Names are
+    compared without their dashes, and only a close one is named: ``--profile`` is not
+    ``--role``, nor ``--json`` ``--version``."""
+    from layerconf.core.suggest import did_you_mean
+
+    names = {option.lstrip("-"): option for option in options}
+    match = did_you_mean(word.lstrip("-"), names, cutoff=0.75)
+    return f"; did you mean {names[match]!r}?" if match else ""
 
 
 class Command(NamedTuple):

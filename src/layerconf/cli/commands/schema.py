@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from layerconf.cli.command import Command, usage
-from layerconf.cli.errors import EXIT_OK, PROG
+from layerconf.cli.errors import EXIT_OK, PROG, UsageError
 from layerconf.cli.render import json_text
 from layerconf.cli.scrub import stderr
 from layerconf.cli.streams import emit
@@ -25,13 +25,20 @@ def _options(parser: argparse.ArgumentParser) -> None:
 def _run(options: argparse.Namespace, argv: list[str]) -> int:
     del argv
     parser = trainer_parser(options)
+    preset = preset_of(options)
+    if preset.config_dest is None:  # plain, the default with --parser
+        raise UsageError(
+            f"preset {preset.name!r} reads no role file, so there is none to describe: name a "
+            "preset with a role file (--preset slime, or MODULE:ATTR)",
+            f"{PROG} schema",
+        )
     if options.parser is not None:
         title = f"role file of {PROG} --parser {options.parser}"
     else:
         title = f"role file of {PROG} profile {options.profile!r}"
     from layerconf.presets import role_file_schema
 
-    schema = role_file_schema(parser, title=title, preset=preset_of(options))
+    schema = role_file_schema(parser, title=title, preset=preset)
     text = json_text(schema)  # as dump_json prints it, to stdout or the file alike
     written = emit(
         text, options.output, what="the schema", example="roles.schema.json", prog=f"{PROG} schema"
@@ -53,7 +60,8 @@ COMMANDS = (
         "example:\n"
         f"  {PROG} schema -o megatron-config.schema.json\n"
         "  then, on the first line of a role file:\n"
-        "  # yaml-language-server: $schema=megatron-config.schema.json",
+        "  # yaml-language-server: $schema=megatron-config.schema.json\n\n"
+        "exit status: 0 printed or written; 2 a usage error (or a FILE that cannot be written).",
         _options,
         _run,
         takes_argv=False,
