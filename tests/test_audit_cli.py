@@ -314,3 +314,29 @@ def test_changes_and_opaque_values_print_on_one_line() -> None:
     change = AuditChange("r" + FORGED, "k", "changed", 1, opaque)
     assert str(change).isprintable()
     assert str(FileChange("f" + FORGED, None, "0" * 64)).isprintable()
+
+
+class TestAMissingRecord:
+    """A record that is not there: where it was looked for and what writes one, on one line."""
+
+    @pytest.mark.parametrize("command", [["explain", "{}", "lr"], ["replay", "{}"]])
+    def test_a_path_that_is_not_there(
+        self,
+        command: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "run").mkdir()
+        for path, expected in [
+            ("nope.json", "nope.json: no such audit record (check the path; a relative path"),
+            ("run", "run/layerconf-audit.json: no such audit record (the directory run holds"),
+            ("a\x1b[2J\nOK", "a\\x1b[2J\\nOK: no such audit record"),
+        ]:
+            assert main(["audit", *(part.format(path) for part in command)]) == 1
+            err = capsys.readouterr().err
+            assert expected in err
+            assert "layerconf audit -o FILE" in err
+            assert str(tmp_path) in err  # (the current directory, named)
+            assert err.count("\n") == 1

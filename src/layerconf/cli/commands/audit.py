@@ -204,7 +204,7 @@ def _read_records(
     Each unreadable record is one error line on stderr, naming the file and what is wrong.
     """
     from layerconf.audits import load_audit
-    from layerconf.exceptions import AuditError
+    from layerconf.exceptions import AuditError, one_line
 
     types = _trusted_enums(options)
     key = _key(options, prog)
@@ -213,11 +213,35 @@ def _read_records(
         try:
             records.append(load_audit(path, types=types, key=key))
         except AuditError as error:
-            print_error(f"{prog}: error: {error}")
+            print_error(f"{prog}: error: {one_line(str(error))}")
+        except FileNotFoundError as error:
+            print_error(f"{prog}: error: {one_line(_missing_record(path, error))}")
         except OSError as error:
             where = error.filename if isinstance(error.filename, str) else path
-            print_error(f"{prog}: error: {where}: {error.strerror or error}")
+            print_error(f"{prog}: error: {one_line(f'{where}: {error.strerror or error}')}")
     return records if len(records) == len(paths) else None
+
+
+def _missing_record(path: str, error: FileNotFoundError) -> str:
+    """What a user reads for a record that is not there: where it was looked for, and what
+    makes one."""
+    import os
+
+    where = error.filename if isinstance(error.filename, str) else path
+    looked = (
+        f"the directory {path} holds no {os.path.basename(where)}"
+        if os.path.isdir(path)
+        else "check the path"
+    )
+    relative = (
+        ""
+        if os.path.isabs(where)
+        else (f"; a relative path is read from the current directory {os.getcwd()}")
+    )
+    return (
+        f"{where}: no such audit record ({looked}{relative}; a record is written by "
+        "'layerconf audit -o FILE' or layerconf.write_audit(roles, directory))"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
