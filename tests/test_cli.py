@@ -1005,7 +1005,7 @@ class TestPresetsAndSources:
             cwd=OWN_TRAINER,
         )
         assert (result.returncode, result.stdout) == (2, "")
-        assert result.stderr.startswith(f"layerconf: error: {message}")
+        assert result.stderr.startswith(f"layerconf check: error: {message}")
         assert result.stderr.count("\n") == 1
         no_traceback(result)
 
@@ -1132,7 +1132,7 @@ class TestUsersParser:
         assert result.returncode == 2
         assert "Traceback" not in result.stderr
         assert result.stderr.splitlines() == [
-            "layerconf: error: the trainer's parser raised RuntimeError: boom at "
+            "layerconf check: error: the trainer's parser raised RuntimeError: boom at "
             f"{tmp_path / 'broken.py'}:4; run the trainer with the same command line to see "
             "the traceback"
         ]
@@ -1147,7 +1147,7 @@ class TestUsersParser:
         result = run(launcher, "check", "--parser", "trainer/yaml.py:PARSER", "--", cwd=tmp_path)
         assert result.returncode == 2
         assert result.stderr.startswith(
-            "layerconf: error: --parser: trainer/yaml.py would replace the module 'yaml' imported "
+            "layerconf check: error: --parser: trainer/yaml.py would replace the module 'yaml' imported "
             "from elsewhere; rename the file"
         ), result.stderr
 
@@ -1244,7 +1244,7 @@ class TestUsersParser:
         result = run(launcher, "check", "--parser", spec, "--", "--lr", "1", cwd=trainer)
         assert result.returncode == 2
         assert result.stdout == ""
-        assert result.stderr.startswith("layerconf: error: " + message)
+        assert result.stderr.startswith("layerconf check: error: " + message)
         assert result.stderr.count("\n") == 1
         no_traceback(result)
 
@@ -1474,8 +1474,8 @@ class TestAuditDiff:
         assert lines[0].startswith(
             f"layerconf audit diff: error: {broken}: not a layerconf audit record: it is not valid JSON"
         )
-        assert lines[1] == (
-            f"layerconf audit diff: error: {tmp_path / 'nothere'}: No such file or directory"
+        assert lines[1].startswith(
+            f"layerconf audit diff: error: {tmp_path / 'nothere'}: no such audit record (check "
         )
         no_traceback(result)
 
@@ -1761,7 +1761,7 @@ class TestToolErrors:
             ),
             (
                 ["check", "--profile", "megatron_slime", "--"],
-                "layerconf: error: unknown profile 'megatron_slime' (available: 'megatron-slime'); did you mean 'megatron-slime'?",
+                "layerconf check: error: unknown profile 'megatron_slime' (available: 'megatron-slime'); did you mean 'megatron-slime'?",
             ),
             (
                 ["explian", "lr", "--"],

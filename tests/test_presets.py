@@ -366,7 +366,7 @@ class TestPresetMistakes:
                 "r.yaml",
             )
             assert (result.returncode, result.stdout) == (2, ""), spec
-            assert result.stderr.startswith(f"layerconf: error: {message}"), result.stderr
+            assert result.stderr.startswith(f"layerconf check: error: {message}"), result.stderr
             assert result.stderr.count("\n") == 1
             assert "parser raised" not in result.stderr
 

@@ -129,10 +129,15 @@ def _main(arguments: list[str]) -> int:
             f"{command.name} takes no trainer command line: remove '--' and after", prog
         )
     options.separated = separated  # whether '--' was given, even with nothing after it
-    if command.takes_parser:
-        check_options(options, prog)
-        check_trainer_argv(options, parser, trainer, prog)
-    return command.run(options, trainer)
+    try:
+        if command.takes_parser:
+            check_options(options, prog)
+            check_trainer_argv(options, parser, trainer, prog)
+        return command.run(options, trainer)
+    except UsageError as error:
+        if error.prog == PROG:  # (raised where the command's name is not known)
+            error.prog = prog
+        raise
 
 
 def _top_help(commands: Mapping[str, Command], *, asked: bool) -> int:
