@@ -2182,3 +2182,38 @@ class TestCommandEdges:
         assert line.startswith("ppo.yaml:5:6: error: invalid YAML")
         assert "indent" in line
         assert "bracket" not in line
+
+
+class TestTheTrainersTokensWithoutSeparator:
+    """Tokens layerconf does not know, and no '--': the command line to write instead, and the
+    command's own option when one of them is a misspelling of it."""
+
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (
+                ["explain", "lr", "--lr", "1"],
+                "layerconf explain: error: unrecognized arguments: --lr 1: the trainer's command "
+                "line goes after '--': layerconf explain lr -- --lr 1",
+            ),
+            (
+                ["explain", "lr", "--jsn"],
+                "layerconf explain: error: unrecognized arguments: --jsn; did you mean '--json'? "
+                "If --jsn is the trainer's, its command line goes after '--': "
+                "layerconf explain lr -- --jsn",
+            ),
+            (
+                ["show", "--rol", "actor", "--wandb-key=S3CR3T-abc123"],
+                "layerconf show: error: unrecognized arguments: --rol actor "
+                "--wandb-key=<redacted>; did you mean '--role'? If --rol is the trainer's, its "
+                "command line goes after '--': layerconf show -- --rol actor "
+                "--wandb-key=<redacted>",
+            ),
+        ],
+    )
+    def test_says_where_they_go(
+        self, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        assert main(args) == 2
+        out, err = capsys.readouterr()
+        assert (out, err) == ("", message + "\n")

@@ -175,6 +175,7 @@ def missing_separator(
 ) -> UsageError:
     """`error` (arguments layerconf does not know, and no ``--``) saying that the trainer's
     command line goes after ``--``, and the command line to write."""
+    from layerconf.cli.command import option_suggestion
     from layerconf.core.secrets import redact_argv
 
     try:
@@ -203,6 +204,15 @@ def missing_separator(
     message = error.message
     if message.startswith("unrecognized arguments: "):
         message = "unrecognized arguments: " + " ".join(shown)
+    # A misspelling of the command's own option (--jsn) may be meant as well as a trainer's.
+    for token in theirs:
+        meant = option_suggestion(token, own._option_string_actions) if token[:1] == "-" else ""
+        if meant:
+            return UsageError(
+                f"{message}{meant} If {shown[theirs.index(token)]} is the trainer's, its command "
+                f"line goes after '--': {written}",
+                error.prog,
+            )
     return UsageError(
         f"{message}: the trainer's command line goes after '--': {written}", error.prog
     )
