@@ -197,6 +197,40 @@ class TestSafeLoadCompatibility:
         assert document.problems == ()
         assert document.data == yaml.safe_load(text)
 
+    # Every place a tab can be: plain, quoted and block scalars, flow collections, comments,
+    # line breaks of every kind.
+    _TAB_DOCUMENT = (
+        "megatron:\n  - name: default\n    role: actor\n    overrides:\n      lr: 1e-6\n"
+        "      save: /ckpt/a # c\n      betas: [0.9, 0.95]\n      m: {a: 1, b: 2}\r\n"
+        "      s: 'x\n        y'\n      d: \"q z\"\r      blk: |2 # h\n        one\n"
+        "         two\n      f: >-\n        folded\n# full line\n      e: x#y\n"
+    )
+
+    @given(st.lists(st.integers(0, len(_TAB_DOCUMENT)), min_size=1, max_size=3))
+    @settings(max_examples=300)
+    def test_tabs_where_safe_load_reads_them(self, at: list[int]) -> None:
+        """A document with tabs is read only if ``yaml.safe_load`` reads it, to its data; a tab
+        it refuses is refused where PyYAML stops (libyaml reads more: ``lr:<tab>1e-6``, a tab
+        at the end of a line). (libyaml also refuses a few tabs PyYAML reads, in a block
+        scalar's indentation.)"""
+        text = self._TAB_DOCUMENT
+        for index in sorted(at, reverse=True):
+            text = text[:index] + "\t" + text[index:]
+        document = parse_yaml(text)
+        try:
+            data, refused = yaml.safe_load(text), None
+        except yaml.YAMLError as error:
+            data, refused = None, error
+        if refused is None:
+            if not document.problems:
+                assert document.data == data
+            return
+        assert document.data is None, str(refused)
+        [problem] = document.problems
+        if "'\\t'" in problem.message:
+            mark = refused.problem_mark  # type: ignore[attr-defined]
+            assert (problem.line, problem.column) == (mark.line + 1, mark.column + 1)
+
     def test_loaders_agree(self, loader: str) -> None:
         """libyaml and the pure-Python loader give the same data and positions."""
         document = parse_yaml(FIXTURE.read_text())

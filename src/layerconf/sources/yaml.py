@@ -17,6 +17,8 @@ Walking the nodes ourselves is what lets the reader
   libyaml's events; a shorter one, which cannot hold that many nodes, by libyaml alone);
   aliases are expanded (every path gets its own copy and its own positions) and every node
   built counts again, so a "billion laughs" file is refused in about 0.1 s;
+- refuse a tab that ``yaml.safe_load`` refuses although libyaml reads it (``lr:<tab>1e-6``;
+  `_yaml_walk.refused_tab`), as PyYAML's own scanner words it;
 - report lines and columns as editors and ``grep -n`` count them, although YAML also breaks
   lines at U+0085, U+2028 and U+2029 (`_yaml_walk.Lines`);
 - support merge keys (``<<: *defaults``): the mapping's own keys win over merged ones. A key
@@ -56,6 +58,7 @@ from layerconf.sources._yaml_walk import (
     Walker,
     YamlPath,
     bounded_loader,
+    refused_tab,
 )
 from layerconf.sources.files import MAX_BYTES, UnreadableFile, read_bounded
 
@@ -297,6 +300,10 @@ def _parse_nodes(
             hint=empty_hint,
         )
         return _failed(source, problem, sha256)
+    if "\t" in text and _LOADER is yaml.CSafeLoader:  # (PyYAML's own scanner refuses them)
+        tab = refused_tab(text, root, lines)
+        if tab is not None:
+            return _failed(source, _tab_problem(text, tab, lines, source, layer), sha256)
     walker = Walker(source, layer, MAX_NODES, MAX_DEPTH, lines)
     try:
         data = walker.value(root, (), 0)
@@ -351,13 +358,12 @@ def _syntax_problem(
         if context is not None and (mark is None or context.index != mark.index):
             where = lines.at(context)
             message += f" from line {where.line}, column {where.column}"
-    at = ""
+    index = None
     if mark is not None:  # (libyaml's mark.index counts bytes; line and column count characters)
         index = lines.offset(mark)
-        at = text[index : index + 1]
     problem = error.problem or ""
-    if at == "\t" or "'\\t'" in problem:
-        hint = "indent with spaces: YAML does not allow tabs for indentation"
+    if index is not None and (text[index : index + 1] == "\t" or "'\\t'" in problem):
+        hint = _tab_hint(text, index)
     elif "nesting depth" in problem:
         hint = f"nest mappings and lists at most {MAX_DEPTH} levels deep"
     elif "mapping values are not allowed" in problem:
@@ -373,6 +379,35 @@ def _syntax_problem(
     else:
         hint = "fix the YAML at this position: close every bracket and quote"
     return Problem(message, layer=layer, source=source, line=line, column=column, hint=hint)
+
+
+_INDENT_WITH_SPACES = "indent with spaces: YAML does not allow tabs for indentation"
+
+
+def _tab_hint(text: str, index: int) -> str:
+    """What to write instead of the tab at `index` of `text`."""
+    line_start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
+    if text[line_start:index].strip(" \t"):  # (the tab follows the line's indentation)
+        return (
+            "replace the tab with spaces: yaml.safe_load allows a tab only inside quotes, "
+            "a block scalar or a comment"
+        )
+    return _INDENT_WITH_SPACES
+
+
+def _tab_problem(text: str, index: int, lines: Lines, source: str, layer: str | None) -> Problem:
+    """The problem of a tab libyaml read where ``yaml.safe_load`` refuses it (`refused_tab`),
+    in the words of PyYAML's own scanner."""
+    line, column = lines.position(index)
+    return Problem(
+        "invalid YAML: found character '\\t' that cannot start any token; "
+        "while scanning for the next token",
+        layer=layer,
+        source=source,
+        line=line,
+        column=column,
+        hint=_tab_hint(text, index),
+    )
 
 
 def _reader_problem(
