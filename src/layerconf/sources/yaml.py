@@ -17,8 +17,9 @@ Walking the nodes ourselves is what lets the reader
   libyaml's events; a shorter one, which cannot hold that many nodes, by libyaml alone);
   aliases are expanded (every path gets its own copy and its own positions) and every node
   built counts again, so a "billion laughs" file is refused in about 0.1 s;
-- refuse a tab that ``yaml.safe_load`` refuses although libyaml reads it (``lr:<tab>1e-6``;
-  `_yaml_walk.refused_tab`), as PyYAML's own scanner words it;
+- refuse what libyaml reads and ``yaml.safe_load`` does not (`_yaml_walk.misread_character`):
+  a tab between tokens (``lr:<tab>1e-6``), in PyYAML's own words, and a byte order mark
+  that starts a line;
 - report lines and columns as editors and ``grep -n`` count them, although YAML also breaks
   lines at U+0085, U+2028 and U+2029 (`_yaml_walk.Lines`);
 - support merge keys (``<<: *defaults``): the mapping's own keys win over merged ones. A key
@@ -58,7 +59,7 @@ from layerconf.sources._yaml_walk import (
     Walker,
     YamlPath,
     bounded_loader,
-    refused_tab,
+    misread_character,
 )
 from layerconf.sources.files import MAX_BYTES, UnreadableFile, read_bounded
 
@@ -300,10 +301,10 @@ def _parse_nodes(
             hint=empty_hint,
         )
         return _failed(source, problem, sha256)
-    if "\t" in text and _LOADER is yaml.CSafeLoader:  # (PyYAML's own scanner refuses them)
-        tab = refused_tab(text, root, lines)
-        if tab is not None:
-            return _failed(source, _tab_problem(text, tab, lines, source, layer), sha256)
+    if ("\t" in text or "\ufeff" in text) and _LOADER is yaml.CSafeLoader:
+        misread = misread_character(text, root, lines)  # (PyYAML's own reader is exact)
+        if misread is not None:
+            return _failed(source, _misread_problem(text, misread, lines, source, layer), sha256)
     walker = Walker(source, layer, MAX_NODES, MAX_DEPTH, lines)
     try:
         data = walker.value(root, (), 0)
@@ -395,19 +396,25 @@ def _tab_hint(text: str, index: int) -> str:
     return _INDENT_WITH_SPACES
 
 
-def _tab_problem(text: str, index: int, lines: Lines, source: str, layer: str | None) -> Problem:
-    """The problem of a tab libyaml read where ``yaml.safe_load`` refuses it (`refused_tab`),
-    in the words of PyYAML's own scanner."""
+def _misread_problem(
+    text: str, index: int, lines: Lines, source: str, layer: str | None
+) -> Problem:
+    """The problem of a character libyaml read and ``yaml.safe_load`` does not
+    (`misread_character`): a tab in the words of PyYAML's own scanner, or a byte order mark."""
     line, column = lines.position(index)
-    return Problem(
-        "invalid YAML: found character '\\t' that cannot start any token; "
-        "while scanning for the next token",
-        layer=layer,
-        source=source,
-        line=line,
-        column=column,
-        hint=_tab_hint(text, index),
-    )
+    if text[index] == "\t":
+        message = (
+            "invalid YAML: found character '\\t' that cannot start any token; "
+            "while scanning for the next token"
+        )
+        hint = _tab_hint(text, index)
+    else:
+        message = (
+            "a byte order mark (U+FEFF) starts this line: yaml.safe_load reads it as a "
+            "character of what follows, or refuses it"
+        )
+        hint = "delete it: only the file's first character may be a byte order mark"
+    return Problem(message, layer=layer, source=source, line=line, column=column, hint=hint)
 
 
 def _reader_problem(
