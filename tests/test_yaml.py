@@ -682,6 +682,9 @@ class TestFiles:
             assert problem.message.startswith("a byte order mark (U+FEFF) starts this line")
         else:
             assert problem.message.startswith("unknown top-level key '\\ufeffmegatron'")
+        [twice] = parse_yaml("\ufeff\ufeffmegatron: []\n").problems  # (safe_load keeps one)
+        assert (twice.line, twice.column) == (1, 1)
+        assert twice.message.startswith("a byte order mark (U+FEFF) starts this line")
 
     def test_utf8_bom_accepted(self, tmp_path: Path) -> None:
         """A UTF-8 byte order mark is skipped; columns on line 1 are not shifted."""

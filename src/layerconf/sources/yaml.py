@@ -263,6 +263,8 @@ def _parse(
 ) -> YamlDocument:
     if text.startswith("\ufeff"):  # a UTF-8 byte order mark; YAML allows one
         text = text[1:]
+        if text.startswith("\ufeff"):  # a second: safe_load keeps it, either loader here would not
+            return _failed(source, _misread_problem(text, 0, Lines(text), source, layer), sha256)
     simple = (
         read_simple(text, _LOADER, MAX_NODES, MAX_DEPTH) if len(text) < _C_COMPOSE_BELOW else None
     )
