@@ -238,7 +238,9 @@ class TestSafeLoadCompatibility:
         [problem] = document.problems
         if "'\\t'" in problem.message:
             mark = refused.problem_mark  # type: ignore[attr-defined]
-            assert (problem.line, problem.column) == (mark.line + 1, mark.column + 1)
+            assert problem.line == mark.line + 1
+            if "\ufeff" not in text:  # (PyYAML counts no column for a byte order mark)
+                assert problem.column == mark.column + 1
 
     def test_loaders_agree(self, loader: str) -> None:
         """libyaml and the pure-Python loader give the same data and positions."""
