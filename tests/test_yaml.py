@@ -197,6 +197,51 @@ class TestSafeLoadCompatibility:
         assert document.problems == ()
         assert document.data == yaml.safe_load(text)
 
+    # Every place a tab or a byte order mark can be: plain, quoted and block scalars, flow
+    # collections, comments, line breaks of every kind.
+    _MISREAD_DOCUMENT = (
+        "megatron:\n  - name: default\n    role: actor\n    overrides:\n      lr: 1e-6\n"
+        "      save: /ckpt/a # c\n      betas: [0.9,\n        0.95]\n      m: {a: 1, b: 2}\r\n"
+        "      s: 'x\n        y'\n      d: \"q z\"\r      blk: |2 # h\n        one\n"
+        "         two\n      f: >-\n        folded\n# full line\n      e: x#y\n"
+    )
+
+    @given(
+        st.lists(
+            st.tuples(st.integers(0, len(_MISREAD_DOCUMENT)), st.sampled_from(["\t", "\ufeff"])),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    @settings(max_examples=300)
+    def test_tabs_and_byte_order_marks_as_safe_load_reads_them(
+        self, inserted: list[tuple[int, str]]
+    ) -> None:
+        """A document with tabs or byte order marks is read only if ``yaml.safe_load`` reads it,
+        to its data; a tab it refuses is refused where PyYAML stops. (libyaml reads more: a tab
+        between tokens, ``lr:<tab>1e-6``; it drops a byte order mark that starts a line, which
+        PyYAML keeps. It also refuses a few tabs PyYAML reads, in a block scalar's
+        indentation.)"""
+        text = self._MISREAD_DOCUMENT
+        for index, character in sorted(inserted, reverse=True):
+            text = text[:index] + character + text[index:]
+        document = parse_yaml(text)
+        try:
+            data, refused = yaml.safe_load(text), None
+        except yaml.YAMLError as error:
+            data, refused = None, error
+        if refused is None:
+            if not document.problems:
+                assert document.data == data
+            return
+        assert document.data is None, str(refused)
+        [problem] = document.problems
+        if "'\\t'" in problem.message:
+            mark = refused.problem_mark  # type: ignore[attr-defined]
+            assert problem.line == mark.line + 1
+            if "\ufeff" not in text:  # (PyYAML counts no column for a byte order mark)
+                assert problem.column == mark.column + 1
+
     def test_loaders_agree(self, loader: str) -> None:
         """libyaml and the pure-Python loader give the same data and positions."""
         document = parse_yaml(FIXTURE.read_text())
@@ -627,6 +672,21 @@ class TestFiles:
             assert check_yaml(f"/dev/fd/{read_end}").data == {"a": 1}
         finally:
             os.close(read_end)
+
+    def test_a_byte_order_mark_inside_is_refused(self, tmp_path: Path, loader: str) -> None:
+        """A byte order mark starting a later line (files joined with cat) is no second BOM:
+        ``yaml.safe_load`` reads the key '\\ufeffmegatron', so slime finds no 'megatron' list;
+        libyaml would drop it and read the file as if it were not there."""
+        text = "# PPO roles\n\ufeffmegatron:\n  - role: critic\n    overrides:\n      lr: 1e-5\n"
+        [problem] = check_role_file(write(tmp_path, text)).problems
+        assert (problem.line, problem.column, problem.severity) == (2, 1, "error")
+        if loader == "libyaml":
+            assert problem.message.startswith("a byte order mark (U+FEFF) starts this line")
+        else:
+            assert problem.message.startswith("unknown top-level key '\\ufeffmegatron'")
+        [twice] = parse_yaml("\ufeff\ufeffmegatron: []\n").problems  # (safe_load keeps one)
+        assert (twice.line, twice.column) == (1, 1)
+        assert twice.message.startswith("a byte order mark (U+FEFF) starts this line")
 
     def test_utf8_bom_accepted(self, tmp_path: Path) -> None:
         """A UTF-8 byte order mark is skipped; columns on line 1 are not shifted."""

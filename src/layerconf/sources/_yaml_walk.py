@@ -228,6 +228,76 @@ def bounded_loader(base: type[Any]) -> type[Any]:
     return BoundedLoader
 
 
+# At a line's start, a byte order mark, or a tab before any '#', in a text whose scalars are
+# masked (so that every '#' left starts a comment) and whose lines all end in \n.
+_MISREAD = LazyPattern(r"(?m)^(?:\ufeff|[^#\t\n]*\t)")
+
+
+def misread_character(text: str, root: Node, lines: Lines) -> int | None:
+    """The index of the first character in `text` that libyaml reads and ``yaml.safe_load``
+    does not, or None: a tab or a byte order mark (U+FEFF).
+
+    libyaml reads a tab wherever YAML separates tokens (``lr:<tab>1e-6``, ``save: /ckpt<tab>``);
+    PyYAML's own scanner, which ``yaml.safe_load`` uses, refuses one anywhere but inside a
+    quoted scalar, in the lines of a block scalar (``|``, ``>``) or in a comment. libyaml also
+    drops a byte order mark that starts a line between tokens (files joined with ``cat``);
+    PyYAML reads it as a character of what follows, or refuses it. `root` is the document
+    libyaml composed from `text`: its scalars say where quotes and block scalars are. Those
+    are masked, and every '#' and byte order mark in a plain scalar, so that every '#' left
+    starts a comment: then one search in C finds the first such tab or byte order mark.
+    """
+    # (An ASCII text's marks count characters whichever way libyaml counts.)
+    offset: Callable[[Any], int] = _mark_index if text.isascii() else lines.offset
+    # (start, end, what): quotes and a top-level block scalar are masked whole; in a block
+    # scalar below the top its tabs (a line starting with a byte order mark is past its end); in
+    # a plain scalar its '#' and byte order marks
+    masks: list[tuple[int, int, str]] = []
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            start, end = offset(node.start_mark), offset(node.end_mark)
+            if node.style in ("'", '"'):
+                masks.append((start, end, "whole"))
+            elif node.style in ("|", ">"):  # its lines start after the header's line break
+                header_end = _YAML_BREAK.compiled().search(text, start)
+                if header_end is not None:
+                    masks.append((header_end.end(), end, "whole" if node is root else "block"))
+            else:
+                masks.append((start, end, "plain"))
+        elif isinstance(node, MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
+        else:
+            stack.extend(node.value)
+    pieces: list[str] = []
+    done = 0
+    for start, end, what in sorted(masks):
+        pieces.append(text[done:start])
+        if what == "whole":
+            pieces.append("x" * (end - start))
+        elif what == "block":
+            pieces.append(text[start:end].replace("\t", "x"))
+        else:
+            pieces.append(text[start:end].replace("#", "x").replace("\ufeff", "x"))
+        done = end
+    pieces.append(text[done:])
+    masked = "".join(pieces)
+    for line_break in ("\r", *_YAML_ONLY_BREAKS):  # (\r\n becomes \n\n: the same lines)
+        if line_break in masked:
+            masked = masked.replace(line_break, "\n")
+    found = _MISREAD.compiled().search(masked)
+    return None if found is None else found.end() - 1
+
+
+def _mark_index(mark: Any) -> int:
+    index: int = mark.index
+    return index
+
+
 def short_tag(tag: str) -> str:
     return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
 

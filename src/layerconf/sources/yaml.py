@@ -17,6 +17,9 @@ Walking the nodes ourselves is what lets the reader
   libyaml's events; a shorter one, which cannot hold that many nodes, by libyaml alone);
   aliases are expanded (every path gets its own copy and its own positions) and every node
   built counts again, so a "billion laughs" file is refused in about 0.1 s;
+- refuse what libyaml reads and ``yaml.safe_load`` does not (`_yaml_walk.misread_character`):
+  a tab between tokens (``lr:<tab>1e-6``), in PyYAML's own words, and a byte order mark
+  that starts a line;
 - report lines and columns as editors and ``grep -n`` count them, although YAML also breaks
   lines at U+0085, U+2028 and U+2029 (`_yaml_walk.Lines`);
 - support merge keys (``<<: *defaults``): the mapping's own keys win over merged ones. A key
@@ -56,6 +59,7 @@ from layerconf.sources._yaml_walk import (
     Walker,
     YamlPath,
     bounded_loader,
+    misread_character,
 )
 from layerconf.sources.files import MAX_BYTES, UnreadableFile, read_bounded
 
@@ -259,6 +263,8 @@ def _parse(
 ) -> YamlDocument:
     if text.startswith("\ufeff"):  # a UTF-8 byte order mark; YAML allows one
         text = text[1:]
+        if text.startswith("\ufeff"):  # a second: safe_load keeps it, either loader here would not
+            return _failed(source, _misread_problem(text, 0, Lines(text), source, layer), sha256)
     simple = (
         read_simple(text, _LOADER, MAX_NODES, MAX_DEPTH) if len(text) < _C_COMPOSE_BELOW else None
     )
@@ -297,6 +303,10 @@ def _parse_nodes(
             hint=empty_hint,
         )
         return _failed(source, problem, sha256)
+    if ("\t" in text or "\ufeff" in text) and _LOADER is yaml.CSafeLoader:
+        misread = misread_character(text, root, lines)  # (PyYAML's own reader is exact)
+        if misread is not None:
+            return _failed(source, _misread_problem(text, misread, lines, source, layer), sha256)
     walker = Walker(source, layer, MAX_NODES, MAX_DEPTH, lines)
     try:
         data = walker.value(root, (), 0)
@@ -351,13 +361,12 @@ def _syntax_problem(
         if context is not None and (mark is None or context.index != mark.index):
             where = lines.at(context)
             message += f" from line {where.line}, column {where.column}"
-    at = ""
+    index = None
     if mark is not None:  # (libyaml's mark.index counts bytes; line and column count characters)
         index = lines.offset(mark)
-        at = text[index : index + 1]
     problem = error.problem or ""
-    if at == "\t" or "'\\t'" in problem:
-        hint = "indent with spaces: YAML does not allow tabs for indentation"
+    if index is not None and (text[index : index + 1] == "\t" or "'\\t'" in problem):
+        hint = _tab_hint(text, index)
     elif "nesting depth" in problem:
         hint = f"nest mappings and lists at most {MAX_DEPTH} levels deep"
     elif "mapping values are not allowed" in problem:
@@ -372,6 +381,41 @@ def _syntax_problem(
         hint = "write each mapping entry as 'key: value', and close every quote"
     else:
         hint = "fix the YAML at this position: close every bracket and quote"
+    return Problem(message, layer=layer, source=source, line=line, column=column, hint=hint)
+
+
+_INDENT_WITH_SPACES = "indent with spaces: YAML does not allow tabs for indentation"
+
+
+def _tab_hint(text: str, index: int) -> str:
+    """What to write instead of the tab at `index` of `text`."""
+    line_start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
+    if text[line_start:index].strip(" \t"):  # (the tab follows the line's indentation)
+        return (
+            "replace the tab with spaces: yaml.safe_load allows a tab only inside quotes, "
+            "a block scalar or a comment"
+        )
+    return _INDENT_WITH_SPACES
+
+
+def _misread_problem(
+    text: str, index: int, lines: Lines, source: str, layer: str | None
+) -> Problem:
+    """The problem of a character libyaml read and ``yaml.safe_load`` does not
+    (`misread_character`): a tab in the words of PyYAML's own scanner, or a byte order mark."""
+    line, column = lines.position(index)
+    if text[index] == "\t":
+        message = (
+            "invalid YAML: found character '\\t' that cannot start any token; "
+            "while scanning for the next token"
+        )
+        hint = _tab_hint(text, index)
+    else:
+        message = (
+            "a byte order mark (U+FEFF) starts this line: yaml.safe_load reads it as a "
+            "character of what follows, or refuses it"
+        )
+        hint = "delete it: only the file's first character may be a byte order mark"
     return Problem(message, layer=layer, source=source, line=line, column=column, hint=hint)
 
 
