@@ -29,6 +29,7 @@ from layerconf.rules import (
     RoleDefaults,
     TopologyGuard,
     TypeCoercion,
+    UnexpandedText,
     UnknownKeys,
 )
 from layerconf.rules._shape import reading_dests
@@ -112,6 +113,64 @@ class TestIgnoredKeys:
         """The policy is checked when the rule is made."""
         with pytest.raises(ValueError, match="'action' must be in"):
             IgnoredKeys(RESOURCE_KEYS, action="ignore")  # type: ignore[arg-type]
+
+
+class TestUnexpandedText:
+    """Shell syntax in a file no shell reads: said where it is, the value kept as written."""
+
+    def test_what_a_shell_would_expand(self) -> None:
+        values = {
+            "save": "${SAVE_DIR}/critic",
+            "load": "~/ckpt",
+            "data_path": ["plain", {"x": "$(ls /data)"}],
+            "ref_load": "~alice/ckpt",
+            "wandb_group": "$RUN",
+            "lr": "1e-5",
+            "note": "costs $5, ~ a dollar, a/~b",
+        }
+        stack = LayerStack([*base(), role_layer(values)], rules=[UnexpandedText()])
+        with pytest.warns(LayerconfWarning) as caught:
+            args = stack.resolve()
+        said = [str(w.message) for w in caught]
+        assert said == [
+            "ppo.yaml:4:7: warning: 'save' holds '${SAVE_DIR}/critic': no shell reads a role "
+            "file, so ${SAVE_DIR} stays as written, not the variable's value (write the value "
+            "out in full; the shell expands it only on the command line)",
+            "ppo.yaml:5:7: warning: 'load' holds '~/ckpt': no shell reads a role file, so '~' "
+            "is a directory of that name, not a home directory (write the value out in full; "
+            "the shell expands it only on the command line)",
+            "ppo.yaml:6:7: warning: 'data_path' holds '$(ls /data)': no shell reads a role "
+            "file, so $(...) stays as written: the command is not run (write the value out in "
+            "full; the shell expands it only on the command line)",
+            "ppo.yaml:7:7: warning: 'ref_load' holds '~alice/ckpt': no shell reads a role file, "
+            "so '~alice' is a directory of that name, not a home directory (write the value out "
+            "in full; the shell expands it only on the command line)",
+            "ppo.yaml:8:7: warning: 'wandb_group' holds '$RUN': no shell reads a role file, so "
+            "$RUN stays as written, not the variable's value (write the value out in full; the "
+            "shell expands it only on the command line)",
+        ]
+        assert args.save == "${SAVE_DIR}/critic"  # (a warning: the value is what slime sets)
+
+    def test_a_secret_is_not_quoted(self) -> None:
+        """Neither a secret key's value nor another key's text that holds the secret."""
+        values = {"wandb_key": "$WANDB_S3CR3T_abcdef", "save": "$HOME/S3CR3T-pasted-abc123"}
+        values["hf"] = "HF_TOKEN=S3CR3T-hf-$X"
+        stack = LayerStack(
+            [*base(), role_layer({**values, "api_key": "S3CR3T-pasted-abc123"})],
+            rules=[UnexpandedText(action="error")],
+        )
+        with pytest.raises(ConfigError) as raised:
+            stack.resolve()
+        text = str(raised.value)
+        assert "S3CR3T" not in text
+        assert text.count("error:") == 3
+        assert "'wandb_key' holds shell syntax" in text
+
+    def test_off(self) -> None:
+        stack = LayerStack(
+            [*base(), role_layer({"save": "$X"})], rules=[UnexpandedText(action="off")]
+        )
+        assert stack.resolve().save == "$X"
 
 
 class TestUnknownKeys:

@@ -350,6 +350,7 @@ WRONG: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any], str]] = {
     "RoleDefaults": (R.RoleDefaults, ("critic", [("kl_coef", 0)]), {}, "values"),
     "TopologyGuard": (R.TopologyGuard, ("seed",), {}, "keys"),
     "UnknownKeys": (R.UnknownKeys, ("parser",), {}, "parser"),
+    "UnexpandedText": (R.UnexpandedText, (5,), {}, "layer"),
     "Preset": (layerconf.Preset, (5, ("main",)), {}, "name"),
     "ValueTypes": (layerconf.ValueTypes, (5,), {}, "classes"),
     "record_bytes": (A.record_bytes, (None,), {}, "record"),

@@ -73,7 +73,7 @@ class TestContract:
     def test_default_rules_know_nothing_of_slime(self) -> None:
         """A preset of one's own gets the role file checks, never slime's."""
         names = Preset("x", roles=("a",)).rules_for(small_parser()).names
-        assert names == ("unknown-keys", "type-coercion")
+        assert names == ("unknown-keys", "type-coercion", "unexpanded-text")
         ignoring = Preset("x", roles=("a",), ignored_keys={"gpus": "--gpus"})
         assert ignoring.rules_for(small_parser()).names[0] == "ignored-keys"
 
@@ -91,6 +91,7 @@ class TestContract:
             "ignored-keys",
             "unknown-keys",
             "type-coercion",
+            "unexpanded-text",
             "ppo-scope",
             "critic-defaults",
             "topology-guard",
@@ -215,7 +216,11 @@ class TestOwnTrainer:
             rules=lambda parser: RuleSet([]),
         )
         assert preset.rules_for(small_parser()).names == ()
-        assert default_rules(preset, small_parser()).names == ("unknown-keys", "type-coercion")
+        assert default_rules(preset, small_parser()).names == (
+            "unknown-keys",
+            "type-coercion",
+            "unexpanded-text",
+        )
 
 
 def role_parser() -> argparse.ArgumentParser:

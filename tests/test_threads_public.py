@@ -305,6 +305,7 @@ CASES: dict[str, Callable[[Inputs], Callable[[], Any]]] = {
     "FunctionRule": _function_rule,
     "IgnoredKeys": lambda i: _resolve_with(i, "ignored-keys"),
     "UnknownKeys": lambda i: _resolve_with(i, "unknown-keys"),
+    "UnexpandedText": lambda i: _resolve_with(i, "unexpanded-text"),
     "TypeCoercion": lambda i: _resolve_with(i, "type-coercion"),
     "PpoScope": lambda i: _resolve_with(i, "ppo-scope"),
     "RoleDefaults": lambda i: _resolve_with(i, "critic-defaults"),

@@ -160,6 +160,16 @@ class SecretPolicy:
             return None if value is None else self.placeholder
         return self._redact_inside(value)
 
+    def texts_among(self, values: Mapping[str, Any]) -> list[str]:
+        """The text of each secret among `values` (a layer's): what its secret keys hold, to
+        scrub from a message that quotes another of its values."""
+        return [
+            text
+            for name, value in values.items()
+            if value is not None and self.is_secret(name)
+            for text in secret_texts(value)
+        ]
+
     def _redact_inside(self, value: Any) -> Any:
         """`value` with the secrets inside it replaced; `value` itself when it holds none."""
         if type(value) is str:  # a URL's password, JSON text holding a secret key

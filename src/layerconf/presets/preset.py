@@ -23,6 +23,7 @@ from layerconf.exceptions import LayerconfError, RuleError
 from layerconf.presets.role_file import RoleFileFormat
 from layerconf.rules.coercion import TypeCoercion
 from layerconf.rules.ignored_keys import IgnoredKeys
+from layerconf.rules.unexpanded import UnexpandedText
 from layerconf.rules.unknown_keys import UnknownKeys
 
 __all__ = ["PLAIN", "Preset", "PresetError", "RulesFor", "default_rules", "run_wide_rule"]
@@ -184,7 +185,8 @@ class Preset:
 
 
 def default_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
-    """What any role file needs: its ignored keys dropped, its keys known, its values converted.
+    """What any role file needs: its ignored keys dropped, its keys known, its values converted,
+    shell syntax in its strings said (no shell reads it).
 
     The rules of a preset without its own; start from these to add a trainer's own:
     ``Preset(..., rules=lambda parser: default_rules(preset, parser).add(MyRule()))``.
@@ -198,6 +200,7 @@ def default_rules(preset: Preset, parser: argparse.ArgumentParser) -> RuleSet:
         )
     rules.append(UnknownKeys(parser, layer=preset.layer, also_known=preset.extra_keys.keys()))
     rules.append(TypeCoercion(parser, layers=(preset.layer,)))
+    rules.append(UnexpandedText(layer=preset.layer))
     return RuleSet(rules)
 
 

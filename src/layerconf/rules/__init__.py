@@ -7,6 +7,7 @@
 - `RoleDefaults` (``resolved``): values a trainer always forces on one role.
 - `TopologyGuard` (``roles``): keys every role must share.
 - `DistinctAcrossRoles` (``roles``): keys no two roles may share (a checkpoint directory).
+- `UnexpandedText` (``layers``): shell syntax (``$SAVE_DIR``, ``~/ckpt``) in a file no shell reads.
 
 A preset puts them together (`layerconf.presets.slime.slime_rules`); the rules know nothing of
 any trainer: what slime ignores, forces or shares is data in `layerconf.presets.slime`.
@@ -18,6 +19,7 @@ from layerconf.rules.ignored_keys import IgnoredKeys
 from layerconf.rules.ppo_scope import PpoScope
 from layerconf.rules.role_defaults import RoleDefaults
 from layerconf.rules.topology import TopologyGuard
+from layerconf.rules.unexpanded import UnexpandedText
 from layerconf.rules.unknown_keys import UnknownKeys
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "RoleDefaults",
     "TopologyGuard",
     "TypeCoercion",
+    "UnexpandedText",
     "UnknownKeys",
     "expected_kind",
 ]

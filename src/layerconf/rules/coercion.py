@@ -40,7 +40,7 @@ import math
 import operator
 import sys
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -49,7 +49,7 @@ from layerconf.core.checks import check_type, typed
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
-from layerconf.core.secrets import SECRETS, scrub_text, secret_texts, shows_secret
+from layerconf.core.secrets import SECRETS, scrub_text, shows_secret
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.core.values import shorten
 from layerconf.exceptions import Problem
@@ -299,7 +299,7 @@ class TypeCoercion:
                 result = spec.coerce(value, failures)
                 if failures:
                     origin = layer.origin_at((key,))
-                    hidden = _secrets_of(layer.values)
+                    hidden = SECRETS.texts_among(layer.values)
                     decisions.extend(
                         self._problem(origin, key, failure, hidden) for failure in failures
                     )
@@ -324,16 +324,6 @@ class TypeCoercion:
             hint = scrub_text(hint, hidden)
         message = f"{failure.subject} must be {failure.expected} (got {got})"
         return Problem.at(origin, message, key=key, hint=hint, rule=self.name)
-
-
-def _secrets_of(values: Mapping[str, Any]) -> list[str]:
-    """The text of the secrets among `values` (a layer's): the values of secret keys."""
-    return [
-        text
-        for name, value in values.items()
-        if SECRETS.is_secret(name) and value is not None
-        for text in secret_texts(value)
-    ]
 
 
 def expected_kind(action: argparse.Action) -> str:

@@ -43,6 +43,7 @@ from layerconf.rules import (
     RoleDefaults,
     TopologyGuard,
     TypeCoercion,
+    UnexpandedText,
     UnknownKeys,
 )
 
@@ -145,6 +146,7 @@ def _rules(
             ignored,
             UnknownKeys(parser, action=unknown_keys, also_known=also_known, layer=layer),
             TypeCoercion(parser, layers=(layer,)),
+            UnexpandedText(layer=layer),
             PpoScope(layer=layer),
             critic_defaults(layer),
             TopologyGuard(TOPOLOGY_KEYS, action=topology, subject=TOPOLOGY, parser=parser),
