@@ -10,9 +10,10 @@ Where slime's own function returns, the drop-in returns the same values, also fo
 layerconf's reader refuses but slime reads on (an unknown entry field, two entries of the other
 role: those problems are logged); where slime raises, the drop-in raises the same exception type
 (`SlimeTypeError`, `SlimeAttributeError`, `SlimeFileNotFoundError`), slime's assertion words
-first. Two differences, on purpose: an empty key and a Python name such as ``__doc__`` are
-refused (slime sets them on the namespace), and a file PyYAML cannot read raises
-`SlimeConfigError`, not PyYAML's own error.
+first. Differences, on purpose: an empty key and a Python name such as ``__doc__`` are
+refused (slime sets them on the namespace); a file PyYAML cannot read raises
+`SlimeConfigError`, not PyYAML's own error; so does a merge key whose mappings both set one
+key (YAML readers disagree on which wins).
 
 slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
 ``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
@@ -45,7 +46,13 @@ from layerconf.core.stack import LayerStack
 from layerconf.core.values import ATOMIC_TYPES, same_value, value_text
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
-from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES, TOP_KEY
+from layerconf.presets.slime.constants import (
+    CRITIC_DEFAULTS,
+    RESOURCE_KEYS,
+    RESOURCES_BECAUSE,
+    ROLES,
+    TOP_KEY,
+)
 from layerconf.rules import IgnoredKeys
 from layerconf.sources.yaml import check_yaml
 
@@ -193,10 +200,11 @@ def _base_values(layers: tuple[Layer, ...]) -> Mapping[str, Any]:
     return ChainMap(*reversed(below))
 
 
+_IGNORED_KEYS = ("num_nodes", "num_gpus_per_node")
 _IGNORED = IgnoredKeys(
-    {key: RESOURCE_KEYS[key] for key in ("num_nodes", "num_gpus_per_node")},
-    because=RESOURCES_BECAUSE,
+    {key: RESOURCE_KEYS[key] for key in _IGNORED_KEYS}, because=RESOURCES_BECAUSE
 )
+_CRITIC_KEYS = frozenset(CRITIC_DEFAULTS)
 
 
 def _rules_without(deleted: frozenset[str]) -> RuleSet:
@@ -205,6 +213,7 @@ def _rules_without(deleted: frozenset[str]) -> RuleSet:
 
 
 _RULES = _rules_without(frozenset())
+_NO_POLICIES: Mapping[tuple[str, ...], Policy] = {}
 
 
 def parse_megatron_role_args(
@@ -228,24 +237,42 @@ def parse_megatron_role_args(
         layer = role_file.layers.get(role) or Layer(
             LAYER, "file", {}, Origin(LAYER, "file", source=path)
         )
-    base, deleted = _base_layers(base_args)
+    base, deleted, policies = _base_layers(base_args)
     _refuse_python_names(layer)
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
-    result = _resolved(base, layer, rules, role)
+    result = _resolved(base, layer, rules, role, policies)
     _log(result, role, path, layer)
+    set_here = _set_by_the_role(layer, role)
     for key in deleted:
-        if key not in layer.values:
+        if key not in set_here:
             delattr(result, key)
     return result
 
 
-def _resolved(base: list[Layer], layer: Layer, rules: RuleSet, role: str) -> Namespace:
-    """`role` resolved from the `base` layers and its role file's `layer`, as slime sets
-    values: each override whole (a mapping replaces the command line's, never merges), the
-    warnings logged by the caller, not issued."""
-    replaced: dict[str, Policy] = {
-        key: "replace" for key, value in layer.values.items() if isinstance(value, dict)
+def _set_by_the_role(layer: Layer, role: str) -> frozenset[str]:
+    """The keys slime sets on `role`'s namespace: its overrides but the ignored resource keys,
+    and the critic's runtime defaults (set even where the trainer deleted the key)."""
+    overrides = frozenset(layer.values).difference(_IGNORED_KEYS)
+    return overrides | _CRITIC_KEYS if role == "critic" else overrides
+
+
+def _resolved(
+    base: list[Layer],
+    layer: Layer,
+    rules: RuleSet,
+    role: str,
+    policies: Mapping[tuple[str, ...], Policy] = _NO_POLICIES,
+) -> Namespace:
+    """`role` resolved from the `base` layers (merged by the base's `policies`) and its role
+    file's `layer`, as slime sets values: each override, and each value the trainer set since
+    parsing (the ``runtime`` layer), whole (a mapping replaces the one below, a list never
+    appends), the warnings logged by the caller, not issued."""
+    set_whole = [each for each in (*base, layer) if each.name in (LAYER, "runtime")]
+    whole = {key for each in set_whole for key in each.values}
+    replaced: dict[tuple[str, ...], Policy] = {
+        path: policy for path, policy in policies.items() if path[0] not in whole
     }
+    replaced.update({(key,): "replace" for key in whole})
     return LayerStack([*base, layer], rules, replaced).resolve(role=role, warn=False)
 
 
@@ -273,7 +300,7 @@ def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Laye
         raw: Any = {}  # slime: yaml.safe_load(f) or {}
     else:
         document = check_yaml(path, layer=LAYER)
-        if document.unreadable:
+        if document.unreadable or not all(map(_pyyaml_reads_past, document.errors)):
             _raise_as_slime(path, problems)
         raw, positions = document.data or {}, document.positions
 
@@ -315,6 +342,14 @@ def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Laye
     for problem in problems:
         _logger().warning("%s (slime reads on)", problem)
     return _slime_layer(path, positions, (TOP_KEY, mine[0]), entry, field, overrides)
+
+
+def _pyyaml_reads_past(problem: Problem) -> bool:
+    """Whether ``yaml.safe_load`` reads past what the YAML reader reports as `problem`, to the
+    data the reader gave: a key written twice (both keep the last one). On the others the
+    reader reads past, PyYAML fails (a key that is a list or a mapping, a merge key on a
+    scalar) or gives other values (two merged mappings that set one key: readers disagree)."""
+    return problem.message.startswith(("duplicate key ", "duplicate merge key "))
 
 
 def _slime_layer(
@@ -377,8 +412,11 @@ def _log(result: Namespace, role: str, path: str, layer: Layer) -> None:
     )
 
 
-def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]:
-    """Layers that resolve to `base_args` as it is now, keeping its provenance when it has one.
+def _base_layers(
+    base_args: argparse.Namespace,
+) -> tuple[list[Layer], list[str], Mapping[tuple[str, ...], Policy]]:
+    """Layers that resolve to `base_args` as it is now, keeping its provenance when it has one,
+    with the merge policies they were resolved by.
 
     Trainers change args after parsing (slime's validation does): what differs from the
     provenance becomes a ``runtime`` layer, and keys deleted since are returned to delete.
@@ -386,7 +424,7 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     current = vars(base_args)
     provenance = provenance_of(base_args)
     if provenance is None or any(layer.name in (LAYER, "runtime") for layer in provenance.layers):
-        return [_plain_base(base_args, current)], []
+        return [_plain_base(base_args, current)], [], _NO_POLICIES
     recorded = merge_layers(provenance.layers, provenance.policies)
     missing = object()
     changed = {  # the identity test first: almost every value is the one resolved
@@ -399,7 +437,7 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     layers = list(provenance.layers)
     if changed:
         layers.append(Layer("runtime", "runtime", changed, Origin("runtime", "runtime")))
-    return layers, deleted
+    return layers, deleted, provenance.policies
 
 
 #: The base layer of the plain namespace given last, for the next call with it: slime asks
