@@ -397,6 +397,17 @@ class Setting:
         scrub = _Scrub(policy, sorted(texts, key=len, reverse=True))
         return scrub.setting(self)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and copied) with only the `scrub` texts that change how it is shown: the
+        other secrets of the namespace it was explained from do not travel with it (a worker
+        sending its answer for ``lr`` back does not send the W&B key)."""
+        fields = {field.name: getattr(self, field.name) for field in _SETTING_FIELDS}
+        shown = attrs.evolve(self, scrub=()).redacted()
+        scrub = tuple(
+            text for text in self.scrub if attrs.evolve(self, scrub=(text,)).redacted() != shown
+        )
+        return (_setting, (fields, scrub))
+
     def to_dict(self) -> dict[str, Any]:
         """The setting in its JSON shape (`setting_json`), values as they are.
 
@@ -475,6 +486,14 @@ def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active:
 def _search(texts: tuple[str, ...]) -> TextSearch:
     """The search for `texts`, kept for the next setting of the same namespace."""
     return TextSearch(texts)
+
+
+_SETTING_FIELDS = tuple(field for field in attrs.fields(Setting) if field.name != "scrub")
+
+
+def _setting(fields: Mapping[str, Any], scrub: tuple[str, ...]) -> Setting:
+    """A setting read back from a pickle (`Setting.__reduce__`)."""
+    return Setting(**fields, scrub=scrub)
 
 
 class _Scrub:
