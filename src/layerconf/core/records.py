@@ -329,9 +329,9 @@ class Setting:
     reason: Reason | None = None
     by: str | None = None
     role: str | None = None
-    #: The texts of the other secrets of the namespace the setting was explained from: its
-    #: value may equal or quote one (``--wandb-key cosine --lr-decay-style cosine``), and
-    #: every way it is shown scrubs them (`redacted`). Not part of the value: never compared.
+    #: The texts of the other secrets of the namespace the setting was explained from: its value
+    #: may equal or quote one (``--wandb-key cosine --lr-decay-style cosine``); every way it is
+    #: shown scrubs them (`redacted`). Never compared; pickled only where they change that.
     scrub: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False, kw_only=True)
 
     @property
@@ -396,17 +396,6 @@ class Setting:
                 texts.update((text, *escaped, repr(text)[1:-1]))
         scrub = _Scrub(policy, sorted(texts, key=len, reverse=True))
         return scrub.setting(self)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled (and copied) with only the `scrub` texts that change how it is shown: the
-        other secrets of the namespace it was explained from do not travel with it (a worker
-        sending its answer for ``lr`` back does not send the W&B key)."""
-        fields = {field.name: getattr(self, field.name) for field in _SETTING_FIELDS}
-        shown = attrs.evolve(self, scrub=()).redacted()
-        scrub = tuple(
-            text for text in self.scrub if attrs.evolve(self, scrub=(text,)).redacted() != shown
-        )
-        return (_setting, (fields, scrub))
 
     def to_dict(self) -> dict[str, Any]:
         """The setting in its JSON shape (`setting_json`), values as they are.
@@ -486,14 +475,6 @@ def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active:
 def _search(texts: tuple[str, ...]) -> TextSearch:
     """The search for `texts`, kept for the next setting of the same namespace."""
     return TextSearch(texts)
-
-
-_SETTING_FIELDS = tuple(field for field in attrs.fields(Setting) if field.name != "scrub")
-
-
-def _setting(fields: Mapping[str, Any], scrub: tuple[str, ...]) -> Setting:
-    """A setting read back from a pickle (`Setting.__reduce__`)."""
-    return Setting(**fields, scrub=scrub)
 
 
 class _Scrub:
