@@ -462,6 +462,40 @@ class TestParityWithSlime:
         assert (error.errno, error.filename) == (errno.ENOENT, str(missing))
         assert str(error).startswith(f"[Errno 2] No such file or directory: '{missing}'")
 
+    def test_a_directory_is_is_a_directory_error(
+        self, base: argparse.Namespace, tmp_path: Path
+    ) -> None:
+        """slime's open() of a directory raises IsADirectoryError: the drop-in's error is one."""
+        with pytest.raises(IsADirectoryError) as caught:
+            parse_megatron_role_args(base, tmp_path, "actor")
+        assert isinstance(caught.value, SlimeConfigError)
+        assert (caught.value.errno, caught.value.filename) == (errno.EISDIR, str(tmp_path))
+        assert str(caught.value).startswith(f"[Errno 21] Is a directory: '{tmp_path}'\n")
+
+    def test_a_dangling_link_is_file_not_found(
+        self, base: argparse.Namespace, tmp_path: Path
+    ) -> None:
+        link = tmp_path / "link.yaml"
+        link.symlink_to(tmp_path / "gone.yaml")
+        with pytest.raises(FileNotFoundError):
+            parse_megatron_role_args(base, link, "actor")
+
+    def test_an_unreadable_file_is_permission_error(
+        self, base: argparse.Namespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """As slime's open() raises PermissionError (os.access stands in for a user who may
+        not read the file: the tests may run as root)."""
+        import os
+
+        path = write(tmp_path, "megatron: []\n")
+        path.chmod(0)
+        if os.access(path, os.R_OK):
+            pytest.skip("this user reads any file (root)")
+        with pytest.raises(PermissionError) as caught:
+            parse_megatron_role_args(base, path, "actor")
+        assert isinstance(caught.value, SlimeConfigError)
+        assert caught.value.errno == errno.EACCES
+
     def test_nothing_is_warned_only_logged(self, base: argparse.Namespace, tmp_path: Path) -> None:
         """A trainer under -W error (pytest's filterwarnings = error here) does not crash."""
         with warnings.catch_warnings():

@@ -9,11 +9,11 @@ the same values slime computes, on a fresh namespace (``base_args`` is never tou
 Where slime's own function returns, the drop-in returns the same values, also for files
 layerconf's reader refuses but slime reads on (an unknown entry field, two entries of the other
 role: those problems are logged); where slime raises, the drop-in raises the same exception type
-(`SlimeTypeError`, `SlimeAttributeError`, `SlimeFileNotFoundError`), slime's assertion words
-first. Differences, on purpose: an empty key and a Python name such as ``__doc__`` are
-refused (slime sets them on the namespace); a file PyYAML cannot read raises
-`SlimeConfigError`, not PyYAML's own error; so does a merge key whose mappings both set one
-key (YAML readers disagree on which wins).
+(`SlimeTypeError`, `SlimeAttributeError`, `SlimeFileNotFoundError`, `SlimeIsADirectoryError`,
+`SlimePermissionError`), slime's assertion words first. Differences, on purpose: an empty key
+and a Python name such as ``__doc__`` are refused (slime sets them on the namespace); a file
+PyYAML cannot read raises `SlimeConfigError`, not PyYAML's own error; so does a merge key whose
+mappings both set one key (YAML readers disagree on which wins).
 
 slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
 ``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
@@ -63,6 +63,8 @@ __all__ = [
     "SlimeAttributeError",
     "SlimeConfigError",
     "SlimeFileNotFoundError",
+    "SlimeIsADirectoryError",
+    "SlimePermissionError",
     "SlimeTypeError",
     "logger",  # noqa: F822  (made on first use: __getattr__)
     "parse_megatron_role_args",
@@ -98,11 +100,23 @@ class SlimeAttributeError(SlimeConfigError, AttributeError):
     that is not a mapping, overrides that are a list): a located `SlimeConfigError` too."""
 
 
-class SlimeFileNotFoundError(SlimeConfigError, FileNotFoundError):
-    """A role file that does not exist: slime's `FileNotFoundError`, and a located problem."""
+class _SlimeOpenError(SlimeConfigError, OSError):
+    """A role file slime's ``open()`` fails on: the `OSError` subclass it raises, located."""
 
     def __str__(self) -> str:
         return str(self.args[0])  # the whole message, not OSError's short form
+
+
+class SlimeFileNotFoundError(_SlimeOpenError, FileNotFoundError):
+    """A role file that does not exist: slime's `FileNotFoundError`, and a located problem."""
+
+
+class SlimeIsADirectoryError(_SlimeOpenError, IsADirectoryError):
+    """A role file path that names a directory: slime's `IsADirectoryError`, located."""
+
+
+class SlimePermissionError(_SlimeOpenError, PermissionError):
+    """A role file this user may not read: slime's `PermissionError`, located."""
 
 
 _LOGGER_NAME = "layerconf.compat.slime"
@@ -277,14 +291,22 @@ def _resolved(
 
 
 def _raise_as_slime(path: str, problems: Iterable[Problem]) -> NoReturn:
-    """Raise what slime raises for a file it cannot read: `FileNotFoundError` for a missing one."""
+    """Raise what slime raises for a file it cannot read: for a file its ``open()`` fails
+    on (missing, a directory, not readable), that `OSError`'s type, errno and words first."""
     problems = tuple(problems)
-    if not os.path.lexists(path):
-        missing = SlimeFileNotFoundError(problems, f"[Errno 2] No such file or directory: {path!r}")
-        missing.errno, missing.strerror = errno.ENOENT, "No such file or directory"
-        missing.filename = path
-        raise missing
-    raise SlimeConfigError(problems, None)
+    if not os.path.exists(path):  # a dangling symbolic link too
+        kind: type[_SlimeOpenError] = SlimeFileNotFoundError
+        number = errno.ENOENT
+    elif os.path.isdir(path):
+        kind, number = SlimeIsADirectoryError, errno.EISDIR
+    elif not os.access(path, os.R_OK):
+        kind, number = SlimePermissionError, errno.EACCES
+    else:
+        raise SlimeConfigError(problems, None)
+    words = os.strerror(number)
+    error = kind(problems, f"[Errno {number}] {words}: {path!r}")
+    error.errno, error.strerror, error.filename = number, words, path
+    raise error
 
 
 def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Layer:
