@@ -256,10 +256,11 @@ def parse_megatron_role_args(
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
     result = _resolved(base, layer, rules, role, policies)
     _log(result, role, path, layer)
-    set_here = _set_by_the_role(layer, role)
-    for key in deleted:
-        if key not in set_here:
-            delattr(result, key)
+    if deleted:
+        set_here = _set_by_the_role(layer, role)
+        for key in deleted:
+            if key not in set_here:
+                delattr(result, key)
     return result
 
 
@@ -281,8 +282,14 @@ def _resolved(
     file's `layer`, as slime sets values: each override, and each value the trainer set since
     parsing (the ``runtime`` layer), whole (a mapping replaces the one below, a list never
     appends), the warnings logged by the caller, not issued."""
-    set_whole = [each for each in (*base, layer) if each.name in (LAYER, "runtime")]
-    whole = {key for each in set_whole for key in each.values}
+    with_policy = {path[0] for path in policies}
+    whole = {  # (without a policy, only a mapping would merge: any other value replaces)
+        key
+        for each in (*base, layer)
+        if each.name in (LAYER, "runtime")
+        for key, value in each.values.items()
+        if isinstance(value, dict) or key in with_policy
+    }
     replaced: dict[tuple[str, ...], Policy] = {
         path: policy for path, policy in policies.items() if path[0] not in whole
     }
