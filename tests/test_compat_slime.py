@@ -798,6 +798,33 @@ class TestParityOnBasesChangedAtRunTime:
         assert (type(result.kl_coef), result.kl_coef) == (int, 0)
 
 
+class TestBaseValuesOfOtherTypes:
+    """slime deep-copies the base: a mapping of another type keeps its type (a defaultdict
+    stays one, or the trainer's ``args.x[new].append`` fails), inside a list too."""
+
+    def test_as_slimes_deepcopy(self, tmp_path: Path) -> None:
+        import collections
+
+        base = argparse.Namespace(
+            lr=1.0,
+            ordered=collections.OrderedDict(a=1),
+            lists=collections.defaultdict(list, a=[1]),
+            nested=[collections.Counter(a=2)],
+            overridden=collections.OrderedDict(b=1),
+        )
+        text = "megatron:\n  - role: actor\n    overrides: {overridden: {a: 1}}\n"
+        path = write(tmp_path, text)
+        for role in ("actor", "critic"):
+            result = parse_megatron_role_args(base, path, role)
+            expected = slime_parse_megatron_role_args(base, path, role)
+            assert {k: repr(v) for k, v in vars(result).items()} == {
+                k: repr(v) for k, v in vars(expected).items()
+            }
+            assert result.lists is not base.lists
+            result.lists["new"].append(1)
+            assert "new" not in base.lists
+
+
 class TestWhatPyYamlReadsOtherwise:
     """A file whose YAML PyYAML fails on, or reads to other values, is refused, located:
     never values slime would not compute."""

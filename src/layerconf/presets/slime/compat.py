@@ -25,6 +25,8 @@ a float, and kept as it is when that fails (a warning says so, as it does when a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
 import errno
 import operator
 import os
@@ -43,7 +45,7 @@ from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
 from layerconf.core.secrets import SECRETS, shows_secret
 from layerconf.core.stack import LayerStack
-from layerconf.core.values import ATOMIC_TYPES, same_value, value_text
+from layerconf.core.values import ATOMIC_TYPES, is_atomic, same_value, value_text
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
 from layerconf.presets.slime.constants import (
@@ -256,12 +258,31 @@ def parse_megatron_role_args(
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
     result = _resolved(base, layer, rules, role, policies)
     _log(result, role, path, layer)
-    if deleted:
+    current = vars(base_args)
+    mutable = [key for below in base for key in below.mutable_keys if key in current]
+    others = (  # the base's values that are not plain data (its layers hold them as mutable)
+        []
+        if _all_plain(map(current.__getitem__, mutable))
+        else [key for key in mutable if not (is_atomic(current[key]) or _plain(current[key], 0))]
+    )
+    if deleted or others:
         set_here = _set_by_the_role(layer, role)
         for key in deleted:
             if key not in set_here:
                 delattr(result, key)
+        _deep_copied(result, current, [key for key in others if key not in set_here])
     return result
+
+
+def _deep_copied(result: Namespace, current: Mapping[str, Any], keys: list[str]) -> None:
+    """Give `result` slime's deep copies of the base values of `keys`, values that are not
+    plain data: the layers hold an OrderedDict or a defaultdict as a dict, which slime's
+    ``copy.deepcopy`` keeps of its type. Where deepcopy fails (a lock inside), on which slime's
+    function fails, the resolution's copy stays (what cannot be copied is shared inside it)."""
+    values = vars(result)  # set as the resolution set them: not a runtime write
+    for key in keys:
+        with contextlib.suppress(Exception):
+            values[key] = copy.deepcopy(current[key])
 
 
 def _set_by_the_role(layer: Layer, role: str) -> frozenset[str]:
