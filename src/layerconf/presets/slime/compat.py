@@ -217,9 +217,7 @@ def _base_values(layers: tuple[Layer, ...]) -> Mapping[str, Any]:
 
 
 _IGNORED_KEYS = ("num_nodes", "num_gpus_per_node")
-_IGNORED = IgnoredKeys(
-    {key: RESOURCE_KEYS[key] for key in _IGNORED_KEYS}, because=RESOURCES_BECAUSE
-)
+_IGNORED = IgnoredKeys({k: RESOURCE_KEYS[k] for k in _IGNORED_KEYS}, because=RESOURCES_BECAUSE)
 _CRITIC_KEYS = frozenset(CRITIC_DEFAULTS)
 
 
@@ -229,7 +227,8 @@ def _rules_without(deleted: frozenset[str]) -> RuleSet:
 
 
 _RULES = _rules_without(frozenset())
-_NO_POLICIES: Mapping[tuple[str, ...], Policy] = {}
+_Policies = Mapping[tuple[str, ...], Policy]
+_NO_POLICIES: _Policies = {}
 
 
 def parse_megatron_role_args(
@@ -258,51 +257,42 @@ def parse_megatron_role_args(
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
     result = _resolved(base, layer, rules, role, policies)
     _log(result, role, path, layer)
-    current = vars(base_args)
-    mutable = [key for below in base for key in below.mutable_keys if key in current]
-    others = (  # the base's values that are not plain data (its layers hold them as mutable)
-        []
-        if _all_plain(map(current.__getitem__, mutable))
-        else [key for key in mutable if not (is_atomic(current[key]) or _plain(current[key], 0))]
-    )
-    if deleted or others:
-        set_here = _set_by_the_role(layer, role)
-        for key in deleted:
-            if key not in set_here:
-                delattr(result, key)
-        _deep_copied(result, current, [key for key in others if key not in set_here])
+    _as_slime_leaves(result, vars(base_args), base, deleted, layer, role)
     return result
 
 
-def _deep_copied(result: Namespace, current: Mapping[str, Any], keys: list[str]) -> None:
-    """Give `result` slime's deep copies of the base values of `keys`, values that are not
-    plain data: the layers hold an OrderedDict or a defaultdict as a dict, which slime's
-    ``copy.deepcopy`` keeps of its type. Where deepcopy fails (a lock inside), on which slime's
-    function fails, the resolution's copy stays (what cannot be copied is shared inside it)."""
+def _as_slime_leaves(
+    result: Namespace,
+    current: Mapping[str, Any],
+    base: list[Layer],
+    deleted: list[str],
+    layer: Layer,
+    role: str,
+) -> None:
+    """As slime's deep copy of the base, for keys neither the file nor the critic's defaults set:
+    deleted keys stay deleted, a defaultdict stays one (the layers' dict if deepcopy fails)."""
+    mutable = [key for below in base for key in below.mutable_keys if key in current]
+    if not deleted and _all_plain(map(current.__getitem__, mutable)):
+        return
+    set_here = frozenset(layer.values).difference(_IGNORED_KEYS)
+    if role == "critic":
+        set_here |= _CRITIC_KEYS
+    for key in deleted:
+        if key not in set_here:
+            delattr(result, key)
     values = vars(result)  # set as the resolution set them: not a runtime write
-    for key in keys:
-        with contextlib.suppress(Exception):
-            values[key] = copy.deepcopy(current[key])
-
-
-def _set_by_the_role(layer: Layer, role: str) -> frozenset[str]:
-    """The keys slime sets on `role`'s namespace: its overrides but the ignored resource keys,
-    and the critic's runtime defaults (set even where the trainer deleted the key)."""
-    overrides = frozenset(layer.values).difference(_IGNORED_KEYS)
-    return overrides | _CRITIC_KEYS if role == "critic" else overrides
+    for key in mutable:
+        if key not in set_here and not (is_atomic(current[key]) or _plain(current[key], 0)):
+            with contextlib.suppress(Exception):
+                values[key] = copy.deepcopy(current[key])
 
 
 def _resolved(
-    base: list[Layer],
-    layer: Layer,
-    rules: RuleSet,
-    role: str,
-    policies: Mapping[tuple[str, ...], Policy] = _NO_POLICIES,
+    base: list[Layer], layer: Layer, rules: RuleSet, role: str, policies: _Policies = _NO_POLICIES
 ) -> Namespace:
-    """`role` resolved from the `base` layers (merged by the base's `policies`) and its role
-    file's `layer`, as slime sets values: each override, and each value the trainer set since
-    parsing (the ``runtime`` layer), whole (a mapping replaces the one below, a list never
-    appends), the warnings logged by the caller, not issued."""
+    """`role` resolved from the `base` layers (merged by their `policies`) and its role file's
+    `layer`, as slime sets values: each override, and each value the trainer set since parsing
+    (the ``runtime`` layer), whole; the warnings logged by the caller, not issued."""
     with_policy = {path[0] for path in policies}
     whole = {  # (without a policy, only a mapping would merge: any other value replaces)
         key
@@ -395,10 +385,9 @@ def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Laye
 
 
 def _pyyaml_reads_past(problem: Problem) -> bool:
-    """Whether ``yaml.safe_load`` reads past what the YAML reader reports as `problem`, to the
-    data the reader gave: a key written twice (both keep the last one). On the others the
-    reader reads past, PyYAML fails (a key that is a list or a mapping, a merge key on a
-    scalar) or gives other values (two merged mappings that set one key: readers disagree)."""
+    """Whether ``yaml.safe_load`` reads past `problem` to the reader's data: a key written
+    twice (both keep the last). On the others PyYAML fails (a key that is a list, a merge key
+    on a scalar) or gives other values (two merged mappings that set one key)."""
     return problem.message.startswith(("duplicate key ", "duplicate merge key "))
 
 
@@ -462,11 +451,8 @@ def _log(result: Namespace, role: str, path: str, layer: Layer) -> None:
     )
 
 
-def _base_layers(
-    base_args: argparse.Namespace,
-) -> tuple[list[Layer], list[str], Mapping[tuple[str, ...], Policy]]:
-    """Layers that resolve to `base_args` as it is now, keeping its provenance when it has one,
-    with the merge policies they were resolved by.
+def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str], _Policies]:
+    """The layers and merge policies resolving to `base_args` as it is now (its provenance's).
 
     Trainers change args after parsing (slime's validation does): what differs from the
     provenance becomes a ``runtime`` layer, and keys deleted since are returned to delete.
