@@ -32,7 +32,7 @@ def main() -> None:
     os.chdir(FIXTURES)  # the command line names its role file relatively
     base, path = workload.base, workload.role_file
     role_file = check_role_file(path, ROLES, layer_name=compat.LAYER)
-    base_layers, _ = compat._base_layers(base)
+    base_layers = compat._base_layers(base)[0]
 
     def fresh(function: Callable[[], object]) -> Callable[[], object]:
         """`function` with no base layer kept (and, through `cold`, no role file)."""

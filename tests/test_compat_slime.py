@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import copy
 import errno
+import functools
 import gc
 import logging
 import tempfile
@@ -249,8 +250,8 @@ class TestBaseKeptBetweenRoles:
     def test_the_critic_reuses_the_actors_base_layer(self, slime_argv: list[str]) -> None:
         """Two calls with an unchanged namespace share one base layer."""
         parsed, _ = load_profile().parse_known_args(slime_argv)
-        first, _ = compat._base_layers(parsed)
-        again, _ = compat._base_layers(parsed)
+        first = compat._base_layers(parsed)[0]
+        again = compat._base_layers(parsed)[0]
         assert again[0] is first[0]
         other = copy.copy(parsed)
         assert compat._base_layers(other)[0][0] is not first[0]
@@ -461,6 +462,40 @@ class TestParityWithSlime:
         assert (error.errno, error.filename) == (errno.ENOENT, str(missing))
         assert str(error).startswith(f"[Errno 2] No such file or directory: '{missing}'")
 
+    def test_a_directory_is_is_a_directory_error(
+        self, base: argparse.Namespace, tmp_path: Path
+    ) -> None:
+        """slime's open() of a directory raises IsADirectoryError: the drop-in's error is one."""
+        with pytest.raises(IsADirectoryError) as caught:
+            parse_megatron_role_args(base, tmp_path, "actor")
+        assert isinstance(caught.value, SlimeConfigError)
+        assert (caught.value.errno, caught.value.filename) == (errno.EISDIR, str(tmp_path))
+        assert str(caught.value).startswith(f"[Errno 21] Is a directory: '{tmp_path}'\n")
+
+    def test_a_dangling_link_is_file_not_found(
+        self, base: argparse.Namespace, tmp_path: Path
+    ) -> None:
+        link = tmp_path / "link.yaml"
+        link.symlink_to(tmp_path / "gone.yaml")
+        with pytest.raises(FileNotFoundError):
+            parse_megatron_role_args(base, link, "actor")
+
+    def test_an_unreadable_file_is_permission_error(
+        self, base: argparse.Namespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """As slime's open() raises PermissionError (os.access stands in for a user who may
+        not read the file: the tests may run as root)."""
+        import os
+
+        path = write(tmp_path, "megatron: []\n")
+        path.chmod(0)
+        if os.access(path, os.R_OK):
+            pytest.skip("this user reads any file (root)")
+        with pytest.raises(PermissionError) as caught:
+            parse_megatron_role_args(base, path, "actor")
+        assert isinstance(caught.value, SlimeConfigError)
+        assert caught.value.errno == errno.EACCES
+
     def test_nothing_is_warned_only_logged(self, base: argparse.Namespace, tmp_path: Path) -> None:
         """A trainer under -W error (pytest's filterwarnings = error here) does not crash."""
         with warnings.catch_warnings():
@@ -619,3 +654,208 @@ class TestLazyLogging:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         )
         assert "'nope' is not a known argument; it is set anyway" in done.stderr
+
+
+# Bases as trainers hand them over: plain or layerconf namespaces, changed after parsing.
+_base_keys = st.sampled_from(
+    ["lr", "seed", "train_env_vars", "eval_prompt_data", "kl_coef", "use_opd", "added_by_trainer"]
+)
+_nested = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(["A", "X"]), inner, max_size=2)
+    ),
+    max_leaves=5,
+)
+_changes = st.lists(st.tuples(st.sampled_from(["set", "del"]), _base_keys, _nested), max_size=3)
+_role_entries = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["actor", "critic"])},
+        optional={
+            "overrides": st.dictionaries(
+                st.one_of(_base_keys, _override_keys), _nested, max_size=3
+            ),
+            "args": st.dictionaries(_base_keys, _nested, max_size=2),
+        },
+    ),
+    max_size=2,
+    unique_by=lambda entry: entry["role"],
+)
+_CHANGED_ARGV = [
+    "--rollout-batch-size", "4", "--train-env-vars", '{"X": "1"}', "--eval-prompt-data", "a", "b"
+]  # fmt: skip
+
+
+def _change(args: argparse.Namespace, changes: list[tuple[str, str, Any]]) -> None:
+    for action, key, value in changes:
+        if action == "set":
+            setattr(args, key, copy.deepcopy(value))
+        elif hasattr(args, key):
+            delattr(args, key)
+
+
+def _poke(value: Any) -> None:
+    """Change every list and dict inside `value` in place."""
+    if isinstance(value, list):
+        for item in value:
+            _poke(item)
+        value.append("poked")
+    elif isinstance(value, dict):
+        for item in list(value.values()):
+            _poke(item)
+        value["poked"] = 1
+
+
+class TestParityOnChangedBases:
+    """slime's values from a base the trainer changed after parsing (values set, keys deleted,
+    attributes added), for the actor then the critic; each result is independent."""
+
+    @settings(max_examples=150, deadline=None)
+    @given(
+        layered=st.booleans(),
+        before=_changes,
+        between=_changes,
+        entries=_role_entries,
+    )
+    def test_as_slimes_own_function(
+        self, layered: bool, before: Any, between: Any, entries: Any
+    ) -> None:
+        import layerconf
+
+        parser = load_profile()
+        if layered:
+            base, _ = layerconf.parse_known_args(parser, _CHANGED_ARGV)
+        else:
+            base, _ = parser.parse_known_args(_CHANGED_ARGV)
+        _change(base, before)
+        results = {}
+        with tempfile.TemporaryDirectory() as scratch:
+            path = Path(scratch) / "m.yaml"
+            path.write_text(yaml.safe_dump({"megatron": entries}, sort_keys=False))
+            for role, changes in (("actor", between), ("critic", [])):
+                slime = _outcome(
+                    functools.partial(slime_parse_megatron_role_args, base, path, role)
+                )
+                ours = _outcome(functools.partial(parse_megatron_role_args, base, path, role))
+                assert ours[0] == slime[0], (slime, ours)
+                if slime[0] == "returned":
+                    assert {k: _typed(v) for k, (_, v) in ours[1].items()} == {
+                        k: _typed(v) for k, (_, v) in slime[1].items()
+                    }
+                    results[role] = parse_megatron_role_args(base, path, role)
+                _change(base, changes)
+        shown = {role: _typed(vars(result)) for role, result in results.items()}
+        for value in vars(base).values():  # the base's containers changed in place...
+            _poke(value)
+        base_shown = _typed(vars(base))
+        untouched = dict(results)
+        for role in results:  # ... then each result's in turn: nothing else changes
+            for value in vars(untouched.pop(role)).values():
+                _poke(value)
+            assert _typed(vars(base)) == base_shown
+            assert {other: _typed(vars(each)) for other, each in untouched.items()} == {
+                other: shown[other] for other in untouched
+            }
+
+
+class TestParityOnBasesChangedAtRunTime:
+    """A layerconf base changed after parsing: what the trainer set is taken whole, as slime
+    takes the namespace as it is (found by TestParityOnChangedBases)."""
+
+    def test_a_mapping_set_at_run_time_replaces_the_parsed_one(self, tmp_path: Path) -> None:
+        import layerconf
+
+        base, _ = layerconf.parse_known_args(load_profile(), _CHANGED_ARGV)
+        base.train_env_vars = {"A": "2"}
+        result = parse_megatron_role_args(base, write(tmp_path, "megatron: []\n"), "actor")
+        assert result.train_env_vars == {"A": "2"}
+
+    def test_the_bases_merge_policies_are_kept(self, tmp_path: Path) -> None:
+        """A base resolved with an 'append' policy keeps its values; a list the trainer or
+        the file sets replaces it, as slime's setattr does."""
+        from layerconf import LayerStack, Origin
+
+        layers = [
+            Layer(name, "mapping", {"xs": [index]}, Origin(name, "mapping"))
+            for index, name in enumerate(["defaults", "cli"])
+        ]
+        base = LayerStack(layers, policies={"xs": "append"}).resolve()
+        empty = write(tmp_path, "megatron: []\n")
+        assert parse_megatron_role_args(base, empty, "actor").xs == [0, 1]
+        base.xs = [9]
+        assert parse_megatron_role_args(base, empty, "actor").xs == [9]
+        text = "megatron:\n  - role: critic\n    overrides: {xs: [5]}\n"
+        assert parse_megatron_role_args(base, write(tmp_path, text), "critic").xs == [5]
+
+    def test_the_critic_gets_its_defaults_where_the_trainer_deleted_them(
+        self, tmp_path: Path
+    ) -> None:
+        import layerconf
+
+        base, _ = layerconf.parse_known_args(load_profile(), _CHANGED_ARGV)
+        del base.kl_coef
+        result = parse_megatron_role_args(base, write(tmp_path, "megatron: []\n"), "critic")
+        assert (type(result.kl_coef), result.kl_coef) == (int, 0)
+
+
+class TestBaseValuesOfOtherTypes:
+    """slime deep-copies the base: a mapping of another type keeps its type (a defaultdict
+    stays one, or the trainer's ``args.x[new].append`` fails), inside a list too."""
+
+    def test_as_slimes_deepcopy(self, tmp_path: Path) -> None:
+        import collections
+
+        base = argparse.Namespace(
+            lr=1.0,
+            ordered=collections.OrderedDict(a=1),
+            lists=collections.defaultdict(list, a=[1]),
+            nested=[collections.Counter(a=2)],
+            overridden=collections.OrderedDict(b=1),
+        )
+        text = "megatron:\n  - role: actor\n    overrides: {overridden: {a: 1}}\n"
+        path = write(tmp_path, text)
+        for role in ("actor", "critic"):
+            result = parse_megatron_role_args(base, path, role)
+            expected = slime_parse_megatron_role_args(base, path, role)
+            assert {k: repr(v) for k, v in vars(result).items()} == {
+                k: repr(v) for k, v in vars(expected).items()
+            }
+            assert result.lists is not base.lists
+            result.lists["new"].append(1)
+            assert "new" not in base.lists
+
+
+class TestWhatPyYamlReadsOtherwise:
+    """A file whose YAML PyYAML fails on, or reads to other values, is refused, located:
+    never values slime would not compute."""
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "megatron:\n  - role: actor\n    overrides:\n      ? [a]\n      : 1\n      lr: 2\n",
+            "megatron:\n  - role: actor\n    overrides:\n      ? {a: 1}\n      : 1\n",
+            "megatron:\n  - role: actor\n    overrides:\n      <<: 5\n      lr: 2\n",
+            "megatron:\n  - role: actor\n    overrides:\n      !foo seed: 5\n      lr: 2\n",
+            "d: &d {lr: 1}\ne: &e {lr: 2}\n"
+            "megatron:\n  - role: actor\n    overrides:\n      <<: [*d, *e]\n",
+        ],
+        ids=[
+            "list-key",
+            "mapping-key",
+            "merge-of-a-scalar",
+            "unknown-tag-on-key",
+            "merge-conflict",
+        ],
+    )
+    def test_refused(self, base: argparse.Namespace, tmp_path: Path, text: str) -> None:
+        with pytest.raises(SlimeConfigError) as caught:
+            parse_megatron_role_args(base, write(tmp_path, text), "actor")
+        assert any(problem.line is not None for problem in caught.value.problems)
+
+    def test_a_key_written_twice_is_read_as_pyyaml_reads_it(
+        self, base: argparse.Namespace, tmp_path: Path
+    ) -> None:
+        text = "megatron:\n  - role: actor\n    overrides:\n      lr: 1\n      lr: 2\n"
+        path = write(tmp_path, text)
+        assert parse_megatron_role_args(base, path, "actor").lr == 2.0
+        assert slime_parse_megatron_role_args(base, path, "actor").lr == 2.0

@@ -239,3 +239,37 @@ class TestSettingText:
         origin = Origin("cli", "argv", argv_index=1, token="--wandb-key=sk-aliased-99")
         setting = Setting("wb", "sk-aliased-99", origin)
         assert "sk-aliased-99" not in str(setting) + repr(setting) + repr(setting.to_dict())
+
+
+class TestSettingPickleCarriesNoOtherSecret:
+    """A setting pickled (a worker sending its answer back) carries the secrets of the
+    namespace it was explained from only where they change how it is shown."""
+
+    @staticmethod
+    def _explained(key: str) -> Setting:
+        import layerconf
+        from layerconf import LayerStack
+
+        args = LayerStack(
+            [Layer.from_mapping("cli", {"wandb_key": "wk-planted-secret-1", "lr": 0.5})]
+        ).resolve()
+        args.wandb_key = "wk-planted-secret-2"
+        args.note = "logged in with wk-planted-secret-2"
+        return layerconf.explain(args, key)
+
+    @pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+    def test_another_keys_setting(self, how: str) -> None:
+        import copy
+
+        setting = self._explained("lr")
+        assert setting.scrub  # what it scrubs when shown: the namespace's secrets
+        assert b"planted-secret" not in pickle.dumps(setting)
+        clone = pickle.loads(pickle.dumps(setting)) if how == "pickle" else copy.deepcopy(setting)
+        assert (clone, str(clone), clone.to_dict()) == (setting, str(setting), setting.to_dict())
+
+    def test_a_setting_quoting_a_secret_is_shown_as_before(self) -> None:
+        setting = self._explained("note")
+        clone = pickle.loads(pickle.dumps(setting))
+        assert b"planted-secret-1" not in pickle.dumps(setting)
+        assert str(clone) == str(setting)
+        assert "planted-secret" not in str(clone)

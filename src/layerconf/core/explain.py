@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import copyreg
+import functools
 import itertools
 import operator
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
+
+import attrs
 
 from layerconf.core._slots import new_history, new_setting
 from layerconf.core.merge import atomic_contributions, trace
@@ -112,6 +116,21 @@ def _other_secrets(
         if value is not None:
             texts += secret_texts(value)
     return tuple(texts)
+
+
+def _reduce_setting(setting: Setting) -> tuple[Any, ...]:
+    """How a `Setting` is pickled and copied: with only the `Setting.scrub` texts that change
+    how it is shown, so the namespace's other secrets stay home (a worker sending its answer
+    for ``lr`` back sends no W&B key). Registered with `copyreg` below."""
+    shown = attrs.evolve(setting, scrub=()).redacted()
+    scrub = tuple(
+        text for text in setting.scrub if attrs.evolve(setting, scrub=(text,)).redacted() != shown
+    )
+    *fields, _ = attrs.astuple(setting, recurse=False)
+    return functools.partial(Setting, scrub=scrub), tuple(fields)
+
+
+copyreg.pickle(Setting, _reduce_setting)
 
 
 def _count_at(args: argparse.Namespace, key: str) -> int:

@@ -329,9 +329,9 @@ class Setting:
     reason: Reason | None = None
     by: str | None = None
     role: str | None = None
-    #: The texts of the other secrets of the namespace the setting was explained from: its
-    #: value may equal or quote one (``--wandb-key cosine --lr-decay-style cosine``), and
-    #: every way it is shown scrubs them (`redacted`). Not part of the value: never compared.
+    #: The texts of the other secrets of the namespace the setting was explained from: its value
+    #: may equal or quote one (``--wandb-key cosine --lr-decay-style cosine``); every way it is
+    #: shown scrubs them (`redacted`). Never compared; pickled only where they change that.
     scrub: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False, kw_only=True)
 
     @property

@@ -9,10 +9,11 @@ the same values slime computes, on a fresh namespace (``base_args`` is never tou
 Where slime's own function returns, the drop-in returns the same values, also for files
 layerconf's reader refuses but slime reads on (an unknown entry field, two entries of the other
 role: those problems are logged); where slime raises, the drop-in raises the same exception type
-(`SlimeTypeError`, `SlimeAttributeError`, `SlimeFileNotFoundError`), slime's assertion words
-first. Two differences, on purpose: an empty key and a Python name such as ``__doc__`` are
-refused (slime sets them on the namespace), and a file PyYAML cannot read raises
-`SlimeConfigError`, not PyYAML's own error.
+(`SlimeTypeError`, `SlimeAttributeError`, `SlimeFileNotFoundError`, `SlimeIsADirectoryError`,
+`SlimePermissionError`), slime's assertion words first. Differences, on purpose: an empty key
+and a Python name such as ``__doc__`` are refused (slime sets them on the namespace); a file
+PyYAML cannot read raises `SlimeConfigError`, not PyYAML's own error; so does a merge key whose
+mappings both set one key (YAML readers disagree on which wins).
 
 slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
 ``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
@@ -24,6 +25,8 @@ a float, and kept as it is when that fails (a warning says so, as it does when a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
 import errno
 import operator
 import os
@@ -42,10 +45,16 @@ from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
 from layerconf.core.secrets import SECRETS, shows_secret
 from layerconf.core.stack import LayerStack
-from layerconf.core.values import ATOMIC_TYPES, same_value, value_text
+from layerconf.core.values import ATOMIC_TYPES, is_atomic, same_value, value_text
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
-from layerconf.presets.slime.constants import RESOURCE_KEYS, RESOURCES_BECAUSE, ROLES, TOP_KEY
+from layerconf.presets.slime.constants import (
+    CRITIC_DEFAULTS,
+    RESOURCE_KEYS,
+    RESOURCES_BECAUSE,
+    ROLES,
+    TOP_KEY,
+)
 from layerconf.rules import IgnoredKeys
 from layerconf.sources.yaml import check_yaml
 
@@ -56,6 +65,8 @@ __all__ = [
     "SlimeAttributeError",
     "SlimeConfigError",
     "SlimeFileNotFoundError",
+    "SlimeIsADirectoryError",
+    "SlimePermissionError",
     "SlimeTypeError",
     "logger",  # noqa: F822  (made on first use: __getattr__)
     "parse_megatron_role_args",
@@ -91,11 +102,23 @@ class SlimeAttributeError(SlimeConfigError, AttributeError):
     that is not a mapping, overrides that are a list): a located `SlimeConfigError` too."""
 
 
-class SlimeFileNotFoundError(SlimeConfigError, FileNotFoundError):
-    """A role file that does not exist: slime's `FileNotFoundError`, and a located problem."""
+class _SlimeOpenError(SlimeConfigError, OSError):
+    """A role file slime's ``open()`` fails on: the `OSError` subclass it raises, located."""
 
     def __str__(self) -> str:
         return str(self.args[0])  # the whole message, not OSError's short form
+
+
+class SlimeFileNotFoundError(_SlimeOpenError, FileNotFoundError):
+    """A role file that does not exist: slime's `FileNotFoundError`, and a located problem."""
+
+
+class SlimeIsADirectoryError(_SlimeOpenError, IsADirectoryError):
+    """A role file path that names a directory: slime's `IsADirectoryError`, located."""
+
+
+class SlimePermissionError(_SlimeOpenError, PermissionError):
+    """A role file this user may not read: slime's `PermissionError`, located."""
 
 
 _LOGGER_NAME = "layerconf.compat.slime"
@@ -193,10 +216,9 @@ def _base_values(layers: tuple[Layer, ...]) -> Mapping[str, Any]:
     return ChainMap(*reversed(below))
 
 
-_IGNORED = IgnoredKeys(
-    {key: RESOURCE_KEYS[key] for key in ("num_nodes", "num_gpus_per_node")},
-    because=RESOURCES_BECAUSE,
-)
+_IGNORED_KEYS = ("num_nodes", "num_gpus_per_node")
+_IGNORED = IgnoredKeys({k: RESOURCE_KEYS[k] for k in _IGNORED_KEYS}, because=RESOURCES_BECAUSE)
+_CRITIC_KEYS = frozenset(CRITIC_DEFAULTS)
 
 
 def _rules_without(deleted: frozenset[str]) -> RuleSet:
@@ -205,6 +227,8 @@ def _rules_without(deleted: frozenset[str]) -> RuleSet:
 
 
 _RULES = _rules_without(frozenset())
+_Policies = Mapping[tuple[str, ...], Policy]
+_NO_POLICIES: _Policies = {}
 
 
 def parse_megatron_role_args(
@@ -228,36 +252,79 @@ def parse_megatron_role_args(
         layer = role_file.layers.get(role) or Layer(
             LAYER, "file", {}, Origin(LAYER, "file", source=path)
         )
-    base, deleted = _base_layers(base_args)
+    base, deleted, policies = _base_layers(base_args)
     _refuse_python_names(layer)
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
-    result = _resolved(base, layer, rules, role)
+    result = _resolved(base, layer, rules, role, policies)
     _log(result, role, path, layer)
-    for key in deleted:
-        if key not in layer.values:
-            delattr(result, key)
+    _as_slime_leaves(result, vars(base_args), base, deleted, layer, role)
     return result
 
 
-def _resolved(base: list[Layer], layer: Layer, rules: RuleSet, role: str) -> Namespace:
-    """`role` resolved from the `base` layers and its role file's `layer`, as slime sets
-    values: each override whole (a mapping replaces the command line's, never merges), the
-    warnings logged by the caller, not issued."""
-    replaced: dict[str, Policy] = {
-        key: "replace" for key, value in layer.values.items() if isinstance(value, dict)
+def _as_slime_leaves(
+    result: Namespace,
+    current: Mapping[str, Any],
+    base: list[Layer],
+    deleted: list[str],
+    layer: Layer,
+    role: str,
+) -> None:
+    """As slime's deep copy of the base, for keys neither the file nor the critic's defaults set:
+    deleted keys stay deleted, a defaultdict stays one (the layers' dict if deepcopy fails)."""
+    mutable = [key for below in base for key in below.mutable_keys if key in current]
+    if not deleted and _all_plain(map(current.__getitem__, mutable)):
+        return
+    set_here = frozenset(layer.values).difference(_IGNORED_KEYS)
+    if role == "critic":
+        set_here |= _CRITIC_KEYS
+    for key in deleted:
+        if key not in set_here:
+            delattr(result, key)
+    values = vars(result)  # set as the resolution set them: not a runtime write
+    for key in mutable:
+        if key not in set_here and not (is_atomic(current[key]) or _plain(current[key], 0)):
+            with contextlib.suppress(Exception):
+                values[key] = copy.deepcopy(current[key])
+
+
+def _resolved(
+    base: list[Layer], layer: Layer, rules: RuleSet, role: str, policies: _Policies = _NO_POLICIES
+) -> Namespace:
+    """`role` resolved from the `base` layers (merged by their `policies`) and its role file's
+    `layer`, as slime sets values: each override, and each value the trainer set since parsing
+    (the ``runtime`` layer), whole; the warnings logged by the caller, not issued."""
+    with_policy = {path[0] for path in policies}
+    whole = {  # (without a policy, only a mapping would merge: any other value replaces)
+        key
+        for each in (*base, layer)
+        if each.name in (LAYER, "runtime")
+        for key, value in each.values.items()
+        if isinstance(value, dict) or key in with_policy
     }
+    replaced: dict[tuple[str, ...], Policy] = {
+        path: policy for path, policy in policies.items() if path[0] not in whole
+    }
+    replaced.update({(key,): "replace" for key in whole})
     return LayerStack([*base, layer], rules, replaced).resolve(role=role, warn=False)
 
 
 def _raise_as_slime(path: str, problems: Iterable[Problem]) -> NoReturn:
-    """Raise what slime raises for a file it cannot read: `FileNotFoundError` for a missing one."""
+    """Raise what slime raises for a file it cannot read: for a file its ``open()`` fails
+    on (missing, a directory, not readable), that `OSError`'s type, errno and words first."""
     problems = tuple(problems)
-    if not os.path.lexists(path):
-        missing = SlimeFileNotFoundError(problems, f"[Errno 2] No such file or directory: {path!r}")
-        missing.errno, missing.strerror = errno.ENOENT, "No such file or directory"
-        missing.filename = path
-        raise missing
-    raise SlimeConfigError(problems, None)
+    if not os.path.exists(path):  # a dangling symbolic link too
+        kind: type[_SlimeOpenError] = SlimeFileNotFoundError
+        number = errno.ENOENT
+    elif os.path.isdir(path):
+        kind, number = SlimeIsADirectoryError, errno.EISDIR
+    elif not os.access(path, os.R_OK):
+        kind, number = SlimePermissionError, errno.EACCES
+    else:
+        raise SlimeConfigError(problems, None)
+    words = os.strerror(number)
+    error = kind(problems, f"[Errno {number}] {words}: {path!r}")
+    error.errno, error.strerror, error.filename = number, words, path
+    raise error
 
 
 def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Layer:
@@ -273,7 +340,7 @@ def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Laye
         raw: Any = {}  # slime: yaml.safe_load(f) or {}
     else:
         document = check_yaml(path, layer=LAYER)
-        if document.unreadable:
+        if document.unreadable or not all(map(_pyyaml_reads_past, document.errors)):
             _raise_as_slime(path, problems)
         raw, positions = document.data or {}, document.positions
 
@@ -315,6 +382,13 @@ def _as_slime_reads(path: str, role: str, problems: tuple[Problem, ...]) -> Laye
     for problem in problems:
         _logger().warning("%s (slime reads on)", problem)
     return _slime_layer(path, positions, (TOP_KEY, mine[0]), entry, field, overrides)
+
+
+def _pyyaml_reads_past(problem: Problem) -> bool:
+    """Whether ``yaml.safe_load`` reads past `problem` to the reader's data: a key written
+    twice (both keep the last). On the others PyYAML fails (a key that is a list, a merge key
+    on a scalar) or gives other values (two merged mappings that set one key)."""
+    return problem.message.startswith(("duplicate key ", "duplicate merge key "))
 
 
 def _slime_layer(
@@ -377,8 +451,8 @@ def _log(result: Namespace, role: str, path: str, layer: Layer) -> None:
     )
 
 
-def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]:
-    """Layers that resolve to `base_args` as it is now, keeping its provenance when it has one.
+def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str], _Policies]:
+    """The layers and merge policies resolving to `base_args` as it is now (its provenance's).
 
     Trainers change args after parsing (slime's validation does): what differs from the
     provenance becomes a ``runtime`` layer, and keys deleted since are returned to delete.
@@ -386,7 +460,7 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     current = vars(base_args)
     provenance = provenance_of(base_args)
     if provenance is None or any(layer.name in (LAYER, "runtime") for layer in provenance.layers):
-        return [_plain_base(base_args, current)], []
+        return [_plain_base(base_args, current)], [], _NO_POLICIES
     recorded = merge_layers(provenance.layers, provenance.policies)
     missing = object()
     changed = {  # the identity test first: almost every value is the one resolved
@@ -399,7 +473,7 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str]]
     layers = list(provenance.layers)
     if changed:
         layers.append(Layer("runtime", "runtime", changed, Origin("runtime", "runtime")))
-    return layers, deleted
+    return layers, deleted, provenance.policies
 
 
 #: The base layer of the plain namespace given last, for the next call with it: slime asks
