@@ -94,9 +94,9 @@ class SlimeParity:
             if ours is _REFUSED:
                 continue
             original = base[key]
-            slime, _ = slime_value(original, value)
+            slime, kind = slime_value(original, value)
             if not _agree(slime, ours):
-                yield self._warning(layer, key, value, original, slime, ours)
+                yield self._warning(layer, key, (value, original, slime, kind, ours))
 
     def _resolved(self, key: str, value: Any) -> Any:
         """`value` as layerconf converts it, or `_REFUSED`."""
@@ -108,9 +108,11 @@ class SlimeParity:
         return _REFUSED if failures else result
 
     def _warning(
-        self, layer: Layer, key: str, value: Any, original: Any, slime: Any, ours: Any
+        self, layer: Layer, key: str, values: tuple[Any, Any, Any, type[Any] | None, Any]
     ) -> Problem:
-        kind = slime_value(original, value)[1]
+        """The warning for `key`, from its `values`: the role file's, the command line's,
+        slime's (with the type slime converts to, or None) and layerconf's."""
+        value, original, slime, kind, ours = values
         if not isinstance(value, str):
             why = "slime sets the value as YAML read it"
         elif kind is None:
