@@ -90,6 +90,7 @@ class TestContract:
             "run-wide-keys",
             "ignored-keys",
             "unknown-keys",
+            "slime-parity",
             "type-coercion",
             "unexpanded-text",
             "ppo-scope",

@@ -36,6 +36,7 @@ from layerconf.presets.slime.constants import (
     TOPOLOGY,
     TOPOLOGY_KEYS,
 )
+from layerconf.presets.slime.parity import SlimeParity
 from layerconf.rules import (
     DistinctAcrossRoles,
     IgnoredKeys,
@@ -145,6 +146,7 @@ def _rules(
             run_wide,
             ignored,
             UnknownKeys(parser, action=unknown_keys, also_known=also_known, layer=layer),
+            SlimeParity(parser, layer),
             TypeCoercion(parser, layers=(layer,)),
             UnexpandedText(layer=layer),
             PpoScope(layer=layer),

@@ -32,7 +32,6 @@ import operator
 import os
 import sys
 import weakref
-from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
@@ -43,9 +42,8 @@ from layerconf.core.merge import Policy, merge_layers
 from layerconf.core.namespace import Namespace, notices, provenance_of
 from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
-from layerconf.core.secrets import SECRETS, shows_secret
 from layerconf.core.stack import LayerStack
-from layerconf.core.values import ATOMIC_TYPES, is_atomic, same_value, value_text
+from layerconf.core.values import ATOMIC_TYPES, is_atomic, same_value
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
 from layerconf.presets.slime.constants import (
@@ -55,6 +53,7 @@ from layerconf.presets.slime.constants import (
     ROLES,
     TOP_KEY,
 )
+from layerconf.presets.slime.parity import base_values, quoted, slime_value
 from layerconf.rules import IgnoredKeys
 from layerconf.sources.yaml import check_yaml
 
@@ -168,7 +167,7 @@ class _SlimeCoercion:
         layer = context.layer(LAYER)
         if layer is None:
             return
-        base = _base_values(context.layers)
+        base = base_values(context.layers, LAYER)
         deleted = self.deleted
 
         def warning(key: str, message: str, hint: str) -> Problem:
@@ -184,36 +183,24 @@ class _SlimeCoercion:
                     "check the spelling against the dest names in --help",
                 )
                 continue
-            original = base[key]
-            if not isinstance(value, str):
+            converted, kind = slime_value(base[key], value)
+            if kind is None:
                 continue
-            if not isinstance(original, (int, float)):
-                continue
-            kind = type(original).__name__
-            try:
-                converted = type(original)(value)
-            except (ValueError, TypeError):
+            if converted is value:  # the type refused the string: slime keeps it
                 yield warning(
                     key,
-                    f"{key!r} stays the string {_quoted(key, value)}: it is not a {kind}",
-                    f"write a {kind}, as on the command line",
+                    f"{key!r} stays the string {quoted(key, value)}: it is not a {kind.__name__}",
+                    f"write a {kind.__name__}, as on the command line",
                 )
                 continue
-            if isinstance(original, bool):
+            if kind is bool:
                 yield warning(
                     key,
-                    f"{key!r}: the string {_quoted(key, value)} became {converted!r}, as slime "
+                    f"{key!r}: the string {quoted(key, value)} became {converted!r}, as slime "
                     "computes",
                     "write true or false without quotes",
                 )
             yield Convert(LAYER, key, converted)
-
-
-def _base_values(layers: tuple[Layer, ...]) -> Mapping[str, Any]:
-    below = [layer.values for layer in layers if layer.name != LAYER]
-    if len(below) == 1:  # a plain namespace: one base layer
-        return below[0]
-    return ChainMap(*reversed(below))
 
 
 _IGNORED_KEYS = ("num_nodes", "num_gpus_per_node")
@@ -591,10 +578,3 @@ def _forget(ref: weakref.ref[argparse.Namespace]) -> None:
     kept = _BASE[0]
     if kept is not None and kept.ref is ref:
         _BASE[0] = None
-
-
-def _quoted(key: str, value: str) -> str:
-    """`value` as a message may quote it: never a secret's, nor text that shows one."""
-    if SECRETS.is_secret(key) or shows_secret(value):
-        return SECRETS.placeholder
-    return value_text(value)
