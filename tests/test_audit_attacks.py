@@ -310,6 +310,36 @@ class TestMalformedSections:
         assert "Traceback" not in capsys.readouterr().err
 
 
+class TestNamesInProblems:
+    """A role's or key's name, or a version, quoted in a problem is one line of at most a few
+    hundred characters, whatever the record holds there: no control sequence reaches the
+    terminal, no forged line follows, no megabyte name is printed."""
+
+    FORGED = "\x1b]0;pwned\x07\nforged: error: \u202e"
+
+    @pytest.mark.parametrize("where", ["role", "key", "version", "long key"])
+    def test_quoted_on_one_line(
+        self, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], where: str
+    ) -> None:
+        data = plain()
+        name = "x" * 100_000 if where == "long key" else "n" + self.FORGED
+        if where == "role":
+            data["roles"][name] = {}
+        elif where == "version":
+            data["format"], data["layerconf"] = 99, name
+        else:
+            data["roles"]["r"]["settings"][name] = {}
+        path = tmp_path / "record.json"
+        path.write_text(json.dumps(data))
+        assert main(["audit", "replay", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.endswith("\n")
+        assert err[:-1].isprintable()
+        assert len(err) < 600
+        shown = "x" * 77 + "..." if where == "long key" else "n\\x1b]0;pwned\\x07\\nforged"
+        assert shown in err
+
+
 class TestDuplicateKeys:
     """A key written twice in one object is refused: the text would say two things."""
 

@@ -121,8 +121,9 @@ def _raise(limit: str) -> str:
 
 
 def _name(name: Any) -> str:
-    """A name from the record (a role's, a key's) as a problem quotes it: on one line, at most
-    80 characters."""
+    """A name from the record (a role's, a key's, a version) as a problem quotes it: on one
+    line, at most 80 characters (a record from elsewhere may hold control characters, and
+    megabytes, where a name should be)."""
     return one_line(shorten(str(name), 80))
 
 
@@ -160,7 +161,8 @@ def _check_format(data: dict[str, Any]) -> _Problems:
         from layerconf import __version__
 
         if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT:
-            newer = f"format {version} was written by a newer layerconf ({data.get('layerconf')})"
+            writer = _name(data.get("layerconf"))
+            newer = f"format {version} was written by a newer layerconf ({writer})"
             reads = f"this layerconf ({__version__}) reads formats 1 to {FORMAT}"
             return [newer], f"{reads}: upgrade it"
         other = f"its format is {version!r}"
@@ -185,7 +187,7 @@ def _check_fields(data: dict[str, Any]) -> _Problems:
 def _check_roles(data: dict[str, Any]) -> _Problems:
     problems: list[str] = []
     for role, section in data["roles"].items():
-        problems.extend(_section_problems(f"roles.{role}", section))
+        problems.extend(_section_problems(f"roles.{_name(role)}", section))
     return problems, AGAIN
 
 
@@ -199,7 +201,7 @@ def _section_problems(where: str, section: Any) -> list[str]:
     for group in _ENTRY_GROUPS:
         entries = section.get(group, {})
         for key, entry in entries.items() if isinstance(entries, dict) else ():
-            problems.extend(_entry_problems(f"{where}.{group}.{key}", entry))
+            problems.extend(_entry_problems(f"{where}.{group}.{_name(key)}", entry))
     for part in _ARRAYS:
         if not isinstance(section.get(part, []), list):
             problems.append(f"{where}.{part} is not an array")
