@@ -458,7 +458,8 @@ def load_audit(
 def _check_values(raw: bytes, where: str) -> None:
     """Raise `AuditError` for JSON text `raw` that holds more than `MAX_RECORD_VALUES` values,
     without decoding it: a bound counted in C, then, only when it is over, the count."""
-    if 1 + sum(map(raw.count, _SEPARATORS)) <= MAX_RECORD_VALUES:
+    # (Each value and key counted takes a byte at least: a short text holds few.)
+    if len(raw) <= MAX_RECORD_VALUES or 1 + sum(map(raw.count, _SEPARATORS)) <= MAX_RECORD_VALUES:
         return
     encoding = json.detect_encoding(raw)
     if encoding not in ("utf-8", "utf-8-sig"):  # json.loads reads UTF-16 and UTF-32 too

@@ -201,7 +201,10 @@ def _section_problems(where: str, section: Any) -> list[str]:
     for group in _ENTRY_GROUPS:
         entries = section.get(group, {})
         for key, entry in entries.items() if isinstance(entries, dict) else ():
-            problems.extend(_entry_problems(f"{where}.{group}.{_name(key)}", entry))
+            found = _entry_problems("", entry)  # what follows the entry's name, if anything
+            if found:
+                named = f"{where}.{group}.{_name(key)}"
+                problems.extend(named + problem for problem in found)
     for part in _ARRAYS:
         if not isinstance(section.get(part, []), list):
             problems.append(f"{where}.{part} is not an array")
