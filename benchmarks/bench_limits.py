@@ -11,6 +11,8 @@ C allocations count in too, which tracemalloc would miss).
   document accepted (``MAX_NODES`` nodes);
 - the deepest JSON: an audit record of 32 MiB of ``[`` (``MAX_RECORD_BYTES``), refused, and
   one nested just under what the JSON reader takes, refused as not a record;
+- the densest audit record under the size cap: a role of 1,000,000 keys of one small value
+  each (26 MB, 4M JSON values), refused before it is decoded (``MAX_RECORD_VALUES``);
 - 20,000 repeats of ``--lr 1e-5``, refused before parsing (``MAX_OPTIONS``), and
   ``MAX_OPTIONS`` options, parsed;
 - 500 to 4,000 repeats of ``--lr 1e-5`` through bare ``parser.parse_known_args``,
@@ -107,12 +109,20 @@ def json_cases(directory: Path) -> dict[str, dict[str, Any]]:
     nested = directory / "nested.json"
     depth = 900  # under the JSON reader's recursion bound (Python's, 1,000 by default)
     nested.write_text("[" * depth + "]" * depth)
+    dense = directory / "dense.json"
+    keys = 5_000 if QUICK else 1_000_000
+    with open(dense, "w") as stream:
+        stream.write('{"format":2,"layerconf":"0","fingerprint":"","argv":null,"files":{},')
+        stream.write('"roles":{"r":{"settings":{')
+        stream.write(",".join(f'"k{i}":{{"value":{i}}}' for i in range(keys)))
+        stream.write("}}}}")
     setup = "from layerconf import load_audit"
     return {
         f"deepest JSON ({size:,} bytes of '[')": child(setup, f"load_audit({str(deepest)!r})"),
         f"JSON nested {depth} deep (read, not a record)": child(
             setup, f"load_audit({str(nested)!r})"
         ),
+        f"densest record ({keys:,} keys of one role)": child(setup, f"load_audit({str(dense)!r})"),
     }
 
 

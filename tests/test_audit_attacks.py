@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
 import socket
 import stat
+import tempfile
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from layerconf import AuditError, Layer, LayerStack, Namespace
 from layerconf.audits import (
@@ -27,6 +31,7 @@ from layerconf.audits import (
 )
 from layerconf.audits import io as io_module
 from layerconf.audits import record as record_module
+from layerconf.audits import validate as validate_module
 from layerconf.cli import main
 from layerconf.sources import files as files_module
 from layerconf.sources.files import UnreadableFile, read_bounded
@@ -101,6 +106,149 @@ class TestDeepRecords:
         assert record.namespace("r").x == value
 
 
+def json_values(data: Any) -> int:
+    """How many values `data` (decoded JSON) holds, its objects' keys counted."""
+    if isinstance(data, dict):
+        return 1 + sum(1 + json_values(item) for item in data.values())
+    if isinstance(data, list):
+        return 1 + sum(map(json_values, data))
+    return 1
+
+
+_texts = st.text(st.sampled_from('a,:{}[]" \\\n\u00e9\U0001f600'), max_size=6)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _texts,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_texts, children, max_size=4),
+    max_leaves=20,
+)
+
+
+class TestLargeRecords:
+    """A record past a limit (values, roles, entries) is refused, saying which limit, the count
+    found and what to do; one within every limit reads as it always did. The limits are set low
+    here: a record of a few values stands for one of millions."""
+
+    def test_too_many_values_are_refused_before_decoding(
+        self, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = write_audit({"r": stack(x=1)}, tmp_path)
+        found = json_values(json.loads(path.read_bytes()))
+        monkeypatch.setattr(io_module, "MAX_RECORD_VALUES", found - 1)
+
+        def never(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("decoded")
+
+        monkeypatch.setattr(io_module.json, "loads", never)
+        with pytest.raises(AuditError) as caught:
+            load_audit(path)
+        assert str(caught.value) == (
+            f"{path}: not read as an audit record: its JSON holds {found:,} values (an "
+            f"object's keys counted), more than the {found - 1:,} a record may hold (a record "
+            "of a parser of 50,000 options, two roles, holds about 900,000): it is not a "
+            "record layerconf wrote; if it is, raise layerconf.audits.io.MAX_RECORD_VALUES "
+            "to read it"
+        )
+
+    @given(
+        data=_json,
+        indent=st.sampled_from([None, 0, 2]),
+        encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-32-le"]),
+    )
+    def test_the_values_are_counted_exactly(self, data: Any, indent: Any, encoding: str) -> None:
+        """Whatever the strings hold (separators, quotes, escapes), the spacing and the
+        encoding json.loads reads: the count is the values' and keys', one over is refused."""
+        raw = json.dumps(data, indent=indent, ensure_ascii=False).encode(encoding)
+        found = json_values(data)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(io_module, "MAX_RECORD_VALUES", found)
+            io_module._check_values(raw, "f")
+            patch.setattr(io_module, "MAX_RECORD_VALUES", found - 1)
+            with pytest.raises(AuditError, match=f"its JSON holds {found:,} values"):
+                io_module._check_values(raw, "f")
+
+    def test_a_long_text_is_counted_span_by_span(self) -> None:
+        """Thousands of strings holding separators, spread over spans: counted exactly."""
+        data = [{"k,": ["x:[", {}, [], '"{\\', 1.5]}] * 3000
+        raw = json.dumps(data, indent=1).encode()
+        found = json_values(data)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(io_module, "MAX_RECORD_VALUES", found)
+            io_module._check_values(raw, "f")
+            patch.setattr(io_module, "MAX_RECORD_VALUES", found - 1)
+            with pytest.raises(AuditError, match=f"its JSON holds {found:,} values"):
+                io_module._check_values(raw, "f")
+
+    @pytest.mark.parametrize(
+        ("limit", "count", "message"),
+        [
+            (
+                "MAX_ROLES",
+                2,
+                "'roles' holds 3 roles, more than the 2 a record may hold; it is not a record "
+                "layerconf wrote; if it is, raise layerconf.audits.validate.MAX_ROLES to read it",
+            ),
+            (
+                "MAX_ENTRIES",
+                4,
+                "its roles hold 5 entries (3 in roles.b\\x1b]0;t\\x07\\n.settings), more than "
+                "the 4 a record may hold (a record of a parser of 50,000 options, two roles, "
+                "holds 100,000); it is not a record layerconf wrote; if it is, raise "
+                "layerconf.audits.validate.MAX_ENTRIES to read it",
+            ),
+        ],
+    )
+    def test_too_many_roles_or_entries_are_refused_by_every_reader(
+        self,
+        tmp_path: pathlib.Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+        limit: str,
+        count: int,
+        message: str,
+    ) -> None:
+        roles = {"a": stack(x=1), "b\x1b]0;t\x07\n": stack(x=1, y=2, z=3), "c": stack(x=1)}
+        path = write_audit(roles, tmp_path)
+        monkeypatch.setattr(validate_module, limit, count)
+        with pytest.raises(AuditError) as caught:
+            load_audit(path)
+        assert str(caught.value) == f"{path}: not a readable layerconf audit record: {message}"
+        with pytest.raises(AuditError, match=limit):
+            AuditRecord.from_dict(audit(roles))
+        for command, status in every_reader(path):
+            assert status == 1, command
+        assert capsys.readouterr().err.count(message) == 5  # diff reads the file twice
+
+    @given(values=st.dictionaries(st.text(min_size=1, max_size=5), _json, max_size=6))
+    def test_a_record_within_every_limit_reads_as_before(self, values: dict[str, Any]) -> None:
+        """A record at each limit exactly reads back as its JSON decodes, as it always did."""
+        roles = {"r": stack(**values), "s": stack(**values)}
+        raw = record_bytes(audit(roles))
+        data = json.loads(raw)
+        with pytest.MonkeyPatch.context() as patch, tempfile_path(raw) as path:
+            patch.setattr(io_module, "MAX_RECORD_VALUES", json_values(data))
+            patch.setattr(validate_module, "MAX_ROLES", 2)
+            patch.setattr(validate_module, "MAX_ENTRIES", entries(data))
+            record = load_audit(path)
+        assert record.data == data
+        assert record.namespace("s") == roles["s"]
+
+
+def entries(data: dict[str, Any]) -> int:
+    """How many entries the roles of the record `data` hold, settings and leaves."""
+    return sum(
+        len(section["settings"]) + len(section["leaves"]) for section in data["roles"].values()
+    )
+
+
+@contextlib.contextmanager
+def tempfile_path(data: bytes) -> Iterator[pathlib.Path]:
+    """A file holding `data`, removed afterwards (hypothesis runs a test many times)."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = pathlib.Path(directory, "record.json")
+        path.write_bytes(data)
+        yield path
+
+
 class TestNumbersJSONCannotHold:
     """A number out of range (1e400 reads as inf) is refused as not JSON, never a traceback."""
 
@@ -160,6 +308,36 @@ class TestMalformedSections:
         path.write_text(json.dumps(refingerprinted(data)))
         assert main(["audit", "replay", str(path)]) == 1
         assert "Traceback" not in capsys.readouterr().err
+
+
+class TestNamesInProblems:
+    """A role's or key's name, or a version, quoted in a problem is one line of at most a few
+    hundred characters, whatever the record holds there: no control sequence reaches the
+    terminal, no forged line follows, no megabyte name is printed."""
+
+    FORGED = "\x1b]0;pwned\x07\nforged: error: \u202e"
+
+    @pytest.mark.parametrize("where", ["role", "key", "version", "long key"])
+    def test_quoted_on_one_line(
+        self, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], where: str
+    ) -> None:
+        data = plain()
+        name = "x" * 100_000 if where == "long key" else "n" + self.FORGED
+        if where == "role":
+            data["roles"][name] = {}
+        elif where == "version":
+            data["format"], data["layerconf"] = 99, name
+        else:
+            data["roles"]["r"]["settings"][name] = {}
+        path = tmp_path / "record.json"
+        path.write_text(json.dumps(data))
+        assert main(["audit", "replay", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.endswith("\n")
+        assert err[:-1].isprintable()
+        assert len(err) < 600
+        shown = "x" * 77 + "..." if where == "long key" else "n\\x1b]0;pwned\\x07\\nforged"
+        assert shown in err
 
 
 class TestDuplicateKeys:

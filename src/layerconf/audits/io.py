@@ -19,6 +19,7 @@ import math
 import operator
 import os
 import pathlib
+import re
 import socket
 import stat
 from collections.abc import Callable, Iterable, Mapping
@@ -43,6 +44,12 @@ AUDIT_FILE = "layerconf-audit.json"
 #: The largest record read: a record of a 1,000-argument job with two roles is under 1 MB; this
 #: keeps a wrong path (a checkpoint, /dev/zero) from being read and parsed whole.
 MAX_RECORD_BYTES = 32 * 1024 * 1024
+#: The most JSON values a record read may hold (each object, array, string, number, true, false
+#: and null, an object's keys counted too), told before it is decoded: decoding costs memory by
+#: the value (a hundred bytes and more each), not by the byte, and a file of tiny values under
+#: `MAX_RECORD_BYTES` holds millions. A real record of a trainer of about 1,000 options, two
+#: roles, holds about 19,000; one of a parser of 50,000 options, two roles, about 900,000.
+MAX_RECORD_VALUES = 2_000_000
 
 
 def write_audit(
@@ -425,6 +432,7 @@ def load_audit(
         raise AuditError(f"{error.message} ({error.hint})", where) from None
     if not raw.strip():
         raise AuditError(f"the file is empty, not an audit record; {AGAIN}", where)
+    _check_values(raw, where)
     try:
         data = json.loads(
             raw,
@@ -445,6 +453,46 @@ def load_audit(
             where,
         ) from None
     return AuditRecord.from_dict(data, path=where, verify=verify, types=types, key=key)
+
+
+def _check_values(raw: bytes, where: str) -> None:
+    """Raise `AuditError` for JSON text `raw` that holds more than `MAX_RECORD_VALUES` values,
+    without decoding it: a bound counted in C, then, only when it is over, the count."""
+    # (Each value and key counted takes a byte at least: a short text holds few.)
+    if len(raw) <= MAX_RECORD_VALUES or 1 + sum(map(raw.count, _SEPARATORS)) <= MAX_RECORD_VALUES:
+        return
+    encoding = json.detect_encoding(raw)
+    if encoding not in ("utf-8", "utf-8-sig"):  # json.loads reads UTF-16 and UTF-32 too
+        try:
+            raw = raw.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return  # not text: json.loads says so
+    found = 1 + sum(map(_values_in, map(operator.itemgetter(0), _SPANS.finditer(raw))))
+    if found > MAX_RECORD_VALUES:
+        raise AuditError(
+            f"not read as an audit record: its JSON holds {found:,} values (an object's keys "
+            f"counted), more than the {MAX_RECORD_VALUES:,} a record may hold (a record of a "
+            "parser of 50,000 options, two roles, holds about 900,000): it is not a record "
+            "layerconf wrote; if it is, raise layerconf.audits.io.MAX_RECORD_VALUES to read it",
+            where,
+        )
+
+
+def _values_in(span: bytes) -> int:
+    """The values and keys that follow a separator in `span`, whole strings and the text
+    between them: each but the root follows one comma, colon or opening bracket of a
+    container that is not empty, outside strings."""
+    count = _STRING.sub(b"0", span).translate(None, b" \t\r\n").count
+    return sum(map(count, _SEPARATORS)) - count(b"{}") - count(b"[]")
+
+
+_SEPARATORS = (b",", b":", b"{", b"[")
+_STRING_TEXT = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+#: A JSON string, its escapes included (in UTF-8).
+_STRING = re.compile(_STRING_TEXT, re.DOTALL)
+#: Up to 4,096 strings and runs of text between them: what `_check_values` counts at a time
+#: (a copy of a span at a time, never of the whole text).
+_SPANS = re.compile(rb'(?:[^"]+|' + _STRING_TEXT + rb"){1,4096}", re.DOTALL)
 
 
 def _reject_constant(name: str) -> Any:

@@ -8,20 +8,30 @@ record from anywhere is refused with a reason before anything reads its values.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from typing import Any, get_args
 
 from layerconf.audits.codec import FORMAT, READABLE
 from layerconf.core.records import Reason
-from layerconf.exceptions import Severity
+from layerconf.core.values import shorten
+from layerconf.exceptions import Severity, one_line
 
-__all__ = ["AGAIN", "MAX_DEPTH", "validate"]
+__all__ = ["AGAIN", "MAX_DEPTH", "MAX_ENTRIES", "MAX_ROLES", "validate"]
 
 #: The deepest a record nests (objects and arrays within each other). A real record nests
 #: about 7 levels plus its deepest value (a tagged value takes 3 levels per level of its own);
 #: this keeps a record that JSON parses from being read by code that recurses into it (the
 #: decoder, diff, show) far enough to exhaust Python's stack.
 MAX_DEPTH = 160
+
+#: The most roles a record holds, and the most entries (keys of a role's settings and leaves)
+#: in all its roles together. A real record holds a few roles of about 1,040 keys; one of a
+#: parser of 50,000 options, two roles, 100,000 entries. Reading, explaining, replaying and
+#: comparing a record cost time and memory by the role and by the entry: these are told
+#: before anything walks them.
+MAX_ROLES = 1_000
+MAX_ENTRIES = 200_000
 
 #: What to do about a record that is not readable.
 AGAIN = "write it again with layerconf.write_audit(roles, directory)"
@@ -64,7 +74,8 @@ def validate(data: Any) -> _Problems:
     The checks run in turn, each on what the ones before it accepted; the first that finds
     problems says them.
     """
-    for check in (_check_object, _check_json, _check_format, _check_fields, _check_roles):
+    checks = (_check_object, _check_size, _check_json, _check_format, _check_fields, _check_roles)
+    for check in checks:
         problems, advice = check(data)
         if problems:
             return problems, advice
@@ -75,6 +86,45 @@ def _check_object(data: Any) -> _Problems:
     if not isinstance(data, dict):
         return [f"it is {_json_type(data)}, not an object"], AGAIN
     return [], AGAIN
+
+
+def _check_size(data: dict[str, Any]) -> _Problems:
+    """At most `MAX_ROLES` roles and `MAX_ENTRIES` entries, counted without a walk."""
+    roles = data.get("roles")
+    if not isinstance(roles, dict):
+        return [], AGAIN  # (`_check_fields` says what it is)
+    if len(roles) > MAX_ROLES:
+        return [
+            f"'roles' holds {len(roles):,} roles, more than the {MAX_ROLES:,} a record may hold"
+        ], _raise("MAX_ROLES")
+    groups = [
+        (len(entries), role, group)
+        for role, section in roles.items()
+        if isinstance(section, dict)
+        for group in _ENTRY_GROUPS
+        if isinstance(entries := section.get(group), dict)
+    ]
+    total = sum(count for count, _, _ in groups)
+    if total <= MAX_ENTRIES:
+        return [], AGAIN
+    most, role, group = max(groups, key=operator.itemgetter(0))
+    return [
+        f"its roles hold {total:,} entries ({most:,} in roles.{_name(role)}.{group}), more "
+        f"than the {MAX_ENTRIES:,} a record may hold (a record of a parser of 50,000 options, "
+        "two roles, holds 100,000)"
+    ], _raise("MAX_ENTRIES")
+
+
+def _raise(limit: str) -> str:
+    """What to do about a record past `limit`."""
+    return f"it is not a record layerconf wrote; if it is, raise {__name__}.{limit} to read it"
+
+
+def _name(name: Any) -> str:
+    """A name from the record (a role's, a key's, a version) as a problem quotes it: on one
+    line, at most 80 characters (a record from elsewhere may hold control characters, and
+    megabytes, where a name should be)."""
+    return one_line(shorten(str(name), 80))
 
 
 def _check_json(data: dict[str, Any]) -> _Problems:
@@ -111,7 +161,8 @@ def _check_format(data: dict[str, Any]) -> _Problems:
         from layerconf import __version__
 
         if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT:
-            newer = f"format {version} was written by a newer layerconf ({data.get('layerconf')})"
+            writer = _name(data.get("layerconf"))
+            newer = f"format {version} was written by a newer layerconf ({writer})"
             reads = f"this layerconf ({__version__}) reads formats 1 to {FORMAT}"
             return [newer], f"{reads}: upgrade it"
         other = f"its format is {version!r}"
@@ -136,7 +187,7 @@ def _check_fields(data: dict[str, Any]) -> _Problems:
 def _check_roles(data: dict[str, Any]) -> _Problems:
     problems: list[str] = []
     for role, section in data["roles"].items():
-        problems.extend(_section_problems(f"roles.{role}", section))
+        problems.extend(_section_problems(f"roles.{_name(role)}", section))
     return problems, AGAIN
 
 
@@ -150,7 +201,10 @@ def _section_problems(where: str, section: Any) -> list[str]:
     for group in _ENTRY_GROUPS:
         entries = section.get(group, {})
         for key, entry in entries.items() if isinstance(entries, dict) else ():
-            problems.extend(_entry_problems(f"{where}.{group}.{key}", entry))
+            found = _entry_problems("", entry)  # what follows the entry's name, if anything
+            if found:
+                named = f"{where}.{group}.{_name(key)}"
+                problems.extend(named + problem for problem in found)
     for part in _ARRAYS:
         if not isinstance(section.get(part, []), list):
             problems.append(f"{where}.{part} is not an array")
