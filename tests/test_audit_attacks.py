@@ -123,6 +123,16 @@ _json = st.recursive(
 )
 
 
+def _counted_exactly(raw: bytes, found: int) -> None:
+    """`raw` passes at a limit of `found` values and is refused, with the count, at one less."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(io_module, "MAX_RECORD_VALUES", found)
+        io_module._check_values(raw, "f")
+        patch.setattr(io_module, "MAX_RECORD_VALUES", found - 1)
+        with pytest.raises(AuditError, match=f"its JSON holds {found:,} values"):
+            io_module._check_values(raw, "f")
+
+
 class TestLargeRecords:
     """A record past a limit (values, roles, entries) is refused, saying which limit, the count
     found and what to do; one within every limit reads as it always did. The limits are set low
@@ -158,25 +168,13 @@ class TestLargeRecords:
         """Whatever the strings hold (separators, quotes, escapes), the spacing and the
         encoding json.loads reads: the count is the values' and keys', one over is refused."""
         raw = json.dumps(data, indent=indent, ensure_ascii=False).encode(encoding)
-        found = json_values(data)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(io_module, "MAX_RECORD_VALUES", found)
-            io_module._check_values(raw, "f")
-            patch.setattr(io_module, "MAX_RECORD_VALUES", found - 1)
-            with pytest.raises(AuditError, match=f"its JSON holds {found:,} values"):
-                io_module._check_values(raw, "f")
+        _counted_exactly(raw, json_values(data))
 
     def test_a_long_text_is_counted_span_by_span(self) -> None:
         """Thousands of strings holding separators, spread over spans: counted exactly."""
         data = [{"k,": ["x:[", {}, [], '"{\\', 1.5]}] * 3000
         raw = json.dumps(data, indent=1).encode()
-        found = json_values(data)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(io_module, "MAX_RECORD_VALUES", found)
-            io_module._check_values(raw, "f")
-            patch.setattr(io_module, "MAX_RECORD_VALUES", found - 1)
-            with pytest.raises(AuditError, match=f"its JSON holds {found:,} values"):
-                io_module._check_values(raw, "f")
+        _counted_exactly(raw, json_values(data))
 
     @pytest.mark.parametrize(
         ("limit", "count", "message"),
