@@ -140,6 +140,13 @@ class TestOnTheRealParser:
         assert "<redacted>" in problem.message
         assert problem.hint == "quote the value so that YAML reads it as the string, and both agree"
 
+    def test_another_keys_secret_is_not_quoted(self, tmp_path: Path) -> None:
+        """A secret pasted into another key's value is hidden too, as type-coercion hides it."""
+        role_file = _write(tmp_path / "m.yaml", "wandb_key: '20241205'\nwandb_group: 20241205\n")
+        _, [problem] = _parity(_argv(role_file))
+        assert (problem.key, problem.rule) == ("wandb_group", "slime-parity")
+        assert "20241205" not in str(problem)
+
     def test_check_reports_it_and_strict_fails(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

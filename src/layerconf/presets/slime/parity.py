@@ -22,7 +22,7 @@ from layerconf.core.checks import typed
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Layer
 from layerconf.core.rules import Decision, RuleContext
-from layerconf.core.secrets import SECRETS, shows_secret
+from layerconf.core.secrets import SECRETS, scrub_text, shows_secret
 from layerconf.core.values import same_value, value_text
 from layerconf.exceptions import Problem
 from layerconf.rules.coercion import spec_of
@@ -132,12 +132,12 @@ class SlimeParity:
             f"{quoted(key, slime)}, layerconf resolves the {_kind(ours)} {quoted(key, ours)}: "
             f"{why}"
         )
+        hint = self._hint(key, original, ours)
+        hidden = SECRETS.texts_among(layer.values)  # another key's secret pasted into this one
+        if hidden:
+            message, hint = scrub_text(message, hidden), scrub_text(hint, hidden)
         return Problem.at(
-            layer.origin_at((key,)),
-            message,
-            key=key,
-            hint=self._hint(key, original, ours),
-            severity="warning",
+            layer.origin_at((key,)), message, key=key, hint=hint, severity="warning", rule=self.name
         )
 
     def _hint(self, key: str, original: Any, ours: Any) -> str:
