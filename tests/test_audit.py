@@ -1223,6 +1223,21 @@ class TestFingerprint:
             digest = hashlib.sha256(b"layerconf-fingerprint-2\n" + text.encode()).hexdigest()
             assert record["fingerprint"] == digest
 
+    def test_a_large_records_keys_are_not_kept(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The key order kept for the next record is kept only for a trainer's sizes: a reader
+        of large records from elsewhere keeps none of theirs (bounded memory)."""
+        from layerconf.audits import fingerprint
+
+        monkeypatch.setattr(fingerprint, "_CACHED_KEYS", 2)
+        for cached in (fingerprint._ordered, fingerprint._sorted_keys):
+            cached.kept.cache_clear()
+        audit({"r": stack(b=1, a=2, c=3)})
+        small = audit({"r": stack(b=1, a=2)})
+        assert fingerprint._ordered.kept.cache_info().currsize == 1
+        assert fingerprint._sorted_keys.kept.cache_info().currsize == 1
+        digest = fingerprint.fingerprint(small["roles"], small["format"])
+        assert digest == small["fingerprint"]
+
     def test_same_in_processes_with_other_hash_seeds(self) -> None:
         """Two processes with different PYTHONHASHSEED (sets of strings iterate differently)."""
         seen = set()

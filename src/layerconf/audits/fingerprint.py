@@ -7,8 +7,8 @@ import hashlib
 import itertools
 import json.encoder
 import operator
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
 
 from layerconf.audits.codec import FORMAT, canonical, canonical_chunks
 from layerconf.audits.texts import Texts, key_heads, scalar_texts
@@ -80,10 +80,29 @@ def entry_texts(settings: Mapping[str, Any], keys: list[str]) -> dict[str, str]:
     return dict(zip(keys, texts, strict=True))
 
 
-@functools.lru_cache(maxsize=16)
+_T = TypeVar("_T")
+
+#: The most keys an ordering kept for the next record holds: a trainer's role has ~1,100, and
+#: a reader of large records from elsewhere keeps none of theirs (16 of 198,000 keys: ~240 MB).
+_CACHED_KEYS = 10_000
+
+
+class _CachedWhenSmall(Generic[_T]):
+    """A function of a tuple of keys, its last 16 results kept (`kept`) for tuples of at most
+    `_CACHED_KEYS` keys: a trainer's keys repeat from one record to the next."""
+
+    def __init__(self, function: Callable[[tuple[Any, ...]], _T]) -> None:
+        self.function = function
+        self.kept = functools.lru_cache(maxsize=16)(function)
+
+    def __call__(self, keys: tuple[Any, ...]) -> _T:
+        return self.kept(keys) if len(keys) <= _CACHED_KEYS else self.function(keys)
+
+
+@_CachedWhenSmall
 def _ordered(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """`keys` sorted, and the JSON text of each followed by ":", each but the first after a
-    "," (cached, by one key: a trainer's keys repeat)."""
+    ","."""
     order = _sorted_keys(keys)
     heads = key_heads(order, ":")
     return order, heads[:1] + tuple(map(operator.add, itertools.repeat(","), heads[1:]))
@@ -93,7 +112,7 @@ _VALUE = operator.itemgetter("value")
 _ascii = json.encoder.encode_basestring_ascii
 
 
-@functools.lru_cache(maxsize=16)
+@_CachedWhenSmall
 def _sorted_keys(keys: tuple[Any, ...]) -> tuple[Any, ...]:
     """`keys` sorted; as they are when they cannot be (the canonical text then says why)."""
     try:
