@@ -1536,7 +1536,8 @@ class TestAuditReplay:
         assert (code, out) == (1, "")
         assert err == (
             f"layerconf audit replay: error: {tmp_path / 'empty.json'}: the file is empty, not an "
-            "audit record; write it again with layerconf.write_audit(roles, directory)\n"
+            "audit record; write it again with layerconf.write_audit(roles, directory) or "
+            "'layerconf audit -o FILE -- ARGV...'\n"
         )
 
     def test_an_enum_that_cannot_be_imported(self, launcher: list[str], trainer: Path) -> None:

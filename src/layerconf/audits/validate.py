@@ -34,7 +34,10 @@ MAX_ROLES = 1_000
 MAX_ENTRIES = 200_000
 
 #: What to do about a record that is not readable.
-AGAIN = "write it again with layerconf.write_audit(roles, directory)"
+AGAIN = (
+    "write it again with layerconf.write_audit(roles, directory) or "
+    "'layerconf audit -o FILE -- ARGV...'"
+)
 
 #: The fields of a record besides its format, each with the JSON type it must have.
 _FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
