@@ -239,12 +239,13 @@ def parse_megatron_role_args(
         layer = role_file.layers.get(role) or Layer(
             LAYER, "file", {}, Origin(LAYER, "file", source=path)
         )
-    base, deleted, policies = _base_layers(base_args)
+    base, deleted, policies, plain = _base_layers(base_args)
     _refuse_python_names(layer)
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
     result = _resolved(base, layer, rules, role, policies)
     _log(result, role, path, layer)
-    _as_slime_leaves(result, vars(base_args), base, deleted, layer, role)
+    if not plain:
+        _as_slime_leaves(result, vars(base_args), base, deleted, layer, role)
     return result
 
 
@@ -438,8 +439,12 @@ def _log(result: Namespace, role: str, path: str, layer: Layer) -> None:
     )
 
 
-def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str], _Policies]:
-    """The layers and merge policies resolving to `base_args` as it is now (its provenance's).
+def _base_layers(
+    base_args: argparse.Namespace,
+) -> tuple[list[Layer], list[str], _Policies, bool]:
+    """The layers and merge policies resolving to `base_args` as it is now (its provenance's),
+    the keys deleted since, and whether its values are all plain data, none deleted (then the
+    resolution's values are what slime's deep copy gives: `_as_slime_leaves` has nothing to do).
 
     Trainers change args after parsing (slime's validation does): what differs from the
     provenance becomes a ``runtime`` layer, and keys deleted since are returned to delete.
@@ -447,7 +452,8 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str],
     current = vars(base_args)
     provenance = provenance_of(base_args)
     if provenance is None or any(layer.name in (LAYER, "runtime") for layer in provenance.layers):
-        return [_plain_base(base_args, current)], [], _NO_POLICIES
+        layer, plain = _plain_base(base_args, current)
+        return [layer], [], _NO_POLICIES, plain
     recorded = merge_layers(provenance.layers, provenance.policies)
     missing = object()
     changed = {  # the identity test first: almost every value is the one resolved
@@ -460,7 +466,7 @@ def _base_layers(base_args: argparse.Namespace) -> tuple[list[Layer], list[str],
     layers = list(provenance.layers)
     if changed:
         layers.append(Layer("runtime", "runtime", changed, Origin("runtime", "runtime")))
-    return layers, deleted, provenance.policies
+    return layers, deleted, provenance.policies, False
 
 
 #: The base layer of the plain namespace given last, for the next call with it: slime asks
@@ -499,25 +505,27 @@ class _Kept:
         return _all_plain(containers) and _shown(containers) == self.shown
 
 
-def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> Layer:
-    """The layer of a namespace without provenance: the one kept if nothing changed since."""
+def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> tuple[Layer, bool]:
+    """The layer of a namespace without provenance (the one kept if nothing changed since),
+    and whether its values are all plain data."""
     kept = _BASE[0]
     if kept is not None and kept.ref() is base_args:
         _BASE[0] = None  # used once (slime's critic after its actor), then not kept on
         if kept.holds(current):
-            return kept.layer
+            return kept.layer, True
     layer = Layer("base", "mapping", current, Origin("base", "mapping"))
     mutable = tuple(layer.mutable_keys)
-    if _all_plain(map(current.__getitem__, mutable)):  # the namespace's own, not copies
-        containers = _picker(mutable)
-        shown = _shown(containers(current))
-        try:
-            ref = weakref.ref(base_args, _forget)
-        except TypeError:  # a namespace class without weak references: nothing kept
-            return layer
-        if shown is not None:
-            _BASE[0] = _Kept(ref, list(current), list(current.values()), containers, shown, layer)
-    return layer
+    if not _all_plain(map(current.__getitem__, mutable)):  # the namespace's own, not copies
+        return layer, False
+    containers = _picker(mutable)
+    shown = _shown(containers(current))
+    try:
+        ref = weakref.ref(base_args, _forget)
+    except TypeError:  # a namespace class without weak references: nothing kept
+        return layer, True
+    if shown is not None:
+        _BASE[0] = _Kept(ref, list(current), list(current.values()), containers, shown, layer)
+    return layer, True
 
 
 def _picker(keys: tuple[str, ...]) -> Callable[[Mapping[str, Any]], Any]:
