@@ -204,7 +204,18 @@ class TestSafeLoadCompatibility:
         "      save: /ckpt/a # c\n      betas: [0.9,\n        0.95]\n      m: {a: 1, b: 2}\r\n"
         "      s: 'x\n        y'\n      d: \"q z\"\r      blk: |2 # h\n        one\n"
         "         two\n      f: >-\n        folded\n# full line\n      e: x#y\n"
+        "      t: &a 'q'\n      u: !!str \"w\"\n"
     )
+
+    @pytest.mark.parametrize("node", ["&x\t'1e-5'", '!!str\t"d"', "&x !!str\t'd'"])
+    def test_a_tab_after_an_anchor_or_a_tag(self, node: str) -> None:
+        """libyaml's quoted scalar starts at its anchor or tag: the tab before the quote is
+        still found, as PyYAML refuses it."""
+        text = f"megatron:\n  - role: actor\n    overrides:\n      lr: {node}\n"
+        with pytest.raises(yaml.YAMLError):
+            yaml.safe_load(text)
+        [problem] = parse_yaml(text).problems
+        assert (problem.line, problem.column) == (4, 11 + node.index("\t"))
 
     @given(
         st.lists(

@@ -261,8 +261,8 @@ def misread_character(text: str, root: Node, lines: Lines) -> int | None:
         seen.add(id(node))
         if isinstance(node, ScalarNode):
             start, end = offset(node.start_mark), offset(node.end_mark)
-            if node.style in ("'", '"'):
-                masks.append((start, end, "whole"))
+            if node.style in ("'", '"'):  # from its opening quote: an anchor or a tag before
+                masks.append((max(text.find(node.style, start, end), start), end, "whole"))
             elif node.style in ("|", ">"):  # its lines start after the header's line break
                 header_end = _YAML_BREAK.compiled().search(text, start)
                 if header_end is not None:
