@@ -126,7 +126,8 @@ class TestUnexpandedText:
             "ref_load": "~alice/ckpt",
             "wandb_group": "$RUN",
             "lr": "1e-5",
-            "note": "costs $5, ~ a dollar, a/~b",
+            "note": "costs 5$, ~ a dollar, a/~b",
+            "tag": "/ckpt/run$1",
         }
         stack = LayerStack([*base(), role_layer(values)], rules=[UnexpandedText()])
         with pytest.warns(LayerconfWarning) as caught:
@@ -148,6 +149,9 @@ class TestUnexpandedText:
             "ppo.yaml:8:7: warning: 'wandb_group' holds '$RUN': no shell reads a role file, so "
             "$RUN stays as written, not the variable's value (write the value out in full; the "
             "shell expands it only on the command line)",
+            "ppo.yaml:11:7: warning: 'tag' holds '/ckpt/run$1': no shell reads a role file, so "
+            "$1 stays as written, not the variable's value (write the value out in full; the "
+            "shell expands it only on the command line)",
         ]
         assert args.save == "${SAVE_DIR}/critic"  # (a warning: the value is what slime sets)
 
@@ -165,6 +169,20 @@ class TestUnexpandedText:
         assert "S3CR3T" not in text
         assert text.count("error:") == 3
         assert "'wandb_key' holds shell syntax" in text
+
+    def test_a_secret_inside_a_mapping_is_not_quoted(self) -> None:
+        """A secret key's value anywhere in a mapping (JSON text the coercion read, too)."""
+        values = {
+            "train_env_vars": {"A": 1, "WANDB_API_KEY": "S3CR3Tk${SUFFIX}"},
+            "wandb_group": [{"x": {"password": "S3CR3Tpw$X"}}],
+        }
+        stack = LayerStack([*base(), role_layer(values)], rules=[UnexpandedText()])
+        with pytest.warns(LayerconfWarning) as caught:
+            stack.resolve()
+        said = [str(w.message) for w in caught]
+        assert len(said) == 2
+        assert not any("S3CR3T" in text for text in said)
+        assert all("holds shell syntax" in text for text in said)
 
     def test_off(self) -> None:
         stack = LayerStack(

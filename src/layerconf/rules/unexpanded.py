@@ -4,7 +4,7 @@ On the command line, ``--save ${SAVE_DIR}/actor`` and ``--load ~/ckpt`` reach th
 the shell expanded them. In a role file they stay as written: slime reads it with
 ``yaml.safe_load`` and sets the text, and Megatron saves into a directory literally named
 ``${SAVE_DIR}`` (or ``~``) under the working directory. The rule finds, in the strings of one
-layer (inside lists and mappings too), a variable (``$NAME``, ``${NAME}``), a command
+layer (inside lists and mappings too), a variable (``$NAME``, ``${NAME}``, ``$1``), a command
 substitution (``$(...)``) or a leading ``~``, and says so at the value's file:line.
 """
 
@@ -25,7 +25,7 @@ from layerconf.exceptions import Problem
 __all__ = ["UnexpandedText"]
 
 # A variable, a command substitution, or a home directory at the start (~, ~/x, ~user/x).
-_SHELL = LazyPattern(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(|^~[A-Za-z0-9._-]*(?=/|$)")
+_SHELL = LazyPattern(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{?[0-9]\}?|\$\(|^~[A-Za-z0-9._-]*(?=/|$)")
 #: How deep into lists and mappings strings are looked for (a role file's values are shallow).
 _DEPTH = 8
 
@@ -52,13 +52,13 @@ class UnexpandedText:
             return
         hidden: list[str] | None = None
         for key, value in layer.values.items():
-            found = next(_shell_syntax(value, _DEPTH), None)
+            found = next(_shell_syntax(value, _DEPTH, SECRETS.is_secret(key)), None)
             if found is None:
                 continue
-            text, syntax = found
+            text, syntax, secret = found
             if hidden is None:  # the secrets of the layer, not to be quoted anywhere
                 hidden = SECRETS.texts_among(layer.values)
-            if SECRETS.is_secret(key) or shows_secret(text):
+            if secret or shows_secret(text):
                 message = f"{key!r} holds shell syntax ($NAME, ${{NAME}}, $(...) or ~; not shown: "
                 message += "a secret's value): no shell reads a role file, so it stays as written"
             else:
@@ -76,19 +76,21 @@ class UnexpandedText:
             )
 
 
-def _shell_syntax(value: Any, depth: int) -> Iterator[tuple[str, str]]:
-    """Each string in `value` that holds shell syntax, with the syntax found."""
+def _shell_syntax(value: Any, depth: int, secret: bool) -> Iterator[tuple[str, str, bool]]:
+    """Each string in `value` that holds shell syntax, the syntax found, and whether the string
+    is a secret's (`secret`: under a secret key, at the top or in a mapping on the way)."""
     if isinstance(value, str):
         if "$" in value or value[:1] == "~":  # (most strings: no pattern compiled or run)
             match = next(_SHELL.finditer(value), None)
             if match is not None:
-                yield value, match.group()
+                yield value, match.group(), secret
     elif depth and isinstance(value, (list, tuple)):
         for item in value:
-            yield from _shell_syntax(item, depth - 1)
+            yield from _shell_syntax(item, depth - 1, secret)
     elif depth and isinstance(value, Mapping):
-        for item in value.values():
-            yield from _shell_syntax(item, depth - 1)
+        for name, item in value.items():
+            inner = secret or (isinstance(name, str) and SECRETS.is_secret(name))
+            yield from _shell_syntax(item, depth - 1, inner)
 
 
 def _meaning(syntax: str) -> str:

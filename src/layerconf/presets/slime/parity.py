@@ -87,6 +87,7 @@ class SlimeParity:
         if layer is None:
             return
         base = base_values(context.layers, self.layer)
+        hidden: list[str] | None = None  # the layer's secrets, found at the first warning
         for key, value in layer.values.items():
             if key not in base:  # unknown: UnknownKeys says so (slime sets it as written)
                 continue
@@ -96,7 +97,9 @@ class SlimeParity:
             original = base[key]
             slime, kind = slime_value(original, value)
             if not _agree(slime, ours):
-                yield self._warning(layer, key, (value, original, slime, kind, ours))
+                if hidden is None:
+                    hidden = SECRETS.texts_among(layer.values)
+                yield self._warning(layer, key, (value, original, slime, kind, ours), hidden)
 
     def _resolved(self, key: str, value: Any) -> Any:
         """`value` as layerconf converts it, or `_REFUSED`."""
@@ -108,10 +111,15 @@ class SlimeParity:
         return _REFUSED if failures else result
 
     def _warning(
-        self, layer: Layer, key: str, values: tuple[Any, Any, Any, type[Any] | None, Any]
+        self,
+        layer: Layer,
+        key: str,
+        values: tuple[Any, Any, Any, type[Any] | None, Any],
+        hidden: list[str],
     ) -> Problem:
         """The warning for `key`, from its `values`: the role file's, the command line's,
-        slime's (with the type slime converts to, or None) and layerconf's."""
+        slime's (with the type slime converts to, or None) and layerconf's; without the text of
+        `hidden`, the layer's secrets (another key's, pasted into this one)."""
         value, original, slime, kind, ours = values
         if not isinstance(value, str):
             why = "slime sets the value as YAML read it"
@@ -133,7 +141,6 @@ class SlimeParity:
             f"{why}"
         )
         hint = self._hint(key, original, ours)
-        hidden = SECRETS.texts_among(layer.values)  # another key's secret pasted into this one
         if hidden:
             message, hint = scrub_text(message, hidden), scrub_text(hint, hidden)
         return Problem.at(
