@@ -2210,6 +2210,12 @@ class TestTheTrainersTokensWithoutSeparator:
                 "command line goes after '--': layerconf show -- --rol actor "
                 "--wandb-key=<redacted>",
             ),
+            (
+                ["explain", "lr", "--wandb-k", "S3CR3T1"],
+                "layerconf explain: error: unrecognized arguments: --wandb-k <redacted>: the "
+                "trainer's command line goes after '--': layerconf explain lr -- --wandb-k "
+                "<redacted>",
+            ),
         ],
     )
     def test_says_where_they_go(

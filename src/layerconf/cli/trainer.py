@@ -179,7 +179,7 @@ def missing_separator(
     from layerconf.core.secrets import redact_argv
 
     try:
-        _, extras = own.parse_known_intermixed_args(rest)
+        options, extras = own.parse_known_intermixed_args(rest)
     except UsageError:
         return error
     if not extras:
@@ -199,7 +199,8 @@ def missing_separator(
         else:
             follows_flag = False
             mine.append(token)
-    shown = redact_argv(theirs)[0]
+    # Redacted as the trainer's parser reads them: an abbreviation (--wandb-k) is its secret too.
+    shown = redact_argv(theirs, parser=_parser_if_any(options))[0]
     written = " ".join([error.prog, *mine, "--", *shown])
     message = error.message
     if message.startswith("unrecognized arguments: "):
@@ -216,6 +217,17 @@ def missing_separator(
     return UsageError(
         f"{message}: the trainer's command line goes after '--': {written}", error.prog
     )
+
+
+def _parser_if_any(options: argparse.Namespace) -> argparse.ArgumentParser | None:
+    """The trainer's parser the command's options name, or None (none named, or it cannot be
+    had: that is the command's own error to give, not a message's about where tokens go)."""
+    if getattr(options, "profile", None) is None and getattr(options, "parser", None) is None:
+        return None
+    try:
+        return trainer_parser(options)
+    except UsageError:
+        return None
 
 
 def _import_parser(spec: str) -> argparse.ArgumentParser:
