@@ -170,6 +170,16 @@ class TestUnexpandedText:
         assert text.count("error:") == 3
         assert "'wandb_key' holds shell syntax" in text
 
+    def test_another_keys_secret_named_as_a_variable(self) -> None:
+        """The variable's name is scrubbed too, where it is a secret of the layer."""
+        values = {"api_key": "MYSECRETVALUE123", "save": "/x/$MYSECRETVALUE123"}
+        stack = LayerStack([*base(), role_layer(values)], rules=[UnexpandedText()])
+        with pytest.warns(LayerconfWarning) as caught:
+            stack.resolve()
+        [said] = [str(w.message) for w in caught]
+        assert "MYSECRETVALUE123" not in said
+        assert "'/x/$<redacted>'" in said
+
     def test_a_secret_inside_a_mapping_is_not_quoted(self) -> None:
         """A secret key's value anywhere in a mapping (JSON text the coercion read, too)."""
         values = {

@@ -62,9 +62,10 @@ class UnexpandedText:
                 message = f"{key!r} holds shell syntax ($NAME, ${{NAME}}, $(...) or ~; not shown: "
                 message += "a secret's value): no shell reads a role file, so it stays as written"
             else:
-                shown = scrub_text(repr(shorten(text)), hidden)
-                message = (
-                    f"{key!r} holds {shown}: no shell reads a role file, so {_meaning(syntax)}"
+                message = scrub_text(  # (the text, and its variable's name: neither a secret)
+                    f"{key!r} holds {shorten(text)!r}: no shell reads a role file, so "
+                    f"{_meaning(syntax)}",
+                    hidden,
                 )
             yield Problem.at(
                 layer.origin_at((key,)),
