@@ -37,16 +37,19 @@ class AuditChange:
 
     def __str__(self) -> str:
         """One line, whatever the names of a record from anywhere hold (`one_line`)."""
+        return one_line(self._text())
+
+    def _text(self) -> str:
         if self.key is None:
-            return one_line(f"role {self.role}: {self.kind}")
+            return f"role {self.role}: {self.kind}"
         name = f"{self.role} {self.key}"
         before = _side(self.before, self.before_origin)
         after = _side(self.after, self.after_origin)
         if self.kind == "added":
-            return one_line(f"{name}: added {after}")
+            return f"{name}: added {after}"
         if self.kind == "removed":
-            return one_line(f"{name}: removed {before}")
-        return one_line(f"{name}: {before} -> {after}")
+            return f"{name}: removed {before}"
+        return f"{name}: {before} -> {after}"
 
 
 def _side(value: Any, origin: Origin | None) -> str:
@@ -158,10 +161,12 @@ class FileChange:
     def __str__(self) -> str:
         """One line, whatever the path of a record from anywhere holds (`one_line`)."""
         if self.before is None:
-            return one_line(f"{self.path}: added (sha256 {self.after})")
-        if self.after is None:
-            return one_line(f"{self.path}: removed (sha256 {self.before})")
-        return one_line(f"{self.path}: sha256 {self.before} -> {self.after}")
+            text = f"{self.path}: added (sha256 {self.after})"
+        elif self.after is None:
+            text = f"{self.path}: removed (sha256 {self.before})"
+        else:
+            text = f"{self.path}: sha256 {self.before} -> {self.after}"
+        return one_line(text)
 
 
 def diff_files(

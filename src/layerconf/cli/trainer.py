@@ -206,11 +206,11 @@ def missing_separator(
     if message.startswith("unrecognized arguments: "):
         message = "unrecognized arguments: " + " ".join(shown)
     # A misspelling of the command's own option (--jsn) may be meant as well as a trainer's.
-    for token in theirs:
+    for token, as_shown in zip(theirs, shown, strict=True):
         meant = option_suggestion(token, own._option_string_actions) if token[:1] == "-" else ""
         if meant:
             return UsageError(
-                f"{message}{meant} If {shown[theirs.index(token)]} is the trainer's, its command "
+                f"{message}{meant} If {as_shown} is the trainer's, its command "
                 f"line goes after '--': {written}",
                 error.prog,
             )

@@ -274,6 +274,7 @@ class TypeCoercion:
             layer = context.layer(layer_name)
             if layer is None:
                 continue
+            hidden: list[str] | None = None  # the layer's secrets, found at its first failure
             for key, value in layer.values.items():
                 # The common case inline (a dest of one action): the very attributes it was
                 # compiled from (`_ATTRIBUTES`), compared by identity, which costs no tuple.
@@ -299,7 +300,8 @@ class TypeCoercion:
                 result = spec.coerce(value, failures)
                 if failures:
                     origin = layer.origin_at((key,))
-                    hidden = SECRETS.texts_among(layer.values)
+                    if hidden is None:
+                        hidden = SECRETS.texts_among(layer.values)
                     decisions.extend(
                         self._problem(origin, key, failure, hidden) for failure in failures
                     )

@@ -225,8 +225,6 @@ def _read_records(
 def _missing_record(path: str, error: FileNotFoundError) -> str:
     """What a user reads for a record that is not there: where it was looked for, and what
     makes one."""
-    import os
-
     where = error.filename if isinstance(error.filename, str) else path
     looked = (
         f"the directory {path} holds no {os.path.basename(where)}"

@@ -199,13 +199,17 @@ def _yaml_text(value: Any) -> str | None:
             return None
         return "'" + value.replace("'", "''") + "'"
     if type(value) is list:
+        if len(value) > 10:
+            return None
         items = [_yaml_text(item) for item in value]
-        if len(items) > 10 or None in items:
+        if None in items:
             return None
         return "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
     if type(value) is dict:
+        if len(value) > 10:
+            return None
         pairs = [(_yaml_text(name), _yaml_text(item)) for name, item in value.items()]
-        if len(pairs) > 10 or any(None in pair for pair in pairs):
+        if any(None in pair for pair in pairs):
             return None
         return "{" + ", ".join(f"{name}: {item}" for name, item in pairs) + "}"
     return None
