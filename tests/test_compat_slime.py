@@ -504,6 +504,20 @@ class TestParityWithSlime:
             result = parse_megatron_role_args(base, write(tmp_path, text), "critic")
         assert result.my_key == 1
 
+    def test_the_reader_s_warnings_are_logged(
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A number YAML 1.1 reads otherwise than it shows: slime's value, and a log line."""
+        text = "megatron:\n  - role: critic\n    overrides:\n      seed: 010\n"
+        with caplog.at_level("WARNING", logger="layerconf.compat.slime"):
+            result = parse_megatron_role_args(base, write(tmp_path, text), "critic")
+        assert result.seed == 8
+        assert [r.getMessage() for r in caplog.records] == [
+            f"{tmp_path / 'm.yaml'}:4:13: warning: '010' is read as the int 8: YAML 1.1, "
+            "which PyYAML and slime follow, reads a number with a leading 0 as octal (write 8 "
+            "for this number or 10 for the decimal one, or quote it, '010', to keep the text)"
+        ]
+
     @pytest.mark.parametrize("name", ["__class__", "__dict__"])
     def test_python_names_are_refused(
         self, base: argparse.Namespace, tmp_path: Path, name: str

@@ -166,7 +166,9 @@ class TestSafeLoadCompatibility:
             "n: '1'\no: ''\np: !!float 1\n"
         )
         document = parse_yaml(text)
-        assert document.problems == ()
+        assert document.errors == ()
+        # (1:30 reads as 90, which its writer may not mean: a warning, TestNumberForms)
+        assert [(p.line, p.severity) for p in document.problems] == [(5, "warning")]
         assert document.data == yaml.safe_load(text)
         assert document.data["a"] == "1e-5"
         assert parse_yaml("=: 1\n").data == yaml.safe_load("=: 1\n") == {"=": 1}
@@ -475,6 +477,107 @@ class TestNumbersTooLarge:
     def test_the_longest_number_read(self) -> None:
         """An int of 4,300 digits is read, as Python reads it."""
         assert parse_yaml(f"seed: {'9' * 4300}\n").data == {"seed": int("9" * 4300)}
+
+
+class TestNumberForms:
+    """A plain number in a form its writer may not mean (YAML 1.1 reads ``010`` as 8, ``1:30``
+    as 90, ``2024_01_05`` as 20240105; a YAML 1.2 reader otherwise) is read as PyYAML reads it,
+    with a warning at its line and column saying what it became and how to keep the text."""
+
+    @pytest.mark.parametrize(
+        ("text", "value", "words"),
+        [
+            ("010", 8, "with a leading 0 as octal"),
+            ("-0712", -458, "with a leading 0 as octal"),
+            ("0_10", 8, "with a leading 0 as octal"),
+            ("1:30", 90, "with ':' in base 60"),
+            ("1:30.5", 90.5, "with ':' in base 60"),
+            ("0b101", 5, "'0b' as a binary number"),
+            ("2024_01_05", 20240105, "ignores '_' in a number"),
+            ("1_0.5", 10.5, "ignores '_' in a number"),
+            ("1000_000", 1000000, "ignores '_' in a number"),
+        ],
+    )
+    def test_warned_where_written(self, loader: str, text: str, value: Any, words: str) -> None:
+        for document_text, line, column in (
+            (f"a: 1\nsave: {text}\n", 2, 7),  # the plain block shape
+            (f"a: [1, {text}]\n", 1, 8),  # a flow list: composed
+        ):
+            document = parse_yaml(document_text)
+            assert document.data == yaml.safe_load(document_text)
+            (problem,) = document.problems
+            assert (problem.line, problem.column, problem.severity) == (line, column, "warning")
+            assert words in problem.message
+            assert f"{text!r} is read as the {type(value).__name__} {value!r}" in problem.message
+            assert f"quote it, '{text}', to keep the text" in problem.hint
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "10",
+            "0",
+            "07",
+            "-07",
+            "00",
+            "0x1F",
+            "1_000_000",
+            "12_345.5",
+            "-1_000",
+            "1.5",
+            "1e-5",
+            "'010'",
+            '"1:30"',
+            "09",
+            ".5",
+            "0.5",
+            "0o17",
+        ],
+    )
+    def test_forms_read_as_written_are_not(self, loader: str, text: str) -> None:
+        """A number that reads as it shows (digits grouped by three, '07', a hex number), a
+        quoted one, or text YAML 1.1 keeps as text, is no warning."""
+        assert parse_yaml(f"a: 1\nsave: {text}\n").problems == ()
+
+    def test_octal_hint_names_both_numbers(self) -> None:
+        (problem,) = parse_yaml("seed: 010\n").problems
+        assert problem.hint == (
+            "write 8 for this number or 10 for the decimal one, or quote it, '010', to keep "
+            "the text"
+        )
+
+    def test_a_secret_is_not_repeated(self, loader: str) -> None:
+        """A credential's value (an API key of digits with a leading 0) is never quoted."""
+        for text in ("wandb_key: 0123456\n", "x: {hf_token: 0123456}\n", "wandb_key: 1:2:3\n"):
+            (problem,) = parse_yaml(text).problems
+            assert "123" not in str(problem)
+            assert "42798" not in str(problem)
+            assert problem.message.startswith("the value is read as ")
+
+    def test_role_file_warns_and_resolves_as_slime(self, tmp_path: Path) -> None:
+        """A role file reads on (a warning is no error), with slime's value."""
+        path = write(tmp_path, "megatron:\n  - role: critic\n    overrides:\n      seed: 010\n")
+        role_file = read_role_file(path)
+        assert role_file.layers["critic"].values == {"seed": 8}
+        assert [(p.line, p.column, p.severity) for p in role_file.problems] == [(4, 13, "warning")]
+
+    @given(
+        st.from_regex(r"\A[-+]?[0-9_:.]{1,12}\Z")
+        | st.from_regex(r"\A[-+]?0[bx][0-9a-fA-F_]{1,8}\Z")
+    )
+    @settings(max_examples=300, deadline=None)
+    def test_values_are_safe_loads(self, text: str) -> None:
+        """Whatever the form, the value is safe_load's, and only a number is ever warned of."""
+        document_text = f"k: {text}\n"
+        try:
+            expected = yaml.safe_load(document_text)
+        except (yaml.YAMLError, ValueError, OverflowError):
+            return
+        document = parse_yaml(document_text)
+        if document.errors:
+            return
+        assert document.data == expected
+        if document.problems:
+            assert type(expected["k"]) in (int, float)
 
 
 class TestNodeLimitWhileComposing:

@@ -16,7 +16,8 @@ None for anything else, which is then read as before. It accepts only
   line;
 
 and, of those, only the scalars that ``yaml.safe_load`` reads as a string, null, bool, int or
-float (a date, an empty value, a multi-line scalar, a flow collection, a tag, an anchor or an
+float, a number only when written as it reads (not ``010``, ``1:30``: the walker warns of
+those; a date, an empty value, a multi-line scalar, a flow collection, a tag, an anchor or an
 alias, a document marker: None). Plain scalars are resolved by PyYAML's own resolver and built
 by the constructors the walker uses, so a value is what the walker gives; the tests compare
 both ways on generated documents (tests/test_yaml_simple.py).
@@ -37,6 +38,7 @@ from layerconf.sources._yaml_walk import (
     MAX_NUMBER_CHARACTERS,
     Position,
     YamlPath,
+    yaml11_number,
 )
 
 __all__ = ["read_simple"]
@@ -244,9 +246,16 @@ class _Reader:
         if tag not in _READ_AS or (tag in _NUMBERS and len(text) > MAX_NUMBER_CHARACTERS):
             raise _Decline
         try:
-            return _SCALARS[tag](ScalarNode(tag, text))
+            value = _SCALARS[tag](ScalarNode(tag, text))
         except (ValueError, TypeError, OverflowError, yaml.YAMLError):
             raise _Decline from None  # the walker's problem to report
+        if (
+            tag in _NUMBERS
+            and ("_" in text or ":" in text or text.lstrip("+-")[:1] == "0")
+            and yaml11_number(text, value) is not None
+        ):
+            raise _Decline  # a number its writer may not mean: the walker warns of it
+        return value
 
     def _after_scalar(self, index: int, column: int) -> int:
         """`index`, the line after a scalar value of the block at `column`; a line indented

@@ -19,7 +19,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from layerconf.core.lazy import LazyPattern
 from layerconf.core.secrets import SECRETS
-from layerconf.exceptions import Problem
+from layerconf.exceptions import Problem, Severity
 
 #: A path into a YAML document: mapping keys (usually strings) and list indices.
 YamlPath = tuple[Hashable, ...]
@@ -48,6 +48,63 @@ _SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
 #: The longest int or float scalar read: Python writes and reads ints of at most 4,300 digits.
 MAX_NUMBER_CHARACTERS = 4300
 _NUMBERS = frozenset({_YAML_TAG + "int", _YAML_TAG + "float"})
+
+
+def yaml11_number(text: str, value: Any, *, quote: bool = True) -> tuple[str, str] | None:
+    """(message, hint) for a plain scalar `text` that YAML 1.1 reads as the number `value` in a
+    form its writer may not mean, else None: base 60 (``1:30`` is 90), binary (``0b101``),
+    octal (``010`` is 8), or ``_`` between digits that does not group them by three
+    (``2024_01_05`` is 20240105; ``1_000_000`` reads as it shows). A YAML 1.2 reader (an
+    editor's) reads each of them otherwise: as text, or ``010`` as ten. Without `quote` (a
+    credential's value) neither the text nor the value is repeated."""
+    sign = text[:1] if text[:1] in "+-" else ""
+    body = text[len(sign) :]
+    digits = body.replace("_", "")
+    write = f"write {value!r} for the number"
+    if ":" in body:
+        why = "reads a number with ':' in base 60"
+    elif digits[:2] in ("0b", "0B"):
+        why = "reads '0b' as a binary number"
+    elif (
+        type(value) is int
+        and len(digits) > 1
+        and digits[0] == "0"
+        and digits[1].isdigit()
+        and value != int(sign + digits)  # ('07' is 7 read either way)
+    ):
+        why = "reads a number with a leading 0 as octal"
+        write = f"write {value!r} for this number or {int(sign + digits)!r} for the decimal one"
+    elif "_" in body and not _grouped_by_three(body):
+        why = "ignores '_' in a number"
+    else:
+        return None
+    kind = type(value).__name__
+    read = f"YAML 1.1, which PyYAML and slime follow, {why}"
+    if not quote:
+        return f"the value is read as {'an' if kind == 'int' else 'a'} {kind}: {read}", (
+            "quote it to keep the text"
+        )
+    return f"{_shortened(text)} is read as the {kind} {value!r}: {read}", (
+        f"{write}, or quote it, {_quoted(text)}, to keep the text"
+    )
+
+
+def _grouped_by_three(body: str) -> bool:
+    """Whether the '_' of the unsigned number `body` group its integer digits by three, as a
+    reader writes a large number (``1_000_000``, ``12_345.5``)."""
+    whole = body.split(".", 1)[0]
+    head, *groups = whole.split("_")
+    return (
+        1 <= len(head) <= 3
+        and head[0] != "0"
+        and all(len(g) == 3 for g in groups)
+        and ("_" not in body[len(whole) :])
+    )
+
+
+def _quoted(text: str) -> str:
+    """`text` in single quotes, as YAML reads it back as the same text."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _shortened(text: str, limit: int = 60) -> str:
@@ -129,11 +186,24 @@ class Abort(Exception):
 
 
 def located(
-    message: str, hint: str, source: str, layer: str | None, at: Position | None
+    message: str,
+    hint: str,
+    source: str,
+    layer: str | None,
+    at: Position | None,
+    severity: Severity = "error",
 ) -> Problem:
     """A problem of the file `source` at `at` (None: the whole file)."""
     line, column = (at.line, at.column) if at is not None else (None, None)
-    return Problem(message, layer=layer, source=source, line=line, column=column, hint=hint)
+    return Problem(
+        message,
+        layer=layer,
+        source=source,
+        line=line,
+        column=column,
+        hint=hint,
+        severity=severity,
+    )
 
 
 def node_limit_problem(limit: int, source: str, layer: str | None, at: Position | None) -> Problem:
@@ -327,16 +397,19 @@ class Walker:
         self._visits = 0
         self._active: set[int] = set()  # ids of the collections being built (alias cycles)
 
-    def _problem(self, node: Node, message: str, hint: str) -> Problem:
-        return located(message, hint, self.source, self.layer, self.lines.at(node.start_mark))
+    def _problem(
+        self, node: Node, message: str, hint: str, severity: Severity = "error"
+    ) -> Problem:
+        at = self.lines.at(node.start_mark)
+        return located(message, hint, self.source, self.layer, at, severity)
 
-    def _report(self, node: Node, message: str, hint: str) -> None:
+    def _report(self, node: Node, message: str, hint: str, severity: Severity = "error") -> None:
         # A node reached through several aliases is walked several times: report it once.
         mark = node.start_mark
         seen = (mark.line, mark.column, message)
         if seen not in self._reported:
             self._reported.add(seen)
-            self.problems.append(self._problem(node, message, hint))
+            self.problems.append(self._problem(node, message, hint, severity))
 
     def _abort(self, node: Node, message: str, hint: str) -> NoReturn:
         raise Abort(self._problem(node, message, hint))
@@ -394,6 +467,10 @@ class Walker:
         ok, value = self._construct(node, quote=not secret)
         if not ok:
             self.unreadable.add(path)
+        elif node.tag in _NUMBERS and not node.style:  # (a plain scalar: no quotes)
+            misread = yaml11_number(node.value, value, quote=not secret)
+            if misread is not None:
+                self._report(node, *misread, severity="warning")
         return value
 
     def _construct(self, node: ScalarNode, *, quote: bool = True) -> tuple[bool, Any]:

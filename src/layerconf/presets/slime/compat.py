@@ -243,7 +243,8 @@ def parse_megatron_role_args(
     _refuse_python_names(layer)
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
     result = _resolved(base, layer, rules, role, policies)
-    _log(result, role, path, layer)
+    # (a file with errors slime reads on had its problems logged by `_as_slime_reads`)
+    _log(result, role, path, layer, () if role_file.errors else role_file.problems)
     if not plain:
         _as_slime_leaves(result, vars(base_args), base, deleted, layer, role)
     return result
@@ -418,9 +419,12 @@ def _refuse_python_names(layer: Layer) -> None:
         )
 
 
-def _log(result: Namespace, role: str, path: str, layer: Layer) -> None:
-    """What slime logs: the keys it ignores or sets anyway, the role's overrides."""
-    for problem in notices(result):
+def _log(
+    result: Namespace, role: str, path: str, layer: Layer, read: Iterable[Problem] = ()
+) -> None:
+    """What slime logs: the keys it ignores or sets anyway, the role's overrides; and what the
+    role file's reader warned of (`read`: a number YAML 1.1 reads otherwise than it shows)."""
+    for problem in (*read, *notices(result)):
         if problem.severity == "warning" and problem.rule == "ignored-keys":
             _logger().info("%s", problem)
         elif problem.severity in ("warning", "error"):
