@@ -67,6 +67,22 @@ class TestFileMode:
         assert any(line.startswith(f"{bad}:6:7: error:") and "use_critic" in line for line in lines)
         assert any("parallel topology" in line for line in lines), out
 
+    def test_in_reading_order(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """The reader's warnings and the rules' problems of both roles, line by line."""
+        path = write(
+            tmp_path / "roles.yaml",
+            "megatron:\n  - role: actor\n    overrides:\n      seed: 010\n"
+            "      save: 2024_01_05\n  - role: critic\n    overrides:\n      load: 0712\n"
+            "      seed: 0b1\n",
+        )
+        for args in ([path], ["--", *PPO_ARGV, "--megatron-config-path", str(path)]):
+            code, out, err = check(capsys, *args)
+            lines = [line for line in out.splitlines() if line.startswith(str(path))]
+            found = [tuple(map(int, line.split(":")[1:3])) for line in lines]
+            assert found == sorted(found), out
+            assert len(found) >= 6, out
+            assert code == 0, err  # (warnings only)
+
     def test_every_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A problem in one file hides nothing of another, and a good file among them stays clean."""
         first = write(tmp_path / "a.yaml", "megatron:\n  - role: critc\n")

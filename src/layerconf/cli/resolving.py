@@ -83,6 +83,7 @@ def resolve(
     """The roles of `preset` that `argv` (and `sources`) resolve to with `parser`, or the
     problems found."""
     from layerconf.core.namespace import notices
+    from layerconf.core.stack import reading_order
     from layerconf.exceptions import ConfigError, LayerconfError
     from layerconf.presets import resolve_roles
 
@@ -109,7 +110,7 @@ def resolve(
         return Outcome(None, [problem])
     learn_secrets(roles)  # a role file's secrets too, wherever their text is quoted
     found = dict.fromkeys(problem for namespace in roles.values() for problem in notices(namespace))
-    return Outcome(roles, list(found))
+    return Outcome(roles, sorted(found, key=reading_order))
 
 
 #: The rules that decide on the run's command line, which a role file alone does not give:

@@ -288,7 +288,7 @@ def _finish(
     """Raise every error at once, or warn the warnings and return the namespaces."""
     everything = sorted(
         dict.fromkeys([p for r in resolutions.values() for p in r.problems] + list(shared)),
-        key=_reading_order,
+        key=reading_order,
     )
     if any(problem.severity == "error" for problem in everything):
         raise ConfigError(everything)
@@ -296,12 +296,14 @@ def _finish(
         if problem.severity == "warning":
             warnings.warn(LayerconfWarning(str(problem)), stacklevel=_caller_level())
     return {
-        role: resolution.namespace([*resolution.problems, *shared], last=True)
+        role: resolution.namespace(
+            sorted([*resolution.problems, *shared], key=reading_order), last=True
+        )
         for role, resolution in resolutions.items()
     }
 
 
-def _reading_order(problem: Problem) -> tuple[bool, str, int, int, int]:
+def reading_order(problem: Problem) -> tuple[bool, str, int, int, int]:
     """Problems without a file first (the command line's, those of rules across roles), then
     file by file, line by line (a stable sort keeps the order of discovery among equals)."""
     return (
