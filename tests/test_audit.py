@@ -1989,8 +1989,55 @@ class TestLoadAudit:
         path.write_text(content)
         with pytest.raises(AuditError, match=message) as caught:
             load_audit(path)
-        assert str(caught.value).startswith(f"{path}: ")
+        where = f"{path}:{caught.value.line}:{caught.value.column}" if caught.value.line else path
+        assert str(caught.value).startswith(f"{where}: ")
         assert caught.value.path == str(path)
+
+    @pytest.mark.parametrize(
+        ("content", "line", "column", "why"),
+        [
+            ('{"format": 1,\n "format": 2}', 2, 2, "the key 'format' appears twice in one object"),
+            (
+                '{"roles": {"a": {"lr": 1}, "b": {"lr": 1,\n  "x": [1, {"lr": 2}], "lr": 3}}}',
+                2,
+                24,
+                "the key 'lr' appears twice in one object",
+            ),
+            ('{"format": 1, "x": [1,\n   NaN]}', 2, 4, "NaN is not a JSON value"),
+            ('{"x": -Infinity}', 1, 7, "-Infinity is not a JSON value"),
+            ('{"s": "NaN 1e999", "x": 1e999}', 1, 25, "the number 1e999 is out of range"),
+            ('{"x":\n' + "7" * 5000 + "}", 2, 1, "an integer of 5,000 digits (at most 4,300)"),
+            ('{"format": 1,,}', 1, 14, "Expecting property name enclosed in double quotes"),
+        ],
+    )
+    def test_not_json_where(
+        self, tmp_path: pathlib.Path, content: str, line: int, column: int, why: str
+    ) -> None:
+        """JSON the reader refuses is told at its line and column, whatever refused it."""
+        path = tmp_path / AUDIT_FILE
+        path.write_text(content)
+        with pytest.raises(AuditError) as caught:
+            load_audit(path)
+        assert (caught.value.line, caught.value.column) == (line, column)
+        assert str(caught.value).startswith(
+            f"{path}:{line}:{column}: not a layerconf audit record: it is not valid JSON ({why}); "
+        )
+        assert "set_int_max_str_digits" not in str(caught.value)  # (Python's advice, not ours)
+        again = pickle.loads(pickle.dumps(caught.value))
+        assert (str(again), again.line, again.column) == (str(caught.value), line, column)
+
+    def test_not_json_where_unknown(self, tmp_path: pathlib.Path) -> None:
+        """A key written twice in two spellings, or a large file: told, without a place."""
+        path = tmp_path / AUDIT_FILE
+        for content in (
+            '{"a": 1, "\\u0061": 2}',
+            '{"x": "' + "a" * (2 * 1024 * 1024) + '", "y": NaN}',
+        ):
+            path.write_text(content)
+            with pytest.raises(AuditError, match="not valid JSON") as caught:
+                load_audit(path)
+            assert caught.value.line is None
+            assert str(caught.value).startswith(f"{path}: ")
 
     def test_a_missing_file(self, tmp_path: pathlib.Path) -> None:
         """No file at all is an ordinary FileNotFoundError."""

@@ -1471,9 +1471,8 @@ class TestAuditDiff:
         assert (result.returncode, result.stdout) == (1, "")
         lines = result.stderr.splitlines()
         assert len(lines) == 2
-        assert lines[0].startswith(
-            f"layerconf audit diff: error: {broken}: not a layerconf audit record: it is not valid JSON"
-        )
+        assert lines[0].startswith(f"layerconf audit diff: error: {broken}:")
+        assert ": not a layerconf audit record: it is not valid JSON (" in lines[0]
         assert lines[1].startswith(
             f"layerconf audit diff: error: {tmp_path / 'nothere'}: no such audit record (check "
         )

@@ -142,15 +142,25 @@ class ConfigError(LayerconfError, ValueError):
 
 
 class AuditError(LayerconfError, ValueError):
-    """An audit record cannot be read or replayed; `.path` names the file when there is one."""
+    """An audit record cannot be read or replayed; `.path` names the file when there is one,
+    `.line` and `.column` the place in it when the problem has one (JSON that is not valid)."""
 
-    def __init__(self, message: str, path: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
         self.path = path
-        super().__init__(f"{path}: {message}" if path else message)
+        self.line = line  # (1-based, where in the file the problem is, when known)
+        self.column = column
+        where = path if line is None else f"{path}:{line}:{column}"
+        super().__init__(f"{where}: {message}" if path else message)
         self.message = message
 
-    def __reduce__(self) -> tuple[type[AuditError], tuple[str, str | None]]:
-        return (type(self), (self.message, self.path))
+    def __reduce__(self) -> tuple[type[AuditError], tuple[Any, ...]]:
+        return (type(self), (self.message, self.path, self.line, self.column))
 
 
 class RuleError(LayerconfError, TypeError):

@@ -446,13 +446,88 @@ def load_audit(
             f"levels); {AGAIN}",
             where,
         ) from None
+    except json.JSONDecodeError as error:
+        # (the place is the message's prefix: "Unterminated string starting at" loses "at")
+        why = error.msg.removesuffix(" starting at").removesuffix(" at")
+        raise _not_json(why, where, error.lineno, error.colno) from None
     except (ValueError, UnicodeDecodeError) as error:
-        raise AuditError(
-            f"not a layerconf audit record: it is not valid JSON ({error}); the file is "
-            f"truncated or was not written by write_audit(): {AGAIN}",
-            where,
-        ) from None
+        # A value the hooks refuse (a key twice, NaN, an int past Python's digit limit): the
+        # decoder does not say where; the first such value of the text does.
+        found = None if isinstance(error, UnicodeDecodeError) else _first_refused(raw)
+        if found is None:
+            raise _not_json(str(error), where) from None
+        why, line, column = found
+        raise _not_json(why, where, line, column) from None
     return AuditRecord.from_dict(data, path=where, verify=verify, types=types, key=key)
+
+
+def _not_json(
+    why: str, where: str, line: int | None = None, column: int | None = None
+) -> AuditError:
+    return AuditError(
+        f"not a layerconf audit record: it is not valid JSON ({why}); the file is truncated "
+        f"or was not written by write_audit(): {AGAIN}",
+        where,
+        line,
+        column,
+    )
+
+
+#: A record's JSON tokens, but for commas: a string (with the colon that makes it a key), a
+#: bracket, or a bare value (a number, true, false, null, or what the decoder refused).
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?|[{}\[\]]|[^\s{}\[\]:,"]+', re.DOTALL)
+#: The largest text `_first_refused` looks through (a trainer's record is under 1 MB): beyond,
+#: the problem is told without its line and column, in bounded time.
+_LOCATED_BELOW = 2 * 1024 * 1024
+
+
+def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
+    """(what, line, column) of the first value of the JSON text `raw` that `load_audit`'s
+    decoding refuses (a key written twice in one object, ``NaN``, a number out of range or
+    past Python's digit limit for an int), or None. On the error path only: one scan of the
+    text, a Python step per string, bracket and bare value; None for a text of
+    `_LOCATED_BELOW` bytes or more."""
+    if len(raw) >= _LOCATED_BELOW:
+        return None
+    try:
+        text = raw.decode(json.detect_encoding(raw))
+    except UnicodeDecodeError:
+        return None
+    digits = getattr(__import__("sys"), "get_int_max_str_digits", lambda: 0)()
+    objects: list[set[str] | None] = []  # each open container's keys (None: an array)
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        first = token[0]
+        why = None
+        if first == '"':
+            colon = match.group(1)
+            keys = objects[-1] if objects else None
+            if colon is not None and keys is not None:
+                name = token[: len(token) - len(colon)]
+                if name in keys:
+                    shown = json.loads(name) if len(name) < 1000 else name[:80]
+                    why = f"the key {shown[:80]!r} appears twice in one object"
+                keys.add(name)
+        elif first == "{":
+            objects.append(set())
+        elif first == "[":
+            objects.append(None)
+        elif first in "}]":
+            if objects:
+                objects.pop()
+        elif token in ("NaN", "Infinity", "-Infinity"):
+            why = f"{token} is not a JSON value"
+        elif digits and token.lstrip("-").isdigit() and len(token.lstrip("-")) > digits:
+            why = f"an integer of {len(token.lstrip('-')):,} digits (at most {digits:,})"
+        elif "." in token or "e" in token or "E" in token:
+            with contextlib.suppress(ValueError):
+                if not math.isfinite(float(token)):
+                    why = f"the number {token[:40]} is out of range"
+        if why is not None:
+            start = match.start()
+            line_start = text.rfind("\n", 0, start) + 1
+            return why, text.count("\n", 0, start) + 1, start - line_start + 1
+    return None
 
 
 def _check_values(raw: bytes, where: str) -> None:
