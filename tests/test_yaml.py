@@ -538,6 +538,18 @@ class TestNumberForms:
         quoted one, or text YAML 1.1 keeps as text, is no warning."""
         assert parse_yaml(f"a: 1\nsave: {text}\n").problems == ()
 
+    def test_a_long_number_keeps_the_message_short(self) -> None:
+        """A number of thousands of digits is described, not written out."""
+        for text in (
+            "0" + "7" * 4299,
+            "0b" + "1" * 4298,
+            "1_" * 2149 + "1",
+            "1:" + "59:" * 1432 + "5",
+        ):
+            (problem,) = parse_yaml(f"a: {text}\n").problems
+            assert len(str(problem)) < 300
+            assert " is read as an int of " in problem.message
+
     def test_octal_hint_names_both_numbers(self) -> None:
         (problem,) = parse_yaml("seed: 010\n").problems
         assert problem.hint == (

@@ -60,7 +60,7 @@ def yaml11_number(text: str, value: Any, *, quote: bool = True) -> tuple[str, st
     sign = text[:1] if text[:1] in "+-" else ""
     body = text[len(sign) :]
     digits = body.replace("_", "")
-    write = f"write {value!r} for the number"
+    decimal = None
     if ":" in body:
         why = "reads a number with ':' in base 60"
     elif digits[:2] in ("0b", "0B"):
@@ -70,23 +70,31 @@ def yaml11_number(text: str, value: Any, *, quote: bool = True) -> tuple[str, st
         and len(digits) > 1
         and digits[0] == "0"
         and digits[1].isdigit()
-        and value != int(sign + digits)  # ('07' is 7 read either way)
+        and value != (decimal := int(sign + digits))  # ('07' is 7 read either way)
     ):
         why = "reads a number with a leading 0 as octal"
-        write = f"write {value!r} for this number or {int(sign + digits)!r} for the decimal one"
     elif "_" in body and not _grouped_by_three(body):
         why = "ignores '_' in a number"
     else:
-        return None
+        return None  # (a hex number among them: read alike by YAML 1.2, never written here)
     kind = type(value).__name__
+    a_kind = f"an {kind}" if kind == "int" else f"a {kind}"
     read = f"YAML 1.1, which PyYAML and slime follow, {why}"
     if not quote:
-        return f"the value is read as {'an' if kind == 'int' else 'a'} {kind}: {read}", (
-            "quote it to keep the text"
-        )
-    return f"{_shortened(text)} is read as the {kind} {value!r}: {read}", (
-        f"{write}, or quote it, {_quoted(text)}, to keep the text"
+        return f"the value is read as {a_kind}: {read}", "quote it to keep the text"
+    # (each of these forms, at most MAX_NUMBER_CHARACTERS long, has fewer decimal digits)
+    shown = repr(value)
+    keep = (
+        f"quote it, {_quoted(text)}, to keep the text"
+        if len(text) <= 60
+        else ("quote it to keep the text")
     )
+    if len(shown) > 40:  # (a number no one writes by hand: the message stays short)
+        return f"{_shortened(text)} is read as {a_kind} of {len(shown):,} digits: {read}", keep
+    write = f"write {shown} for " + (
+        "the number" if decimal is None else f"this number or {decimal!r} for the decimal one"
+    )
+    return f"{_shortened(text)} is read as the {kind} {shown}: {read}", f"{write}, or {keep}"
 
 
 def _grouped_by_three(body: str) -> bool:
