@@ -1881,6 +1881,53 @@ class TestToolErrors:
         assert (result.returncode, result.stdout) == (0, f"layerconf {__version__}\n")
 
 
+class TestInternalErrors:
+    """A bug of layerconf's own met by a command: one line on stderr, exit 70, no secret; the
+    traceback with LAYERCONF_TRACEBACK=1 (the tests set it: tests/conftest.py)."""
+
+    SECRET = "internal-secret-0123456789"
+
+    @pytest.fixture
+    def broken(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """`show` raises a TypeError that quotes the command line's secret."""
+        import layerconf.cli.app as app
+
+        load = app._load
+
+        def broken_run(options: argparse.Namespace, argv: list[str]) -> int:
+            raise TypeError(f"boom: {self.SECRET}\nsecond line")
+
+        def loaded(name: str) -> Any:
+            command = load(name)
+            return command._replace(run=broken_run) if name == "show" else command
+
+        monkeypatch.setattr(app, "_load", loaded)
+
+    def test_one_line(
+        self, broken: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        monkeypatch.delenv("LAYERCONF_TRACEBACK")
+        code = main(["show", "--", *PPO_ARGV, "--wandb-key", self.SECRET])
+        out, err = capsys.readouterr()
+        assert (code, out) == (70, "")
+        assert err == (
+            "layerconf: internal error: TypeError: boom: <redacted>\\nsecond line (a bug in "
+            "layerconf: please report it with the command that met it; LAYERCONF_TRACEBACK=1 "
+            "shows where it happened)\n"
+        )
+
+    @pytest.mark.parametrize("value", ["1", "yes"])
+    def test_the_traceback_when_asked(
+        self, broken: None, monkeypatch: pytest.MonkeyPatch, value: str
+    ) -> None:
+        monkeypatch.setenv("LAYERCONF_TRACEBACK", value)
+        with pytest.raises(TypeError, match="boom"):
+            main(["show", "--", *PPO_ARGV])
+
+    def test_the_tests_see_every_bug(self) -> None:
+        assert os.environ.get("LAYERCONF_TRACEBACK") == "1"
+
+
 class TestHelp:
     """--help for the tool and every command; docs/cli.md matches it."""
 

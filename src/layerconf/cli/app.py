@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import TextIO, cast
 
 from layerconf.cli.command import Command, CommandParser, option_suggestion
 from layerconf.cli.errors import (
+    EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
     EXIT_USAGE,
     PROG,
+    TRACEBACK_VARIABLE,
     UsageError,
+    internal_error,
     print_error,
 )
 from layerconf.cli.scrub import scrubbing, stderr, stdout
@@ -66,6 +70,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             except UsageError as error:
                 print_error(str(error))
                 status = EXIT_USAGE
+            except (OutputError, KeyboardInterrupt):
+                raise
+            except Exception as error:  # a bug: one line (secrets scrubbed), not a traceback
+                if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
+                    raise
+                print_error(internal_error(error))
+                status = EXIT_INTERNAL
             output.flush()
             stderr().flush()  # (its messages: lost ones are a failure too)
             return status

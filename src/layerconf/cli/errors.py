@@ -14,8 +14,11 @@ PROG = "layerconf"
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 70  # sysexits.h EX_SOFTWARE: a bug of layerconf's own
 EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: standard output cannot be written
 EXIT_INTERRUPTED = 130
+#: Set (to anything but "" or "0"), a bug of layerconf's own ends in its traceback.
+TRACEBACK_VARIABLE = "LAYERCONF_TRACEBACK"
 
 
 class UsageError(Exception):
@@ -43,6 +46,19 @@ class ParserStop(Exception):
     def __init__(self, message: str | None) -> None:
         super().__init__(message)
         self.message = message
+
+
+def internal_error(error: Exception) -> str:
+    """The line that says a command met a bug of layerconf's own (exit `EXIT_INTERNAL`)."""
+    from layerconf.exceptions import one_line
+
+    what = one_line(describe(error))
+    if len(what) > 300:
+        what = what[:297] + "..."
+    return (
+        f"{PROG}: internal error: {what} (a bug in layerconf: please report it with the command "
+        f"that met it; {TRACEBACK_VARIABLE}=1 shows where it happened)"
+    )
 
 
 def describe(error: BaseException) -> str:
