@@ -236,7 +236,7 @@ def _boom(parser: argparse.ArgumentParser) -> RuleSet:
 
 USERS_PRESETS = """\
 import argparse
-from layerconf import Preset
+from layerconf import Preset, rule
 from layerconf.presets import RoleFileFormat
 
 def get_parser():
@@ -249,6 +249,12 @@ def _boom(parser):
     raise RuntimeError("boom in rules")
 
 BOOM = Preset("boom", roles=("a", "b"), rules=_boom)
+
+@rule("resolved")
+def raises(context):
+    raise RuntimeError("boom in a rule")
+
+RAISES = Preset("raises", roles=("a",), rules=lambda parser: [raises])
 TYPO = Preset("typo", roles=("a", "b"), config_dest="role_file", role_file=RoleFileFormat("roles"))
 ENV = Preset("env-layer", roles=("a",), config_dest="roles_file", layer="env")
 """
@@ -357,6 +363,7 @@ class TestPresetMistakes:
             ("BOOM", "preset 'boom': its rules(parser) raised RuntimeError: boom in rules"),
             ("TYPO", "preset 'typo' reads its role file from the dest 'role_file'"),
             ("ENV", "two layers would be named 'env': the source EnvSource and the preset's"),
+            ("RAISES", "rule 'raises' raised RuntimeError: boom in a rule at "),
         ]:
             result = layerconf_command(
                 tmp_path,

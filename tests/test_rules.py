@@ -288,6 +288,26 @@ class TestBadDecisions:
         with pytest.raises(TypeError, match="'note' must be <class 'str'>"):
             SetValue("lr", 1, note=["not", "text"])  # type: ignore[arg-type]
 
+    @pytest.mark.parametrize("stage", ["layers", "resolved"])
+    def test_a_rule_that_raises(self, stage: Any) -> None:
+        """A rule's own exception is a RuleError naming the rule and where it raised, whether
+        it raises when called or while its decisions are read; the exception is its cause."""
+
+        def called(context: RuleContext) -> None:
+            raise ZeroDivisionError("division by zero")
+
+        def generator(context: RuleContext) -> Iterable[Decision]:
+            yield Problem("fine", severity="warning")
+            raise ZeroDivisionError("division by zero")
+
+        for function in (called, generator):
+            with pytest.raises(RuleError) as caught:
+                stack([rule(stage, name="boom")(function)]).resolve()
+            assert str(caught.value).startswith(
+                f"rule 'boom' raised ZeroDivisionError: division by zero at {__file__}:"
+            )
+            assert isinstance(caught.value.__cause__, ZeroDivisionError)
+
     def test_not_iterable(self) -> None:
         """A rule must return decisions or None."""
         bad = rule("layers", name="bad")(lambda context: 5)  # type: ignore[arg-type,return-value]

@@ -200,8 +200,15 @@ def check_rule(candidate: object) -> None:
 
 
 def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
-    """Run one rule and yield its decisions, checking each is allowed in this stage."""
-    returned = candidate(context)
+    """Run one rule and yield its decisions, checking each is allowed in this stage.
+
+    An exception the rule raises, when called or while its decisions are read, is a
+    `RuleError` naming it and where it raised (the exception is its cause).
+    """
+    try:
+        returned = candidate(context)
+    except Exception as error:  # the rule's own code
+        raise _raised(candidate, error) from error
     if returned is None:
         return
     try:
@@ -212,7 +219,7 @@ def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
             "or None"
         ) from None
     allowed = _ALLOWED[context.stage]
-    for item in items:
+    for item in _guarded(candidate, items):
         if not isinstance(item, allowed):
             names = ", ".join(kind.__name__ for kind in allowed)
             raise RuleError(
@@ -225,6 +232,31 @@ def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
                 "name the role: SetValue(key, value, role=...)"
             )
         yield item
+
+
+def _guarded(candidate: Rule, items: Iterator[Decision]) -> Iterator[Decision]:
+    """`items`, a rule's exception while reading them made a `RuleError` (`_raised`)."""
+    try:
+        yield from items
+    except Exception as error:  # the rule's own code (a generator runs as it is read)
+        raise _raised(candidate, error) from error
+
+
+def _raised(candidate: Rule, error: Exception) -> RuleError:
+    """The `RuleError` for `error`, raised by the rule `candidate`: what, and where in the
+    rule's code (the innermost frame outside layerconf: a `context.explain` that raised is
+    the rule's line asking)."""
+    import os
+    import traceback
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not os.path.abspath(frame.filename).startswith(package)
+    ]
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return RuleError(f"rule {candidate.name!r} raised {type(error).__name__}: {error}{where}")
 
 
 def _to_tuple(rules: Iterable[Rule]) -> tuple[Rule, ...]:
