@@ -293,6 +293,18 @@ class TestPresetMistakes:
             resolve_roles(small_parser(), [], preset=preset)
         assert str(caught.value) == message
 
+    @pytest.mark.parametrize("rules", [[], RuleSet()])
+    def test_rules_that_are_not_a_callable(self, rules: object) -> None:
+        """Rules given as they are, not as what builds them for a parser: said where the preset
+        is made (a list failed at resolution with "unhashable type: 'list'", which the command
+        called a bug in layerconf)."""
+        with pytest.raises(TypeError) as caught:
+            Preset("x", roles=("a",), rules=rules)  # type: ignore[arg-type]
+        assert str(caught.value).startswith(
+            "Preset() takes rules as a callable that builds the rules for a parser "
+            "(lambda parser: [...]) or None (got a"
+        )
+
     def test_a_role_file_dest_the_parser_does_not_have(self) -> None:
         """The role file would never be read: every role would silently be the command line."""
         preset = Preset("x", roles=("a", "b"), config_dest="role_file")

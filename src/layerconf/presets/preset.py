@@ -126,7 +126,14 @@ class Preset:
         factory=RoleFileFormat, validator=typed(RoleFileFormat, "a RoleFileFormat")
     )
     layer: str = attrs.field(default="role-config", validator=_layer)
-    rules: RulesFor | None = attrs.field(default=None, eq=False)
+    rules: RulesFor | None = attrs.field(
+        default=None,
+        eq=False,
+        validator=typed(
+            (Callable, type(None)),  # type: ignore[arg-type]
+            "a callable that builds the rules for a parser (lambda parser: [...]) or None",
+        ),
+    )
     standard_rules: Callable[[Preset, argparse.ArgumentParser], RuleSet] = attrs.field(
         default=attrs.Factory(lambda: default_rules), eq=False
     )
