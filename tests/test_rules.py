@@ -377,6 +377,16 @@ class TestRolesStage:
         with pytest.raises(RuleError, match="name the role"):
             resolve_stacks({"a": LayerStack([], rules=[bad])})
 
+    def test_set_value_for_another_role_when_resolved(self) -> None:
+        """A resolved-stage rule sets its own role's values: one naming another role was
+        applied to the role being resolved, silently."""
+        other = rule("resolved", name="other")(lambda context: [SetValue("tp", 8, role="b")])
+        own = rule("resolved", name="own")(lambda context: [SetValue("tp", 8, role="a")])
+        base = [Layer.from_mapping("default", {"tp": 1})]
+        with pytest.raises(RuleError, match=r"sets only role 'a'.s values; set role 'b'.s in a"):
+            resolve_stacks({"a": LayerStack(base, rules=[other])})
+        assert resolve_stacks({"a": LayerStack(base, rules=[own])})["a"].tp == 8
+
     def test_set_value_for_a_role(self) -> None:
         """A roles-stage rule may set one role's value."""
         setter = rule("roles", name="setter")(lambda context: [SetValue("x", 1, role="b")])

@@ -7,7 +7,8 @@ rule. Rules are checked when they are registered (in a `RuleSet`), not when they
 Stages run in this order, and the rules of one stage in the order of their `RuleSet`:
 
 - ``layers``: before merging; sees the layers; may return `Problem`, `Drop`, `Convert`.
-- ``resolved``: after merging one role; sees its values; may return `Problem`, `SetValue`.
+- ``resolved``: after merging one role; sees its values; may return `Problem`, `SetValue`
+  (of that role: a `role` naming another is refused).
 - ``roles``: once every role is resolved; sees them all in `context.roles`; may return
   `Problem` and `SetValue` (naming its role).
 """
@@ -72,7 +73,8 @@ class Convert:
 
 @attrs.frozen
 class SetValue:
-    """Set `key` to `value`; the origin is ``rule:<name>``. `role` is required in ``roles``.
+    """Set `key` to `value`; the origin is ``rule:<name>``. `role` is required in ``roles``
+    (in ``resolved``, None or the role resolved).
 
     `note` is a short reason shown with the value (``"slime runs the critic without KL"``).
     """
@@ -230,6 +232,16 @@ def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
             raise RuleError(
                 f"rule {candidate.name!r} returned {item!r} in the 'roles' stage; "
                 "name the role: SetValue(key, value, role=...)"
+            )
+        if (
+            isinstance(item, SetValue)
+            and context.stage == "resolved"
+            and item.role not in (None, context.role)
+        ):
+            raise RuleError(
+                f"rule {candidate.name!r} returned {item!r} in the 'resolved' stage, which sets "
+                f"only role {context.role!r}'s values; set role {item.role!r}'s in a 'roles' "
+                "stage rule"
             )
         yield item
 
