@@ -308,11 +308,16 @@ class TestBadDecisions:
             )
             assert isinstance(caught.value.__cause__, ZeroDivisionError)
 
-    def test_not_iterable(self) -> None:
-        """A rule must return decisions or None."""
-        bad = rule("layers", name="bad")(lambda context: 5)  # type: ignore[arg-type,return-value]
-        with pytest.raises(RuleError, match="return an iterable of decisions or None"):
+    @pytest.mark.parametrize("returned", [5, "lr", b"lr"])
+    def test_not_iterable(self, returned: object) -> None:
+        """A rule must return decisions or None; a text is not read letter by letter (it was
+        said to have returned 'l')."""
+        bad = rule("layers", name="bad")(lambda context: returned)  # type: ignore[arg-type,return-value]
+        with pytest.raises(RuleError) as caught:
             stack([bad]).resolve()
+        assert str(caught.value) == (
+            f"rule 'bad' returned {returned!r}; return an iterable of decisions or None"
+        )
 
 
 class TestExplainInRules:

@@ -214,6 +214,8 @@ def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
     if returned is None:
         return
     try:
+        if isinstance(returned, (str, bytes)):  # (not decisions, one letter at a time)
+            raise TypeError
         items = iter(returned)
     except TypeError:
         raise RuleError(
