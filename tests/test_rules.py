@@ -400,3 +400,44 @@ class TestRolesStage:
         )
         assert vars(roles["a"]) == {}
         assert explain(roles["b"], "x").layer == "rule:setter"
+
+
+class TestSecretsInProblems:
+    """A rule's (or a source's) problem that quotes a secret the role holds keeps it out of
+    the error, the warning and the notices, as explain and the command do."""
+
+    SECRET = "hf_SEKRIT1234567"
+
+    def stacks(self, severity: Any) -> dict[str, LayerStack]:
+        @rule("resolved", name="quotes")
+        def quotes(context: RuleContext) -> Iterable[Decision]:
+            token = context.values["hf_token"]
+            yield Problem(
+                f"token {token} looks wrong", key="lr", hint=f"not {token!r}", severity=severity
+            )
+
+        layers = [Layer.from_mapping("cli", {"hf_token": self.SECRET, "lr": 1})]
+        return {"a": LayerStack(layers, rules=[quotes])}
+
+    def test_an_error(self) -> None:
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks("error"))
+        assert str(caught.value) == "error: token <redacted> looks wrong (not '<redacted>')"
+        assert self.SECRET not in repr(caught.value.problems)
+
+    def test_a_warning(self) -> None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            roles = resolve_stacks(self.stacks("warning"))
+        assert [str(w.message) for w in caught] == [
+            "warning: token <redacted> looks wrong (not '<redacted>')"
+        ]
+        assert self.SECRET not in repr(notices(roles["a"]))
+        assert roles["a"].hf_token == self.SECRET  # redacted where shown, never in the values
+
+    def test_a_problem_found_before(self) -> None:
+        """A source's problem (read before the resolution) quoting a secret it read."""
+        layers = [Layer.from_mapping("vault", {"hf_token": self.SECRET})]
+        problem = Problem(f"{self.SECRET} expires soon", layer="vault", severity="warning")
+        roles = resolve_stacks({"a": LayerStack(layers)}, problems=[problem], warn=False)
+        assert [p.message for p in notices(roles["a"])] == ["<redacted> expires soon"]
