@@ -344,6 +344,30 @@ class TestPresetMistakes:
         with pytest.raises(PresetError, match="'cli': the source MappingSource and the command"):
             resolve_roles(role_parser(), [], preset=PLAIN, sources=[site])
 
+    @pytest.mark.parametrize(
+        ("name", "taken"),
+        [
+            ("runtime", "the values assigned after resolution"),
+            ("rule:frozen", "the values rules set (rule:<name>)"),
+        ],
+    )
+    def test_a_layer_named_like_what_explain_names_otherwise(self, name: str, taken: str) -> None:
+        """A role layer or a source named 'runtime' read as a write after resolution in every
+        output ('from runtime roles.yaml:7:18'), one named 'rule:...' as a rule's value."""
+        with pytest.raises(ValueError, match="cannot be named") as caught:
+            Preset("x", roles=("a",), layer=name)
+        assert str(caught.value) == (
+            f"a preset's role layer cannot be named {name!r}: explain and audit records name "
+            f"so {taken}"
+        )
+        site = layerconf.sources.MappingSource(name, {"lr": 1})
+        with pytest.raises(PresetError) as caught:
+            resolve_roles(role_parser(), [], preset=PLAIN, sources=[site])
+        assert str(caught.value) == (
+            f"the source MappingSource cannot be named {name!r}: explain and audit records "
+            f"name so {taken}"
+        )
+
     def test_a_source_that_returns_no_reading(self) -> None:
         class Junk:
             name = "junk"
