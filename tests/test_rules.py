@@ -320,6 +320,31 @@ class TestBadDecisions:
         )
 
 
+class TestSetValuePaths:
+    """A SetValue into a nested key makes the mappings it needs, and never replaces a value
+    that is not one."""
+
+    @staticmethod
+    def resolved(key: str | tuple[str, ...]) -> Any:
+        setter = rule("resolved", name="setter")(lambda context: [SetValue(key, 1)])
+        layers = [Layer.from_mapping("default", {"lr": 0.5, "opt": {"b": 1}, "none": None})]
+        return LayerStack(layers, rules=[setter]).resolve()
+
+    @pytest.mark.parametrize("key", ["opt.c", "new.c", "none.c"])
+    def test_into_a_mapping_or_where_there_is_none(self, key: str) -> None:
+        args = self.resolved(key)
+        assert explain(args, key).layer == "rule:setter"
+
+    @pytest.mark.parametrize("key", ["lr.x", ("lr", "x")])
+    def test_through_a_value_that_is_no_mapping(self, key: str | tuple[str, ...]) -> None:
+        """'lr' (0.5) was replaced by {'x': 1}, which explain said came from runtime."""
+        with pytest.raises(RuleError) as caught:
+            self.resolved(key)
+        assert str(caught.value) == (
+            "rule 'setter' set 'lr.x', but 'lr' holds a float, not a mapping to set 'x' in"
+        )
+
+
 class TestExplainInRules:
     """context.explain answers what its stage can know, and says so otherwise."""
 

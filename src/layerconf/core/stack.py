@@ -244,9 +244,15 @@ class _Resolution:
     def set_value(self, candidate: Rule, decision: SetValue) -> None:
         path = key_path(decision.key)
         parent = self.values
-        for part in path[:-1]:
+        for depth, part in enumerate(path[:-1]):
             child = parent.get(part)
-            if type(child) is not dict:
+            if child is not None and type(child) is not dict:
+                raise RuleError(  # (types, not values: one may be a secret)
+                    f"rule {candidate.name!r} set {join_path(path)!r}, but "
+                    f"{join_path(path[: depth + 1])!r} holds a {type(child).__name__}, not a "
+                    f"mapping to set {join_path(path[depth + 1 :])!r} in"
+                )
+            if child is None:
                 child = parent[part] = {}
             parent = child
         parent[path[-1]] = copy_value(decision.value)
