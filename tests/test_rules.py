@@ -283,6 +283,24 @@ class TestBadDecisions:
         with pytest.raises(RuleError, match=message.replace("(", r"\(").replace(")", r"\)")):
             stack([bad]).resolve()
 
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda key: Drop("cli", key),
+            lambda key: Convert("cli", key, 1),
+            lambda key: SetValue(key, 1),
+        ],
+    )
+    @pytest.mark.parametrize("key", [5, None, (), ("opt", 2)])
+    def test_a_key_is_text(self, make: Any, key: object) -> None:
+        """A key that is no text failed inside the resolution (AttributeError: 'int' object
+        has no attribute 'split'), which the command called a bug in layerconf."""
+        with pytest.raises(TypeError) as caught:
+            make(key)
+        assert "takes key as a dotted key such as 'opt.beta2', or a tuple of its parts" in str(
+            caught.value
+        )
+
     def test_a_note_is_text(self) -> None:
         """A note is shown with the value: anything but a string is refused where it is made."""
         with pytest.raises(TypeError, match="'note' must be <class 'str'>"):

@@ -43,6 +43,18 @@ Stage = Literal["layers", "resolved", "roles"]
 STAGES: tuple[Stage, ...] = ("layers", "resolved", "roles")
 
 
+def _key(instance: object, _: object, key: Any) -> None:
+    """A decision's key: a dotted key, or a non-empty tuple of its parts (each text)."""
+    if isinstance(key, str) or (
+        isinstance(key, tuple) and key and all(isinstance(part, str) for part in key)
+    ):
+        return
+    raise TypeError(
+        f"{type(instance).__name__}() takes key as a dotted key such as 'opt.beta2', or a "
+        f"tuple of its parts (got {key!r:.60})"
+    )
+
+
 @attrs.frozen
 class Drop:
     """Remove `key` from the layer named `layer`; history records it as ignored.
@@ -55,7 +67,7 @@ class Drop:
     __hash__ = record_hash
 
     layer: str
-    key: str | tuple[str, ...]
+    key: str | tuple[str, ...] = attrs.field(validator=_key)
 
 
 @attrs.frozen
@@ -67,7 +79,7 @@ class Convert:
     __hash__ = record_hash
 
     layer: str
-    key: str | tuple[str, ...]
+    key: str | tuple[str, ...] = attrs.field(validator=_key)
     value: Any
 
 
@@ -83,7 +95,7 @@ class SetValue:
     __eq__ = record_eq
     __hash__ = record_hash
 
-    key: str | tuple[str, ...]
+    key: str | tuple[str, ...] = attrs.field(validator=_key)
     value: Any
     role: str | None = None
     note: str | None = attrs.field(
