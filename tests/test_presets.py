@@ -19,6 +19,7 @@ from layerconf import (
     PLAIN,
     SLIME,
     ConfigError,
+    Layer,
     LayerconfWarning,
     Preset,
     RuleSet,
@@ -377,6 +378,32 @@ class TestPresetMistakes:
 
         with pytest.raises(TypeError, match=r"source 'junk': read\(parser\) returned the dict"):
             resolve_roles(small_parser(), [], preset=PLAIN, sources=[Junk()])  # type: ignore[list-item]
+
+    def test_a_reading_that_holds_junk(self) -> None:
+        """A Reading is checked where it is made: a problem given as text failed inside the
+        resolution ("'str' object has no attribute 'source'"), a mapping as the layer with
+        "a LayerStack holds Layer objects", naming no source."""
+        layer = Layer.from_mapping("site", {"lr": 1})
+        with pytest.raises(TypeError, match=r"Reading\(\) takes problems as Problem records"):
+            layerconf.Reading(layer, problems=["lr is odd"])  # type: ignore[list-item]
+        with pytest.raises(TypeError, match=r"Reading\(\) takes layer as a Layer or None"):
+            layerconf.Reading({"lr": 1})  # type: ignore[arg-type]
+
+    def test_a_source_whose_layer_is_named_otherwise(self) -> None:
+        """The layer takes the source's name: the names checked above are the sources'."""
+
+        class Site:
+            name = "site"
+
+            def read(self, parser: argparse.ArgumentParser) -> layerconf.Reading:
+                return layerconf.Reading(Layer.from_mapping("role-config", {"lr": 1}))
+
+        with pytest.raises(PresetError) as caught:
+            resolve_roles(small_parser(), [], preset=PLAIN, sources=[Site()])
+        assert str(caught.value) == (
+            "source 'site': read(parser) returned a layer named 'role-config'; a source's "
+            "layer takes its name, 'site'"
+        )
 
     @pytest.mark.parametrize(
         ("field", "value", "match"),

@@ -75,6 +75,11 @@ def resolve_roles(
                 f"source {source.name!r}: read(parser) returned the {type(reading).__name__}, "
                 "not a layerconf.Reading"
             )
+        if reading.layer is not None and reading.layer.name != source.name:
+            raise PresetError(
+                f"source {source.name!r}: read(parser) returned a layer named "
+                f"{reading.layer.name!r}; a source's layer takes its name, {source.name!r}"
+            )
         found.extend(reading.problems)
         _add_inputs(inputs, reading.inputs)
         if reading.layer is not None:
