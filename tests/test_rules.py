@@ -108,6 +108,20 @@ class TestRegistration:
         with pytest.raises(RuleError, match="'layers', 'resolved', 'roles'"):
             rule("merge")(lambda context: None)  # type: ignore[arg-type]
 
+    def test_rule_without_its_stage(self) -> None:
+        """@rule above a function, without the stage, made it a decorator, refused only when
+        a RuleSet took it ('<function rule.<locals>.wrap ...> is not a rule')."""
+
+        def frozen(context: RuleContext) -> None:
+            return None
+
+        with pytest.raises(RuleError) as caught:
+            rule(frozen)  # type: ignore[arg-type]
+        assert str(caught.value) == (
+            "rule() takes the stage first: write @rule('resolved') above def frozen (or "
+            "'layers', 'roles')"
+        )
+
     def test_not_callable(self) -> None:
         """A rule must be callable."""
 

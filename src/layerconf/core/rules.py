@@ -184,6 +184,11 @@ def rule(
     stage: Stage, name: str | None = None
 ) -> Callable[[Callable[[RuleContext], Iterable[Decision] | None]], FunctionRule]:
     """Make a function a rule: ``@rule("resolved")`` above ``def my_check(context): ...``."""
+    if callable(stage):  # @rule above the function, without the stage
+        raise RuleError(
+            f"rule() takes the stage first: write @rule('resolved') above def "
+            f"{getattr(stage, '__name__', 'the function')} (or 'layers', 'roles')"
+        )
 
     def wrap(function: Callable[[RuleContext], Iterable[Decision] | None]) -> FunctionRule:
         made = FunctionRule(name or function.__name__.replace("_", "-"), stage, function)
