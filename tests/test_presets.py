@@ -19,6 +19,7 @@ from layerconf import (
     PLAIN,
     SLIME,
     ConfigError,
+    Layer,
     LayerconfWarning,
     Preset,
     RuleSet,
@@ -236,7 +237,7 @@ def _boom(parser: argparse.ArgumentParser) -> RuleSet:
 
 USERS_PRESETS = """\
 import argparse
-from layerconf import Preset
+from layerconf import Preset, rule
 from layerconf.presets import RoleFileFormat
 
 def get_parser():
@@ -249,6 +250,12 @@ def _boom(parser):
     raise RuntimeError("boom in rules")
 
 BOOM = Preset("boom", roles=("a", "b"), rules=_boom)
+
+@rule("resolved")
+def raises(context):
+    raise RuntimeError("boom in a rule")
+
+RAISES = Preset("raises", roles=("a",), rules=lambda parser: [raises])
 TYPO = Preset("typo", roles=("a", "b"), config_dest="role_file", role_file=RoleFileFormat("roles"))
 ENV = Preset("env-layer", roles=("a",), config_dest="roles_file", layer="env")
 """
@@ -286,6 +293,18 @@ class TestPresetMistakes:
         with pytest.raises(layerconf.RuleError) as caught:
             resolve_roles(small_parser(), [], preset=preset)
         assert str(caught.value) == message
+
+    @pytest.mark.parametrize("rules", [[], RuleSet()])
+    def test_rules_that_are_not_a_callable(self, rules: object) -> None:
+        """Rules given as they are, not as what builds them for a parser: said where the preset
+        is made (a list failed at resolution with "unhashable type: 'list'", which the command
+        called a bug in layerconf)."""
+        with pytest.raises(TypeError) as caught:
+            Preset("x", roles=("a",), rules=rules)  # type: ignore[arg-type]
+        assert str(caught.value).startswith(
+            "Preset() takes rules as a callable that builds the rules for a parser "
+            "(lambda parser: [...]) or None (got a"
+        )
 
     def test_a_role_file_dest_the_parser_does_not_have(self) -> None:
         """The role file would never be read: every role would silently be the command line."""
@@ -326,6 +345,30 @@ class TestPresetMistakes:
         with pytest.raises(PresetError, match="'cli': the source MappingSource and the command"):
             resolve_roles(role_parser(), [], preset=PLAIN, sources=[site])
 
+    @pytest.mark.parametrize(
+        ("name", "taken"),
+        [
+            ("runtime", "the values assigned after resolution"),
+            ("rule:frozen", "the values rules set (rule:<name>)"),
+        ],
+    )
+    def test_a_layer_named_like_what_explain_names_otherwise(self, name: str, taken: str) -> None:
+        """A role layer or a source named 'runtime' read as a write after resolution in every
+        output ('from runtime roles.yaml:7:18'), one named 'rule:...' as a rule's value."""
+        with pytest.raises(ValueError, match="cannot be named") as caught:
+            Preset("x", roles=("a",), layer=name)
+        assert str(caught.value) == (
+            f"a preset's role layer cannot be named {name!r}: explain and audit records name "
+            f"so {taken}"
+        )
+        site = layerconf.sources.MappingSource(name, {"lr": 1})
+        with pytest.raises(PresetError) as caught:
+            resolve_roles(role_parser(), [], preset=PLAIN, sources=[site])
+        assert str(caught.value) == (
+            f"the source MappingSource cannot be named {name!r}: explain and audit records "
+            f"name so {taken}"
+        )
+
     def test_a_source_that_returns_no_reading(self) -> None:
         class Junk:
             name = "junk"
@@ -335,6 +378,32 @@ class TestPresetMistakes:
 
         with pytest.raises(TypeError, match=r"source 'junk': read\(parser\) returned the dict"):
             resolve_roles(small_parser(), [], preset=PLAIN, sources=[Junk()])  # type: ignore[list-item]
+
+    def test_a_reading_that_holds_junk(self) -> None:
+        """A Reading is checked where it is made: a problem given as text failed inside the
+        resolution ("'str' object has no attribute 'source'"), a mapping as the layer with
+        "a LayerStack holds Layer objects", naming no source."""
+        layer = Layer.from_mapping("site", {"lr": 1})
+        with pytest.raises(TypeError, match=r"Reading\(\) takes problems as Problem records"):
+            layerconf.Reading(layer, problems=["lr is odd"])  # type: ignore[list-item]
+        with pytest.raises(TypeError, match=r"Reading\(\) takes layer as a Layer or None"):
+            layerconf.Reading({"lr": 1})  # type: ignore[arg-type]
+
+    def test_a_source_whose_layer_is_named_otherwise(self) -> None:
+        """The layer takes the source's name: the names checked above are the sources'."""
+
+        class Site:
+            name = "site"
+
+            def read(self, parser: argparse.ArgumentParser) -> layerconf.Reading:
+                return layerconf.Reading(Layer.from_mapping("role-config", {"lr": 1}))
+
+        with pytest.raises(PresetError) as caught:
+            resolve_roles(small_parser(), [], preset=PLAIN, sources=[Site()])
+        assert str(caught.value) == (
+            "source 'site': read(parser) returned a layer named 'role-config'; a source's "
+            "layer takes its name, 'site'"
+        )
 
     @pytest.mark.parametrize(
         ("field", "value", "match"),
@@ -357,6 +426,7 @@ class TestPresetMistakes:
             ("BOOM", "preset 'boom': its rules(parser) raised RuntimeError: boom in rules"),
             ("TYPO", "preset 'typo' reads its role file from the dest 'role_file'"),
             ("ENV", "two layers would be named 'env': the source EnvSource and the preset's"),
+            ("RAISES", "rule 'raises' raised RuntimeError: boom in a rule at "),
         ]:
             result = layerconf_command(
                 tmp_path,

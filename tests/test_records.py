@@ -192,9 +192,21 @@ class TestProblems:
         )
 
     def test_bad_severity(self) -> None:
-        """Severity is error, warning or info."""
-        with pytest.raises(ValueError, match="severity"):
+        """Severity is error, warning or info, said in one line (it was attrs' tuple of the
+        message, the field's record and the options)."""
+        with pytest.raises(ValueError, match="severity") as caught:
             Problem("x", severity="fatal")  # type: ignore[arg-type]
+        assert str(caught.value) == (
+            "a problem's severity is 'error', 'warning' or 'info' (got 'fatal')"
+        )
+
+    @pytest.mark.parametrize("field", ["message", "hint"])
+    def test_texts_are_text(self, field: str) -> None:
+        """A rule's Problem(5) failed when printed, inside layerconf ('int' object has no
+        attribute 'isprintable'), which the command called a bug in layerconf."""
+        with pytest.raises(TypeError) as caught:
+            Problem(**{"message": "x", field: 5})  # type: ignore[arg-type]
+        assert str(caught.value).startswith(f"Problem() takes {field} as ")
 
     def test_config_error(self) -> None:
         """ConfigError is a ValueError listing every problem, and pickles."""

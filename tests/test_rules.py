@@ -108,6 +108,20 @@ class TestRegistration:
         with pytest.raises(RuleError, match="'layers', 'resolved', 'roles'"):
             rule("merge")(lambda context: None)  # type: ignore[arg-type]
 
+    def test_rule_without_its_stage(self) -> None:
+        """@rule above a function, without the stage, made it a decorator, refused only when
+        a RuleSet took it ('<function rule.<locals>.wrap ...> is not a rule')."""
+
+        def frozen(context: RuleContext) -> None:
+            return None
+
+        with pytest.raises(RuleError) as caught:
+            rule(frozen)  # type: ignore[arg-type]
+        assert str(caught.value) == (
+            "rule() takes the stage first: write @rule('resolved') above def frozen (or "
+            "'layers', 'roles')"
+        )
+
     def test_not_callable(self) -> None:
         """A rule must be callable."""
 
@@ -283,16 +297,84 @@ class TestBadDecisions:
         with pytest.raises(RuleError, match=message.replace("(", r"\(").replace(")", r"\)")):
             stack([bad]).resolve()
 
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda key: Drop("cli", key),
+            lambda key: Convert("cli", key, 1),
+            lambda key: SetValue(key, 1),
+        ],
+    )
+    @pytest.mark.parametrize("key", [5, None, (), ("opt", 2)])
+    def test_a_key_is_text(self, make: Any, key: object) -> None:
+        """A key that is no text failed inside the resolution (AttributeError: 'int' object
+        has no attribute 'split'), which the command called a bug in layerconf."""
+        with pytest.raises(TypeError) as caught:
+            make(key)
+        assert "takes key as a dotted key such as 'opt.beta2', or a tuple of its parts" in str(
+            caught.value
+        )
+
     def test_a_note_is_text(self) -> None:
         """A note is shown with the value: anything but a string is refused where it is made."""
         with pytest.raises(TypeError, match="'note' must be <class 'str'>"):
             SetValue("lr", 1, note=["not", "text"])  # type: ignore[arg-type]
 
-    def test_not_iterable(self) -> None:
-        """A rule must return decisions or None."""
-        bad = rule("layers", name="bad")(lambda context: 5)  # type: ignore[arg-type,return-value]
-        with pytest.raises(RuleError, match="return an iterable of decisions or None"):
+    @pytest.mark.parametrize("stage", ["layers", "resolved"])
+    def test_a_rule_that_raises(self, stage: Any) -> None:
+        """A rule's own exception is a RuleError naming the rule and where it raised, whether
+        it raises when called or while its decisions are read; the exception is its cause."""
+
+        def called(context: RuleContext) -> None:
+            raise ZeroDivisionError("division by zero")
+
+        def generator(context: RuleContext) -> Iterable[Decision]:
+            yield Problem("fine", severity="warning")
+            raise ZeroDivisionError("division by zero")
+
+        for function in (called, generator):
+            with pytest.raises(RuleError) as caught:
+                stack([rule(stage, name="boom")(function)]).resolve()
+            assert str(caught.value).startswith(
+                f"rule 'boom' raised ZeroDivisionError: division by zero at {__file__}:"
+            )
+            assert isinstance(caught.value.__cause__, ZeroDivisionError)
+
+    @pytest.mark.parametrize("returned", [5, "lr", b"lr"])
+    def test_not_iterable(self, returned: object) -> None:
+        """A rule must return decisions or None; a text is not read letter by letter (it was
+        said to have returned 'l')."""
+        bad = rule("layers", name="bad")(lambda context: returned)  # type: ignore[arg-type,return-value]
+        with pytest.raises(RuleError) as caught:
             stack([bad]).resolve()
+        assert str(caught.value) == (
+            f"rule 'bad' returned {returned!r}; return an iterable of decisions or None"
+        )
+
+
+class TestSetValuePaths:
+    """A SetValue into a nested key makes the mappings it needs, and never replaces a value
+    that is not one."""
+
+    @staticmethod
+    def resolved(key: str | tuple[str, ...]) -> Any:
+        setter = rule("resolved", name="setter")(lambda context: [SetValue(key, 1)])
+        layers = [Layer.from_mapping("default", {"lr": 0.5, "opt": {"b": 1}, "none": None})]
+        return LayerStack(layers, rules=[setter]).resolve()
+
+    @pytest.mark.parametrize("key", ["opt.c", "new.c", "none.c"])
+    def test_into_a_mapping_or_where_there_is_none(self, key: str) -> None:
+        args = self.resolved(key)
+        assert explain(args, key).layer == "rule:setter"
+
+    @pytest.mark.parametrize("key", ["lr.x", ("lr", "x")])
+    def test_through_a_value_that_is_no_mapping(self, key: str | tuple[str, ...]) -> None:
+        """'lr' (0.5) was replaced by {'x': 1}, which explain said came from runtime."""
+        with pytest.raises(RuleError) as caught:
+            self.resolved(key)
+        assert str(caught.value) == (
+            "rule 'setter' set 'lr.x', but 'lr' holds a float, not a mapping to set 'x' in"
+        )
 
 
 class TestExplainInRules:
@@ -357,6 +439,16 @@ class TestRolesStage:
         with pytest.raises(RuleError, match="name the role"):
             resolve_stacks({"a": LayerStack([], rules=[bad])})
 
+    def test_set_value_for_another_role_when_resolved(self) -> None:
+        """A resolved-stage rule sets its own role's values: one naming another role was
+        applied to the role being resolved, silently."""
+        other = rule("resolved", name="other")(lambda context: [SetValue("tp", 8, role="b")])
+        own = rule("resolved", name="own")(lambda context: [SetValue("tp", 8, role="a")])
+        base = [Layer.from_mapping("default", {"tp": 1})]
+        with pytest.raises(RuleError, match=r"sets only role 'a'.s values; set role 'b'.s in a"):
+            resolve_stacks({"a": LayerStack(base, rules=[other])})
+        assert resolve_stacks({"a": LayerStack(base, rules=[own])})["a"].tp == 8
+
     def test_set_value_for_a_role(self) -> None:
         """A roles-stage rule may set one role's value."""
         setter = rule("roles", name="setter")(lambda context: [SetValue("x", 1, role="b")])
@@ -365,3 +457,44 @@ class TestRolesStage:
         )
         assert vars(roles["a"]) == {}
         assert explain(roles["b"], "x").layer == "rule:setter"
+
+
+class TestSecretsInProblems:
+    """A rule's (or a source's) problem that quotes a secret the role holds keeps it out of
+    the error, the warning and the notices, as explain and the command do."""
+
+    SECRET = "hf_SEKRIT1234567"
+
+    def stacks(self, severity: Any) -> dict[str, LayerStack]:
+        @rule("resolved", name="quotes")
+        def quotes(context: RuleContext) -> Iterable[Decision]:
+            token = context.values["hf_token"]
+            yield Problem(
+                f"token {token} looks wrong", key="lr", hint=f"not {token!r}", severity=severity
+            )
+
+        layers = [Layer.from_mapping("cli", {"hf_token": self.SECRET, "lr": 1})]
+        return {"a": LayerStack(layers, rules=[quotes])}
+
+    def test_an_error(self) -> None:
+        with pytest.raises(ConfigError) as caught:
+            resolve_stacks(self.stacks("error"))
+        assert str(caught.value) == "error: token <redacted> looks wrong (not '<redacted>')"
+        assert self.SECRET not in repr(caught.value.problems)
+
+    def test_a_warning(self) -> None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            roles = resolve_stacks(self.stacks("warning"))
+        assert [str(w.message) for w in caught] == [
+            "warning: token <redacted> looks wrong (not '<redacted>')"
+        ]
+        assert self.SECRET not in repr(notices(roles["a"]))
+        assert roles["a"].hf_token == self.SECRET  # redacted where shown, never in the values
+
+    def test_a_problem_found_before(self) -> None:
+        """A source's problem (read before the resolution) quoting a secret it read."""
+        layers = [Layer.from_mapping("vault", {"hf_token": self.SECRET})]
+        problem = Problem(f"{self.SECRET} expires soon", layer="vault", severity="warning")
+        roles = resolve_stacks({"a": LayerStack(layers)}, problems=[problem], warn=False)
+        assert [p.message for p in notices(roles["a"])] == ["<redacted> expires soon"]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from layerconf.core.checks import typed
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import short_location
 from layerconf.core.suggest import suggestion
@@ -36,6 +37,13 @@ Severity = Literal["error", "warning", "info"]
 _SEVERITIES = ("error", "warning", "info")
 
 
+def _severity(_: object, __: object, severity: object) -> None:
+    if severity not in _SEVERITIES:
+        raise ValueError(
+            f"a problem's severity is 'error', 'warning' or 'info' (got {severity!r:.40})"
+        )
+
+
 @attrs.frozen
 class Problem:
     """One thing wrong (or worth saying) about a configuration, with where it is.
@@ -48,15 +56,17 @@ class Problem:
     __eq__ = record_eq
     __hash__ = record_hash
 
-    message: str
+    message: str = attrs.field(validator=typed(str, "a str"))
     key: str | None = None
     layer: str | None = None
     source: str | None = None
     line: int | None = None
     column: int | None = None
     argv_index: int | None = None
-    hint: str | None = None
-    severity: Severity = attrs.field(default="error", validator=attrs.validators.in_(_SEVERITIES))
+    hint: str | None = attrs.field(
+        default=None, validator=typed((str, type(None)), "a str or None")
+    )
+    severity: Severity = attrs.field(default="error", validator=_severity)
     rule: str | None = None
 
     @classmethod

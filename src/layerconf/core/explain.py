@@ -8,7 +8,7 @@ import functools
 import itertools
 import operator
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import attrs
@@ -44,6 +44,7 @@ __all__ = [
     "lone_settings",
     "plain_groups",
     "plain_settings",
+    "secret_keys_of",
     "setting_for",
     "unscrubbed",
     "values_at",
@@ -105,9 +106,7 @@ def _other_secrets(
     equal or quote one (`Setting.scrub`)."""
     layered = getattr(provenance, "_secret_keys", None)
     if layered is None:  # worked out once per provenance, and kept with it
-        layered = frozenset(
-            key for layer in provenance.layers for key in layer.values if SECRETS.is_secret(key)
-        )
+        layered = secret_keys_of(provenance.layers)
         object.__setattr__(provenance, "_secret_keys", layered)
     written_secrets = frozenset(filter(SECRETS.is_secret, written)) if written else written
     texts: list[str] = []
@@ -116,6 +115,30 @@ def _other_secrets(
         if value is not None:
             texts += secret_texts(value)
     return tuple(texts)
+
+
+def secret_keys_of(layers: Iterable[Layer]) -> frozenset[str]:
+    """The keys of `layers` that hold secrets (under the default policy)."""
+    return frozenset(key for layer in layers for key in _secret_keys(layer))
+
+
+# A large layer's secret keys, by the layer's identity: the parser's defaults, one layer every
+# resolution with that parser shares, are looked through once. Up to 8 are kept (never the
+# layer itself), then all are forgotten.
+_LARGE_LAYERS: dict[int, tuple[weakref.ref[Layer], tuple[str, ...]]] = {}
+_KEPT_LAYERS = 8
+
+
+def _secret_keys(layer: Layer) -> tuple[str, ...]:
+    kept = _LARGE_LAYERS.get(id(layer))
+    if kept is not None and kept[0]() is layer:
+        return kept[1]
+    found = tuple(filter(SECRETS.is_secret, layer.values))
+    if len(layer.values) > 64:
+        if len(_LARGE_LAYERS) >= _KEPT_LAYERS:
+            _LARGE_LAYERS.clear()
+        _LARGE_LAYERS[id(layer)] = (weakref.ref(layer), found)
+    return found
 
 
 def _reduce_setting(setting: Setting) -> tuple[Any, ...]:

@@ -7,7 +7,8 @@ rule. Rules are checked when they are registered (in a `RuleSet`), not when they
 Stages run in this order, and the rules of one stage in the order of their `RuleSet`:
 
 - ``layers``: before merging; sees the layers; may return `Problem`, `Drop`, `Convert`.
-- ``resolved``: after merging one role; sees its values; may return `Problem`, `SetValue`.
+- ``resolved``: after merging one role; sees its values; may return `Problem`, `SetValue`
+  (of that role: a `role` naming another is refused).
 - ``roles``: once every role is resolved; sees them all in `context.roles`; may return
   `Problem` and `SetValue` (naming its role).
 """
@@ -42,6 +43,18 @@ Stage = Literal["layers", "resolved", "roles"]
 STAGES: tuple[Stage, ...] = ("layers", "resolved", "roles")
 
 
+def _key(instance: object, _: object, key: Any) -> None:
+    """A decision's key: a dotted key, or a non-empty tuple of its parts (each text)."""
+    if isinstance(key, str) or (
+        isinstance(key, tuple) and key and all(isinstance(part, str) for part in key)
+    ):
+        return
+    raise TypeError(
+        f"{type(instance).__name__}() takes key as a dotted key such as 'opt.beta2', or a "
+        f"tuple of its parts (got {key!r:.60})"
+    )
+
+
 @attrs.frozen
 class Drop:
     """Remove `key` from the layer named `layer`; history records it as ignored.
@@ -54,7 +67,7 @@ class Drop:
     __hash__ = record_hash
 
     layer: str
-    key: str | tuple[str, ...]
+    key: str | tuple[str, ...] = attrs.field(validator=_key)
 
 
 @attrs.frozen
@@ -66,13 +79,14 @@ class Convert:
     __hash__ = record_hash
 
     layer: str
-    key: str | tuple[str, ...]
+    key: str | tuple[str, ...] = attrs.field(validator=_key)
     value: Any
 
 
 @attrs.frozen
 class SetValue:
-    """Set `key` to `value`; the origin is ``rule:<name>``. `role` is required in ``roles``.
+    """Set `key` to `value`; the origin is ``rule:<name>``. `role` is required in ``roles``
+    (in ``resolved``, None or the role resolved).
 
     `note` is a short reason shown with the value (``"slime runs the critic without KL"``).
     """
@@ -81,7 +95,7 @@ class SetValue:
     __eq__ = record_eq
     __hash__ = record_hash
 
-    key: str | tuple[str, ...]
+    key: str | tuple[str, ...] = attrs.field(validator=_key)
     value: Any
     role: str | None = None
     note: str | None = attrs.field(
@@ -170,6 +184,11 @@ def rule(
     stage: Stage, name: str | None = None
 ) -> Callable[[Callable[[RuleContext], Iterable[Decision] | None]], FunctionRule]:
     """Make a function a rule: ``@rule("resolved")`` above ``def my_check(context): ...``."""
+    if callable(stage):  # @rule above the function, without the stage
+        raise RuleError(
+            f"rule() takes the stage first: write @rule('resolved') above def "
+            f"{getattr(stage, '__name__', 'the function')} (or 'layers', 'roles')"
+        )
 
     def wrap(function: Callable[[RuleContext], Iterable[Decision] | None]) -> FunctionRule:
         made = FunctionRule(name or function.__name__.replace("_", "-"), stage, function)
@@ -200,11 +219,20 @@ def check_rule(candidate: object) -> None:
 
 
 def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
-    """Run one rule and yield its decisions, checking each is allowed in this stage."""
-    returned = candidate(context)
+    """Run one rule and yield its decisions, checking each is allowed in this stage.
+
+    An exception the rule raises, when called or while its decisions are read, is a
+    `RuleError` naming it and where it raised (the exception is its cause).
+    """
+    try:
+        returned = candidate(context)
+    except Exception as error:  # the rule's own code
+        raise _raised(candidate, error) from error
     if returned is None:
         return
     try:
+        if isinstance(returned, (str, bytes)):  # (not decisions, one letter at a time)
+            raise TypeError
         items = iter(returned)
     except TypeError:
         raise RuleError(
@@ -212,7 +240,7 @@ def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
             "or None"
         ) from None
     allowed = _ALLOWED[context.stage]
-    for item in items:
+    for item in _guarded(candidate, items):
         if not isinstance(item, allowed):
             names = ", ".join(kind.__name__ for kind in allowed)
             raise RuleError(
@@ -224,7 +252,42 @@ def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
                 f"rule {candidate.name!r} returned {item!r} in the 'roles' stage; "
                 "name the role: SetValue(key, value, role=...)"
             )
+        if (
+            isinstance(item, SetValue)
+            and context.stage == "resolved"
+            and item.role not in (None, context.role)
+        ):
+            raise RuleError(
+                f"rule {candidate.name!r} returned {item!r} in the 'resolved' stage, which sets "
+                f"only role {context.role!r}'s values; set role {item.role!r}'s in a 'roles' "
+                "stage rule"
+            )
         yield item
+
+
+def _guarded(candidate: Rule, items: Iterator[Decision]) -> Iterator[Decision]:
+    """`items`, a rule's exception while reading them made a `RuleError` (`_raised`)."""
+    try:
+        yield from items
+    except Exception as error:  # the rule's own code (a generator runs as it is read)
+        raise _raised(candidate, error) from error
+
+
+def _raised(candidate: Rule, error: Exception) -> RuleError:
+    """The `RuleError` for `error`, raised by the rule `candidate`: what, and where in the
+    rule's code (the innermost frame outside layerconf: a `context.explain` that raised is
+    the rule's line asking)."""
+    import os
+    import traceback
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not os.path.abspath(frame.filename).startswith(package)
+    ]
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return RuleError(f"rule {candidate.name!r} raised {type(error).__name__}: {error}{where}")
 
 
 def _to_tuple(rules: Iterable[Rule]) -> tuple[Rule, ...]:

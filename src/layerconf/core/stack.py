@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from layerconf.core.explain import setting_for
+from layerconf.core.explain import secret_keys_of, setting_for
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import POLICIES, Policy, merge_layers
 from layerconf.core.namespace import Event, Namespace, Provenance, namespace_from
@@ -33,6 +33,7 @@ from layerconf.core.rules import (
     Stage,
     decisions_of,
 )
+from layerconf.core.secrets import SECRETS, scrub_text, secret_texts
 from layerconf.core.values import copy_value
 from layerconf.exceptions import ConfigError, LayerconfWarning, Problem, RuleError
 
@@ -243,9 +244,15 @@ class _Resolution:
     def set_value(self, candidate: Rule, decision: SetValue) -> None:
         path = key_path(decision.key)
         parent = self.values
-        for part in path[:-1]:
+        for depth, part in enumerate(path[:-1]):
             child = parent.get(part)
-            if type(child) is not dict:
+            if child is not None and type(child) is not dict:
+                raise RuleError(  # (types, not values: one may be a secret)
+                    f"rule {candidate.name!r} set {join_path(path)!r}, but "
+                    f"{join_path(path[: depth + 1])!r} holds a {type(child).__name__}, not a "
+                    f"mapping to set {join_path(path[depth + 1 :])!r} in"
+                )
+            if child is None:
                 child = parent[part] = {}
             parent = child
         parent[path[-1]] = copy_value(decision.value)
@@ -255,6 +262,10 @@ class _Resolution:
             path,
             Event("set", len(self.layers) + self._sets, decision.value, origin, candidate.name),
         )
+
+    def set_secret_keys(self) -> frozenset[str]:
+        """The secret keys the rules set (`SetValue`), beyond the layers'."""
+        return frozenset(path[0] for path in self.events if SECRETS.is_secret(path[0]))
 
     def _record(self, path: Path, event: Event) -> None:
         self.events.setdefault(path, []).append(event)
@@ -286,6 +297,7 @@ def _finish(
     resolutions: Mapping[Any, _Resolution], shared: Sequence[Problem], *, warn: bool = True
 ) -> dict[Any, Namespace]:
     """Raise every error at once, or warn the warnings and return the namespaces."""
+    shared = _without_secrets(resolutions, shared)
     everything = sorted(
         dict.fromkeys([p for r in resolutions.values() for p in r.problems] + list(shared)),
         key=reading_order,
@@ -301,6 +313,36 @@ def _finish(
         )
         for role, resolution in resolutions.items()
     }
+
+
+def _without_secrets(
+    resolutions: Mapping[Any, _Resolution], shared: Sequence[Problem]
+) -> Sequence[Problem]:
+    """`shared` and each resolution's problems without the text of a secret the roles hold: a
+    rule or a source may quote one (layerconf's own never do), and the error, the warnings and
+    the notices show them as `explain` shows values. The roles' own problems are replaced."""
+    if not shared and not any(resolution.problems for resolution in resolutions.values()):
+        return shared
+    texts = [
+        text
+        for resolution in resolutions.values()
+        for key in secret_keys_of(resolution.layers) | resolution.set_secret_keys()
+        if resolution.values.get(key) is not None
+        for text in secret_texts(resolution.values[key])
+    ]
+    if not texts:
+        return shared
+    for resolution in resolutions.values():
+        resolution.problems = [_scrubbed(problem, texts) for problem in resolution.problems]
+    return [_scrubbed(problem, texts) for problem in shared]
+
+
+def _scrubbed(problem: Problem, texts: list[str]) -> Problem:
+    message = scrub_text(problem.message, texts)
+    hint = scrub_text(problem.hint, texts) if problem.hint else problem.hint
+    if message == problem.message and hint == problem.hint:
+        return problem
+    return attrs.evolve(problem, message=message, hint=hint)
 
 
 def reading_order(problem: Problem) -> tuple[bool, str, int, int, int]:

@@ -26,7 +26,15 @@ from layerconf.rules.ignored_keys import IgnoredKeys
 from layerconf.rules.unexpanded import UnexpandedText
 from layerconf.rules.unknown_keys import UnknownKeys
 
-__all__ = ["PLAIN", "Preset", "PresetError", "RulesFor", "default_rules", "run_wide_rule"]
+__all__ = [
+    "PLAIN",
+    "Preset",
+    "PresetError",
+    "RulesFor",
+    "default_rules",
+    "named_otherwise",
+    "run_wide_rule",
+]
 
 # The layers every role has (`layerconf.sources.argv`): the parser's defaults and the argv.
 _COMMAND_LINE_LAYERS = ("default", "cli")
@@ -54,6 +62,16 @@ def _roles(roles: Iterable[str]) -> tuple[str, ...]:
     return valid
 
 
+def named_otherwise(layer: str) -> str | None:
+    """What explain and audit records name `layer`, a name no layer of a preset may take (it
+    would read as that in every output), or None."""
+    if layer == "runtime":
+        return "the values assigned after resolution"
+    if layer.startswith("rule:"):
+        return "the values rules set (rule:<name>)"
+    return None
+
+
 def _layer(_: object, __: attrs.Attribute[str], layer: str) -> None:
     if not isinstance(layer, str) or not layer:
         raise ValueError(f"a preset's layer must be a non-empty string (got {layer!r})")
@@ -61,6 +79,12 @@ def _layer(_: object, __: attrs.Attribute[str], layer: str) -> None:
         raise ValueError(
             f"a preset's role layer cannot be named {layer!r}: the command line's layers are "
             f"{' and '.join(map(repr, _COMMAND_LINE_LAYERS))}"
+        )
+    taken = named_otherwise(layer)
+    if taken is not None:
+        raise ValueError(
+            f"a preset's role layer cannot be named {layer!r}: explain and audit records name "
+            f"so {taken}"
         )
 
 
@@ -126,7 +150,14 @@ class Preset:
         factory=RoleFileFormat, validator=typed(RoleFileFormat, "a RoleFileFormat")
     )
     layer: str = attrs.field(default="role-config", validator=_layer)
-    rules: RulesFor | None = attrs.field(default=None, eq=False)
+    rules: RulesFor | None = attrs.field(
+        default=None,
+        eq=False,
+        validator=typed(
+            (Callable, type(None)),  # type: ignore[arg-type]
+            "a callable that builds the rules for a parser (lambda parser: [...]) or None",
+        ),
+    )
     standard_rules: Callable[[Preset, argparse.ArgumentParser], RuleSet] = attrs.field(
         default=attrs.Factory(lambda: default_rules), eq=False
     )

@@ -24,7 +24,7 @@ from layerconf.core.secrets import redact_argv
 from layerconf.core.stack import LayerStack, resolve_stacks
 from layerconf.core.suggest import did_you_mean, suggestion
 from layerconf.exceptions import Problem
-from layerconf.presets.preset import Preset, PresetError
+from layerconf.presets.preset import Preset, PresetError, named_otherwise
 from layerconf.presets.role_file import check_role_file
 from layerconf.rules._shape import (
     ParserShape,
@@ -75,6 +75,11 @@ def resolve_roles(
                 f"source {source.name!r}: read(parser) returned the {type(reading).__name__}, "
                 "not a layerconf.Reading"
             )
+        if reading.layer is not None and reading.layer.name != source.name:
+            raise PresetError(
+                f"source {source.name!r}: read(parser) returned a layer named "
+                f"{reading.layer.name!r}; a source's layer takes its name, {source.name!r}"
+            )
         found.extend(reading.problems)
         _add_inputs(inputs, reading.inputs)
         if reading.layer is not None:
@@ -111,6 +116,11 @@ def _check_layer_names(sources: Sequence[Source], preset: Preset) -> None:
     owners[preset.layer] = "the preset's role layer"
     for source in sources:
         here = f"the source {type(source).__name__}"
+        taken = named_otherwise(source.name)
+        if taken is not None:
+            raise PresetError(
+                f"{here} cannot be named {source.name!r}: explain and audit records name so {taken}"
+            )
         other = owners.get(source.name)
         if other is not None:
             raise PresetError(

@@ -31,14 +31,14 @@ import yaml
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
+from layerconf.sources._yaml_lines import Position
+from layerconf.sources._yaml_numbers import yaml11_number
 from layerconf.sources._yaml_walk import (
     _NUMBERS,
     _SCALARS,
     _STR,
     MAX_NUMBER_CHARACTERS,
-    Position,
     YamlPath,
-    yaml11_number,
 )
 
 __all__ = ["read_simple"]

@@ -5,13 +5,14 @@ line and column of every key and value, reporting what plain YAML does not allow
 every node it builds so that aliases cannot make a small file expensive (`MAX_NODES` and
 `MAX_DEPTH` of `layerconf.sources.yaml`, given to each walker). `bounded_loader` composes a
 large document while counting its nodes, so that a file with too many stops being read where
-the limit is reached. `Lines` writes a reader's positions as editors and ``grep -n`` count lines.
+the limit is reached; it warns of a number YAML 1.1 reads otherwise than it shows
+(`_yaml_numbers`), and writes positions as editors count lines (`_yaml_lines.Lines`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 import yaml
 from yaml.events import MappingStartEvent, ScalarEvent, SequenceStartEvent
@@ -20,6 +21,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from layerconf.core.lazy import LazyPattern
 from layerconf.core.secrets import SECRETS
 from layerconf.exceptions import Problem, Severity
+from layerconf.sources._yaml_lines import _YAML_BREAK, _YAML_ONLY_BREAKS, Lines, Position
+from layerconf.sources._yaml_numbers import yaml11_number
 
 #: A path into a YAML document: mapping keys (usually strings) and list indices.
 YamlPath = tuple[Hashable, ...]
@@ -50,71 +53,6 @@ MAX_NUMBER_CHARACTERS = 4300
 _NUMBERS = frozenset({_YAML_TAG + "int", _YAML_TAG + "float"})
 
 
-def yaml11_number(text: str, value: Any, *, quote: bool = True) -> tuple[str, str] | None:
-    """(message, hint) for a plain scalar `text` that YAML 1.1 reads as the number `value` in a
-    form its writer may not mean, else None: base 60 (``1:30`` is 90), binary (``0b101``),
-    octal (``010`` is 8), or ``_`` between digits that does not group them by three
-    (``2024_01_05`` is 20240105; ``1_000_000`` reads as it shows). A YAML 1.2 reader (an
-    editor's) reads each of them otherwise: as text, or ``010`` as ten. Without `quote` (a
-    credential's value) neither the text nor the value is repeated."""
-    sign = text[:1] if text[:1] in "+-" else ""
-    body = text[len(sign) :]
-    digits = body.replace("_", "")
-    decimal = None
-    if ":" in body:
-        why = "reads a number with ':' in base 60"
-    elif digits[:2] in ("0b", "0B"):
-        why = "reads '0b' as a binary number"
-    elif (
-        type(value) is int
-        and len(digits) > 1
-        and digits[0] == "0"
-        and digits[1].isdigit()
-        and value != (decimal := int(sign + digits))  # ('07' is 7 read either way)
-    ):
-        why = "reads a number with a leading 0 as octal"
-    elif "_" in body and not _grouped_by_three(body):
-        why = "ignores '_' in a number"
-    else:
-        return None  # (a hex number among them: read alike by YAML 1.2, never written here)
-    kind = type(value).__name__
-    a_kind = f"an {kind}" if kind == "int" else f"a {kind}"
-    read = f"YAML 1.1, which PyYAML and slime follow, {why}"
-    if not quote:
-        return f"the value is read as {a_kind}: {read}", "quote it to keep the text"
-    # (each of these forms, at most MAX_NUMBER_CHARACTERS long, has fewer decimal digits)
-    shown = repr(value)
-    keep = (
-        f"quote it, {_quoted(text)}, to keep the text"
-        if len(text) <= 60
-        else ("quote it to keep the text")
-    )
-    if len(shown) > 40:  # (a number no one writes by hand: the message stays short)
-        return f"{_shortened(text)} is read as {a_kind} of {len(shown):,} digits: {read}", keep
-    write = f"write {shown} for " + (
-        "the number" if decimal is None else f"this number or {decimal!r} for the decimal one"
-    )
-    return f"{_shortened(text)} is read as the {kind} {shown}: {read}", f"{write}, or {keep}"
-
-
-def _grouped_by_three(body: str) -> bool:
-    """Whether the '_' of the unsigned number `body` group its integer digits by three, as a
-    reader writes a large number (``1_000_000``, ``12_345.5``)."""
-    whole = body.split(".", 1)[0]
-    head, *groups = whole.split("_")
-    return (
-        1 <= len(head) <= 3
-        and head[0] != "0"
-        and all(len(g) == 3 for g in groups)
-        and ("_" not in body[len(whole) :])
-    )
-
-
-def _quoted(text: str) -> str:
-    """`text` in single quotes, as YAML reads it back as the same text."""
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _shortened(text: str, limit: int = 60) -> str:
     """`text` quoted, cut to about `limit` characters."""
     return repr(text) if len(text) <= limit else repr(text[: limit - 3]) + "..."
@@ -123,66 +61,6 @@ def _shortened(text: str, limit: int = 60) -> str:
 def _shown(node: ScalarNode, quote: bool) -> str:
     """A scalar's text for a message: shortened, or the placeholder for a credential's."""
     return _shortened(node.value) if quote else SECRETS.placeholder
-
-
-# The call form: the class form evaluates its (string) annotations at import, at twice the cost.
-Position = NamedTuple("Position", [("line", int), ("column", int)])  # noqa: UP014
-Position.__doc__ = """A 1-based line and column in a file."""
-
-
-# YAML also breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR; editors and grep -n
-# break them only at \n, \r\n and \r.
-_YAML_BREAK = LazyPattern("\r\n|[\r\n\x85\u2028\u2029]")
-_EDITOR_BREAK = LazyPattern("\r\n|[\r\n]")
-_YAML_ONLY_BREAKS = ("\x85", "\u2028", "\u2029")
-
-
-class Lines:
-    """Positions in `text` as editors and ``grep -n`` count them (lines end at \\n, \\r\\n, \\r).
-
-    A YAML reader also ends a line at U+0085, U+2028 and U+2029, so after one of them its line
-    numbers run ahead of the editor's; `at` turns a reader's mark into the editor's position.
-    A text without those characters (nearly every file) costs three scans and nothing per mark.
-    """
-
-    __slots__ = ("_editor", "_text", "_yaml", "plain")
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._editor: list[int] | None = None
-        self._yaml: list[int] | None = None
-        #: True when a reader's lines are the editor's (no U+0085, U+2028, U+2029): positions
-        #: are then the reader's own, which the walker writes inline.
-        self.plain = not any(character in text for character in _YAML_ONLY_BREAKS)
-        if not self.plain:
-            self._yaml = [0, *(found.end() for found in _YAML_BREAK.finditer(text))]
-
-    def offset(self, mark: Any) -> int:
-        """The index in the text of the character `mark` points at (from its line and column:
-        libyaml's error marks count bytes in their `index`)."""
-        starts = self._yaml if self._yaml is not None else self._editor_starts()
-        line: int = mark.line
-        column: int = mark.column
-        return starts[min(line, len(starts) - 1)] + column
-
-    def at(self, mark: Any) -> Position:
-        """The 1-based line and column of `mark`, as an editor shows them."""
-        if self._yaml is None:
-            return Position(mark.line + 1, mark.column + 1)
-        return self.position(self.offset(mark))
-
-    def position(self, index: int) -> Position:
-        """The 1-based line and column of the character at `index`, as an editor shows them."""
-        import bisect  # only to locate a message: not at import
-
-        starts = self._editor_starts()
-        line = bisect.bisect_right(starts, index)
-        return Position(line, index - starts[line - 1] + 1)
-
-    def _editor_starts(self) -> list[int]:
-        if self._editor is None:
-            self._editor = [0, *(found.end() for found in _EDITOR_BREAK.finditer(self._text))]
-        return self._editor
 
 
 class Abort(Exception):

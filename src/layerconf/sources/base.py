@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from layerconf.core.checks import check_type, typed
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Layer
 from layerconf.exceptions import Problem
@@ -33,7 +34,10 @@ FILES = "files"
 
 
 def _problems(problems: Any) -> tuple[Problem, ...]:
-    return tuple(problems)
+    found = tuple(problems)
+    for problem in found:
+        check_type("Reading", "problems", problem, Problem, "Problem records, one per problem")
+    return found
 
 
 def _inputs(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -48,7 +52,7 @@ class Reading:
     __eq__ = record_eq
     __hash__ = record_hash
 
-    layer: Layer | None
+    layer: Layer | None = attrs.field(validator=typed((Layer, type(None)), "a Layer or None"))
     problems: tuple[Problem, ...] = attrs.field(default=(), converter=_problems)
     inputs: Mapping[str, Any] = attrs.field(factory=dict, converter=_inputs)
 

@@ -21,7 +21,7 @@ Walking the nodes ourselves is what lets the reader
   a tab between tokens (``lr:<tab>1e-6``), in PyYAML's own words, and a byte order mark
   that starts a line;
 - report lines and columns as editors and ``grep -n`` count them, although YAML also breaks
-  lines at U+0085, U+2028 and U+2029 (`_yaml_walk.Lines`);
+  lines at U+0085, U+2028 and U+2029 (`_yaml_lines.Lines`);
 - support merge keys (``<<: *defaults``): the mapping's own keys win over merged ones. A key
   that two merged mappings both set is an error, because YAML readers disagree on which wins
   (see `Walker._merged`). A merged key's positions are where it is written, that is inside
@@ -51,11 +51,10 @@ from yaml.nodes import Node
 from layerconf.core.checks import PATH, check_type
 from layerconf.core.lazy import record_eq, record_hash, record_repr, sha256_hex
 from layerconf.exceptions import ConfigError, Problem
+from layerconf.sources._yaml_lines import Lines, Position
 from layerconf.sources._yaml_simple import read_simple
 from layerconf.sources._yaml_walk import (
     Abort,
-    Lines,
-    Position,
     Walker,
     YamlPath,
     bounded_loader,
