@@ -119,7 +119,22 @@ def _other_secrets(
 
 def secret_keys_of(layers: Iterable[Layer]) -> frozenset[str]:
     """The keys of `layers` that hold secrets (under the default policy)."""
-    return frozenset(key for layer in layers for key in _secret_keys(layer))
+    found: set[str] = set()
+    answered: list[Mapping[str, Any]] = []  # the large layers' keys, each asked already
+    for layer in layers:
+        values = layer.values
+        if len(values) > _LARGE or not answered:
+            found.update(_secret_keys(layer))
+            answered.append(values)
+        else:  # (the command line's keys are the defaults': asked once, with the defaults)
+            for key in values:
+                for keys in answered:
+                    if key in keys:
+                        break
+                else:
+                    if SECRETS.is_secret(key):
+                        found.add(key)
+    return frozenset(found)
 
 
 # A large layer's secret keys, by the layer's identity: the parser's defaults, one layer every
@@ -127,6 +142,7 @@ def secret_keys_of(layers: Iterable[Layer]) -> frozenset[str]:
 # layer itself), then all are forgotten.
 _LARGE_LAYERS: dict[int, tuple[weakref.ref[Layer], tuple[str, ...]]] = {}
 _KEPT_LAYERS = 8
+_LARGE = 64
 
 
 def _secret_keys(layer: Layer) -> tuple[str, ...]:
@@ -134,7 +150,7 @@ def _secret_keys(layer: Layer) -> tuple[str, ...]:
     if kept is not None and kept[0]() is layer:
         return kept[1]
     found = tuple(filter(SECRETS.is_secret, layer.values))
-    if len(layer.values) > 64:
+    if len(layer.values) > _LARGE:
         if len(_LARGE_LAYERS) >= _KEPT_LAYERS:
             _LARGE_LAYERS.clear()
         _LARGE_LAYERS[id(layer)] = (weakref.ref(layer), found)
