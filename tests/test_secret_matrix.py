@@ -89,6 +89,9 @@ PLACEMENTS: dict[str, Placement] = {
     "flag=": Placement((f"--wandb-key=sk-{S}",)),
     "did-you-mean": Placement(("--wandb-kye", f"sk-{S}"), held=False),
     "did-you-mean=": Placement((f"--wandb-ky=sk-{S}",), held=False),
+    # The bundled parser takes no abbreviation: argparse leaves these to the unknown tokens.
+    "refused-abbreviation": Placement(("--wandb", f"sk-{S}"), held=False),
+    "refused-abbreviation=": Placement((f"--wandb=sk-{S}",), held=False),
     "quotes": Placement(("--wandb-key", f"""a'b"c\\d-{S}""")),
     "quotes-in-another-value": Placement(
         ("--wandb-key", f"""a'b"c\\d\té-{S}""", "--wandb-exp-name", f"""run a'b"c\\d\té-{S}""")
