@@ -403,6 +403,8 @@ class TestClassification:
             (["--name", "run", "--lr", "-1"], ["--name", "run", "--lr", "-1"]),
             (["-k", "--name", "n"], ["-k", "--name", "n"]),
             (["@args.txt", "-v"], ["@args.txt", "-v"]),
+            (["--name", "n", "--", "value"], ["--name", "n", "--", "value"]),
+            (["--", "-k", "s3cr3t"], ["--", "-k", REDACTED]),
             (["--name", "https://u:pw@host/x"], ["--name", f"https://u:{REDACTED}@host/x"]),
             (
                 ["--name", "run-s3cr3t", "-k", "s3cr3t"],
@@ -412,6 +414,17 @@ class TestClassification:
     )
     def test_own_parser(self, argv: list[str], shown: list[str]) -> None:
         assert redacted_argv(argv, own_parser()) == shown
+
+    @pytest.mark.parametrize("parser", [load_profile(), own_parser()], ids=["profile", "own"])
+    def test_the_separator_is_no_abbreviation(
+        self, parser: argparse.ArgumentParser, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """``--`` abbreviates no flag (argparse takes what follows as values): the token after
+        it is shown, on the command line and in argparse's error that quotes it."""
+        assert redacted_argv(["--", "out.txt"], parser) == ["--", "out.txt"]
+        with pytest.raises(SystemExit):
+            layerconf.parse_args(parser, ["--rollout-batch-size", "1", "--", "out.txt"])
+        assert capsys.readouterr().err.endswith(" out.txt\n")
 
     def test_every_value_of_a_many_valued_secret(self) -> None:
         """nargs='+' or 2: each value the action takes."""

@@ -429,6 +429,8 @@ def _classify(
     chars = parser.prefix_chars
     if token in actions:
         return _exact_takes(actions, token, policy), token, None
+    if token == "--":  # argparse's separator, which abbreviates no option
+        return 0, token, None
     if name in actions:
         return _exact_takes(actions, name, policy), name, explicit
     long = len(token) > 1 and token[1] in chars
