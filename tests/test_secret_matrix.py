@@ -507,6 +507,24 @@ class TestClassification:
             resolve_roles(quiet, ["--api-key", "s3cr3t"], preset=PLAIN)
         assert "s3cr3t" not in str(raised.value)
 
+    @pytest.mark.parametrize("positional", [False, True], ids=["scanned", "recorded"])
+    def test_a_raised_error_holds_it_nowhere(self, positional: bool) -> None:
+        """With exit_on_error=False, what a trainer logs of the error (its repr, its args, its
+        traceback with the exceptions it chains) holds no secret, whichever way it was parsed."""
+        import traceback
+
+        quiet = argparse.ArgumentParser(prog="train", exit_on_error=False)
+        quiet.add_argument("--api-key", type=int)
+        if positional:
+            quiet.add_argument("files", nargs="*")
+        argv = ["--api-key", "s3cr3t-value"]  # (the traceback quotes the line that parses)
+        with pytest.raises(argparse.ArgumentError) as raised:
+            layerconf.parse_args(quiet, argv)
+        error = raised.value
+        assert str(error) == "argument --api-key: invalid int value: '<redacted>'"
+        shown = [repr(error), repr(error.args), *traceback.format_exception(error)]
+        assert "s3cr3t" not in "".join(shown)
+
 
 class TestCommandLineCrash:
     """A trainer's type= callable that crashes on a secret's value: the CLI says so without it."""

@@ -87,8 +87,8 @@ def record(
             clone.parse_args(strings, working)
             extras = []
     except argparse.ArgumentError as error:  # exit_on_error=False: raised, never printed
-        error.message = recorder.scrubbed(error.message)
-        raise
+        # (not chained to what a type= raised: that quotes the value, a secret maybe)
+        raise _scrubbed(error, recorder) from None
     finally:
         del _RECORDERS[id(working)]
         object.__setattr__(working, "__class__", argparse.Namespace)
@@ -107,7 +107,14 @@ def _reported(
     reporter = Recorder.of_scan(parser, strings, [])
     if parser.exit_on_error:
         parser.error(reporter.scrubbed(str(error)))  # (usage and message on stderr, exit 2)
-    error.message = reporter.scrubbed(error.message)
+    return _scrubbed(error, reporter)
+
+
+def _scrubbed(error: argparse.ArgumentError, recorder: Recorder) -> argparse.ArgumentError:
+    """`error` without the command line's secrets, in its message and in its args (repr)."""
+    message = error.message
+    error.message = recorder.scrubbed(message)
+    error.args = tuple(error.message if arg is message else arg for arg in error.args)
     return error
 
 
