@@ -507,6 +507,21 @@ class TestClassification:
             resolve_roles(quiet, ["--api-key", "s3cr3t"], preset=PLAIN)
         assert "s3cr3t" not in str(raised.value)
 
+    @pytest.mark.parametrize("nargs", [None, "+", 2])
+    def test_a_secret_positional_in_an_error(
+        self, nargs: Any, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """argparse quotes the value of a positional it cannot convert: a secret's is hidden."""
+        parser = argparse.ArgumentParser(prog="train")
+        parser.add_argument("api_key", nargs=nargs, type=int)
+        parser.add_argument("--lr")
+        argv = ["s3cr3t-value", "s3cr3t-value"] if nargs == 2 else ["s3cr3t-value"]
+        with pytest.raises(SystemExit):
+            layerconf.parse_args(parser, [*argv, "--lr", "1"])
+        assert capsys.readouterr().err.endswith(
+            "train: error: argument api_key: invalid int value: '<redacted>'\n"
+        )
+
     @pytest.mark.parametrize("positional", [False, True], ids=["scanned", "recorded"])
     def test_a_raised_error_holds_it_nowhere(self, positional: bool) -> None:
         """With exit_on_error=False, what a trainer logs of the error (its repr, its args, its
