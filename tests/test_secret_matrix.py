@@ -89,6 +89,9 @@ PLACEMENTS: dict[str, Placement] = {
     "flag=": Placement((f"--wandb-key=sk-{S}",)),
     "did-you-mean": Placement(("--wandb-kye", f"sk-{S}"), held=False),
     "did-you-mean=": Placement((f"--wandb-ky=sk-{S}",), held=False),
+    # The bundled parser takes no abbreviation: argparse leaves these to the unknown tokens.
+    "refused-abbreviation": Placement(("--wandb", f"sk-{S}"), held=False),
+    "refused-abbreviation=": Placement((f"--wandb=sk-{S}",), held=False),
     "quotes": Placement(("--wandb-key", f"""a'b"c\\d-{S}""")),
     "quotes-in-another-value": Placement(
         ("--wandb-key", f"""a'b"c\\d\té-{S}""", "--wandb-exp-name", f"""run a'b"c\\d\té-{S}""")
@@ -400,6 +403,8 @@ class TestClassification:
             (["--name", "run", "--lr", "-1"], ["--name", "run", "--lr", "-1"]),
             (["-k", "--name", "n"], ["-k", "--name", "n"]),
             (["@args.txt", "-v"], ["@args.txt", "-v"]),
+            (["--name", "n", "--", "value"], ["--name", "n", "--", "value"]),
+            (["--", "-k", "s3cr3t"], ["--", "-k", REDACTED]),
             (["--name", "https://u:pw@host/x"], ["--name", f"https://u:{REDACTED}@host/x"]),
             (
                 ["--name", "run-s3cr3t", "-k", "s3cr3t"],
@@ -409,6 +414,17 @@ class TestClassification:
     )
     def test_own_parser(self, argv: list[str], shown: list[str]) -> None:
         assert redacted_argv(argv, own_parser()) == shown
+
+    @pytest.mark.parametrize("parser", [load_profile(), own_parser()], ids=["profile", "own"])
+    def test_the_separator_is_no_abbreviation(
+        self, parser: argparse.ArgumentParser, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """``--`` abbreviates no flag (argparse takes what follows as values): the token after
+        it is shown, on the command line and in argparse's error that quotes it."""
+        assert redacted_argv(["--", "out.txt"], parser) == ["--", "out.txt"]
+        with pytest.raises(SystemExit):
+            layerconf.parse_args(parser, ["--rollout-batch-size", "1", "--", "out.txt"])
+        assert capsys.readouterr().err.endswith(" out.txt\n")
 
     def test_every_value_of_a_many_valued_secret(self) -> None:
         """nargs='+' or 2: each value the action takes."""
@@ -490,6 +506,39 @@ class TestClassification:
         with pytest.raises(argparse.ArgumentError) as raised:
             resolve_roles(quiet, ["--api-key", "s3cr3t"], preset=PLAIN)
         assert "s3cr3t" not in str(raised.value)
+
+    @pytest.mark.parametrize("nargs", [None, "+", 2])
+    def test_a_secret_positional_in_an_error(
+        self, nargs: Any, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """argparse quotes the value of a positional it cannot convert: a secret's is hidden."""
+        parser = argparse.ArgumentParser(prog="train")
+        parser.add_argument("api_key", nargs=nargs, type=int)
+        parser.add_argument("--lr")
+        argv = ["s3cr3t-value", "s3cr3t-value"] if nargs == 2 else ["s3cr3t-value"]
+        with pytest.raises(SystemExit):
+            layerconf.parse_args(parser, [*argv, "--lr", "1"])
+        assert capsys.readouterr().err.endswith(
+            "train: error: argument api_key: invalid int value: '<redacted>'\n"
+        )
+
+    @pytest.mark.parametrize("positional", [False, True], ids=["scanned", "recorded"])
+    def test_a_raised_error_holds_it_nowhere(self, positional: bool) -> None:
+        """With exit_on_error=False, what a trainer logs of the error (its repr, its args, its
+        traceback with the exceptions it chains) holds no secret, whichever way it was parsed."""
+        import traceback
+
+        quiet = argparse.ArgumentParser(prog="train", exit_on_error=False)
+        quiet.add_argument("--api-key", type=int)
+        if positional:
+            quiet.add_argument("files", nargs="*")
+        argv = ["--api-key", "s3cr3t-value"]  # (the traceback quotes the line that parses)
+        with pytest.raises(argparse.ArgumentError) as raised:
+            layerconf.parse_args(quiet, argv)
+        error = raised.value
+        assert str(error) == "argument --api-key: invalid int value: '<redacted>'"
+        shown = [repr(error), repr(error.args), *traceback.format_exception(error)]
+        assert "s3cr3t" not in "".join(shown)
 
 
 class TestCommandLineCrash:

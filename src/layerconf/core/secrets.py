@@ -429,11 +429,18 @@ def _classify(
     chars = parser.prefix_chars
     if token in actions:
         return _exact_takes(actions, token, policy), token, None
+    if token == "--":  # argparse's separator, which abbreviates no option
+        return 0, token, None
     if name in actions:
         return _exact_takes(actions, name, policy), name, explicit
     long = len(token) > 1 and token[1] in chars
     if long:
-        matches = {actions[o] for o in actions if o.startswith(name)} if parser.allow_abbrev else ()
+        if parser.allow_abbrev:
+            matches = {actions[o] for o in actions if o.startswith(name)}
+        else:  # argparse leaves '--wandb=S' to the unknown tokens, shown as written: a
+            # secret flag's abbreviation still holds its value
+            flags = (secret_flags or listing(actions, policy))()
+            matches = {actions[o] for o in flags if o.startswith(name)}
     else:
         matches = set()
         while True:  # a short cluster: '-vkS' is -v, then -k with the value 'S'

@@ -43,7 +43,13 @@ from typing import Any
 
 from layerconf.core._secret_flags import _TABLES_KEPT
 from layerconf.core.records import Origin, Path
-from layerconf.core.secrets import redact_argv, redacted_token, scrub_text, shows_secret
+from layerconf.core.secrets import (
+    is_secret,
+    redact_argv,
+    redacted_token,
+    scrub_text,
+    shows_secret,
+)
 from layerconf.sources._argv_scan import MISSING, ONE_SETATTR, REPORTING, scan
 
 __all__ = ["CLI", "CLI_ORIGIN", "Changes", "Recorder", "record"]
@@ -87,8 +93,8 @@ def record(
             clone.parse_args(strings, working)
             extras = []
     except argparse.ArgumentError as error:  # exit_on_error=False: raised, never printed
-        error.message = recorder.scrubbed(error.message)
-        raise
+        # (not chained to what a type= raised: that quotes the value, a secret maybe)
+        raise _scrubbed(error, recorder) from None
     finally:
         del _RECORDERS[id(working)]
         object.__setattr__(working, "__class__", argparse.Namespace)
@@ -107,7 +113,14 @@ def _reported(
     reporter = Recorder.of_scan(parser, strings, [])
     if parser.exit_on_error:
         parser.error(reporter.scrubbed(str(error)))  # (usage and message on stderr, exit 2)
-    error.message = reporter.scrubbed(error.message)
+    return _scrubbed(error, reporter)
+
+
+def _scrubbed(error: argparse.ArgumentError, recorder: Recorder) -> argparse.ArgumentError:
+    """`error` without the command line's secrets, in its message and in its args (repr)."""
+    message = error.message
+    error.message = recorder.scrubbed(message)
+    error.args = tuple(error.message if arg is message else arg for arg in error.args)
     return error
 
 
@@ -157,6 +170,7 @@ class Recorder:
         "file_argv_index",
         "file_source",
         "floor",
+        "hidden",
         "in_values",
         "last_wheres",
         "line",
@@ -207,6 +221,7 @@ class Recorder:
         self.current: _Occurrence | None = None  # a custom action's, recording its setattrs
         self.occurrences: list[_Occurrence] = []
         self.new_keys_from = -1
+        self.hidden: list[str] = []  # the value strings of secret positionals
         self.depth = 0
         self.line = 0
         self.file_source: str | None = None
@@ -248,6 +263,7 @@ class Recorder:
         recorder.current = None
         recorder.occurrences = occurrences
         recorder.new_keys_from = -1
+        recorder.hidden = []
         return recorder
 
     # -- errors --------------------------------------------------------------------------------
@@ -263,6 +279,7 @@ class Recorder:
         HF_TOKEN=S``: argparse quotes the value it cannot convert)."""
         texts = redact_argv(self.strings, parser=self.clone)[1]
         texts += [token for token in self.strings if shows_secret(token)]
+        texts += self.hidden
         return scrub_text(message, texts) if texts else message
 
     # -- options -------------------------------------------------------------------------------
@@ -391,6 +408,8 @@ class Recorder:
             self.pending -= 1
         else:
             position = self._positional_position()
+            if is_secret(action.dest):  # (argparse's error quotes a value it cannot convert)
+                self.hidden.extend(arg_strings)
         if not self.pending and not self.positional_queue:
             del vars(self.clone)["_get_values"]
         if self.watching:
