@@ -360,6 +360,38 @@ class TestSecrets:
         assert "'--wandb-key=<redacted>'" in shown
         assert setting.value == "sk-OTHER77"
 
+    def test_a_secret_given_twice_is_hidden_everywhere(self) -> None:
+        """The first of two values of a secret flag, shadowed by the second, is still a
+        secret: quoted in another key's value, it is hidden there too, and in a rule's
+        problem."""
+        from layerconf import ConfigError, Problem, load_profile, parse_args
+
+        argv = [
+            *("--rollout-batch-size", "1", "--wandb-key", "sk-FIRST-31415"),
+            *("--wandb-key", "sk-SECOND-2718", "--wandb-group", "g-sk-FIRST-31415"),
+        ]
+        args = parse_args(load_profile(), argv)
+        shown = str(explain(args, "wandb_group")) + repr(explain_all(args))
+        assert "FIRST" not in shown
+        assert "'g-<redacted>'" in shown
+
+        @rule("resolved")
+        def quoting(context: Any) -> Any:
+            yield Problem(f"the group is {context.values['wandb_group']}")
+
+        stack = LayerStack(
+            [
+                Layer("cli", "argv", {"wandb_key": "sk-FIRST-31415"}),
+                Layer(
+                    "env", "env", {"wandb_key": "sk-SECOND-2718", "wandb_group": "g-sk-FIRST-31415"}
+                ),
+            ],
+            [quoting],
+        )
+        with pytest.raises(ConfigError) as caught:
+            stack.resolve()
+        assert "FIRST" not in str(caught.value)
+
 
 HF_TOKEN = "hf_PlantedTokenValue42"
 ESCAPED_TOKEN = "hf_EscapedTokenValue7"  # written in the role file as hf_Escap\u0065d...

@@ -41,6 +41,7 @@ __all__ = [
     "Plain",
     "explain",
     "explain_all",
+    "held_secret_texts",
     "lone_settings",
     "plain_groups",
     "plain_settings",
@@ -109,12 +110,20 @@ def _other_secrets(
         layered = secret_keys_of(provenance.layers)
         object.__setattr__(provenance, "_secret_keys", layered)
     written_secrets = frozenset(filter(SECRETS.is_secret, written)) if written else written
+    return tuple(held_secret_texts(layered | written_secrets, values, provenance.layers))
+
+
+def held_secret_texts(
+    keys: Iterable[str], values: Mapping[str, Any], layers: Sequence[Layer]
+) -> list[str]:
+    """The texts of the secrets under `keys`: their `values` now and what each of `layers`
+    held (a secret given twice, or shadowed by another layer, is still one to hide)."""
     texts: list[str] = []
-    for key in layered | written_secrets:
-        value = values.get(key)
-        if value is not None:
-            texts += secret_texts(value)
-    return tuple(texts)
+    for key in keys:
+        for value in (values.get(key), *(layer.values.get(key) for layer in layers)):
+            if value is not None:
+                texts += secret_texts(value)
+    return list(dict.fromkeys(texts))
 
 
 def secret_keys_of(layers: Iterable[Layer]) -> frozenset[str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from layerconf.core.explain import secret_keys_of, setting_for
+from layerconf.core.explain import held_secret_texts, secret_keys_of, setting_for
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import POLICIES, Policy, merge_layers
 from layerconf.core.namespace import Event, Namespace, Provenance, namespace_from
@@ -33,7 +33,7 @@ from layerconf.core.rules import (
     Stage,
     decisions_of,
 )
-from layerconf.core.secrets import SECRETS, scrub_text, secret_texts
+from layerconf.core.secrets import SECRETS, scrub_text
 from layerconf.core.values import copy_value
 from layerconf.exceptions import ConfigError, LayerconfWarning, Problem, RuleError
 
@@ -326,9 +326,11 @@ def _without_secrets(
     texts = [
         text
         for resolution in resolutions.values()
-        for key in secret_keys_of(resolution.layers) | resolution.set_secret_keys()
-        if resolution.values.get(key) is not None
-        for text in secret_texts(resolution.values[key])
+        for text in held_secret_texts(
+            secret_keys_of(resolution.layers) | resolution.set_secret_keys(),
+            resolution.values,
+            resolution.layers,
+        )
     ]
     if not texts:
         return shared
