@@ -75,37 +75,15 @@ def _write(output: str, data: bytes, read: dict[str, str]) -> Path:
     from pathlib import Path
 
     from layerconf.audits import AUDIT_FILE
-    from layerconf.cli.streams import write_atomically
+    from layerconf.cli.streams import refuse_an_input, write_atomically
 
     if output.endswith(("/", os.sep)) or os.path.isdir(output):
         directory, name = Path(output), AUDIT_FILE
     else:
         directory, name = Path(output).parent, Path(output).name
-    _refuse_an_input(directory / name, read, output)
-    return write_atomically(
-        directory, name, data, what="the audit record", shown=output, prog=f"{PROG} audit"
-    )
-
-
-def _refuse_an_input(target: Path, read: dict[str, str], shown: str) -> None:
-    """A usage error if `target` is one of the files the command `read` (the key, a role
-    file; a link to one too): the record written over it would destroy it."""
-    try:
-        there = os.stat(target)
-    except OSError:
-        return  # nothing there yet (or write_atomic says why it cannot be written)
-    for path, what in read.items():
-        try:
-            same = os.path.samestat(there, os.stat(path))
-        except OSError:
-            continue
-        if same:
-            raise UsageError(
-                f"cannot write the audit record: {shown} is {what} ({path}), which this "
-                "command read: the record would replace it; name another path (nothing was "
-                "written)",
-                f"{PROG} audit",
-            )
+    prog = f"{PROG} audit"
+    refuse_an_input(directory / name, read, what="the audit record", shown=output, prog=prog)
+    return write_atomically(directory, name, data, what="the audit record", shown=output, prog=prog)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,7 +88,10 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     except ValueError as error:
         print_error(f"{prog}: error: {error}")
         return EXIT_PROBLEMS
-    written = emit(text, options.output, what="the role file", example="roles.yaml", prog=prog)
+    read = dict.fromkeys(files_read(outcome.roles), "a role file")
+    written = emit(
+        text, options.output, what="the role file", example="roles.yaml", prog=prog, read=read
+    )
     if written is not None:
         flags = [
             action.option_strings[-1]
@@ -163,6 +166,19 @@ def role_file_of(roles: Mapping[str, argparse.Namespace], preset: Preset) -> str
         "the rest comes from the command line, which this file goes with"
     )
     return role_file_text(overrides, form=preset.role_file, comment=comment)
+
+
+def files_read(roles: Mapping[str, argparse.Namespace]) -> list[str]:
+    """The files the resolution of `roles` read (their role files), as their origins name them."""
+    from layerconf.core.namespace import provenance_of
+    from layerconf.sources.base import FILES
+
+    read: dict[str, None] = {}
+    for namespace in roles.values():
+        provenance = provenance_of(namespace)
+        if provenance is not None:
+            read.update(dict.fromkeys(provenance.inputs.get(FILES, {})))
+    return list(read)
 
 
 def show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namespace) -> None:
