@@ -2064,6 +2064,50 @@ class TestHostilePaths:
         out = capsys.readouterr().out
         assert f"{fifo}: error: is a pipe or FIFO that nothing was written to" in out
 
+    @pytest.mark.parametrize(
+        ("made", "message"),
+        [
+            ("directory", "is a directory, not a file (give the path of the Python file itself)"),
+            ("device", "is a character device, not a file"),
+            ("loop", "cannot be read: Too many levels of symbolic links"),
+            ("huge", "is larger than 16,777,216 bytes"),
+            ("fifo", "is a pipe or FIFO that nothing was written to (or finished) within"),
+        ],
+    )
+    def test_a_parser_path_that_is_no_python_file(
+        self,
+        made: str,
+        message: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """--parser PATH:ATTR naming no Python file says what is there, at once, in bounded
+        memory (before: 'no such file' for a path that exists, and a 1 GB file read whole)."""
+        import layerconf.sources.files as files_module
+
+        monkeypatch.setattr(files_module, "PIPE_WAIT", 0.2)
+        path = tmp_path / "train.py"
+        if made == "directory":
+            path.mkdir()
+        elif made == "device":
+            path = Path(os.devnull)
+        elif made == "loop":
+            path.symlink_to(path)
+        elif made == "huge":
+            with path.open("wb") as file:
+                file.truncate(1 << 30)  # sparse: no disk used
+        else:
+            if not hasattr(os, "mkfifo"):
+                pytest.skip("needs FIFOs")
+            os.mkfifo(path)
+        assert main(["explain", "--parser", f"{path}:get_parser", "x", "--", "--x", "1"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith(f"layerconf explain: error: --parser: {path}: {message}")
+        assert captured.err.count("\n") == 1
+        assert "train" not in sys.modules
+
 
 class TestCommandEdges:
     """The command's edges: misplaced options, failures under --json, key selection."""

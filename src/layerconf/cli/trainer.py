@@ -330,8 +330,14 @@ def _import_file(path: str, option: str) -> Any:
 def _import_file_locked(path: str, option: str) -> Any:
     import importlib.util
 
-    if not os.path.isfile(path):
-        raise UsageError(f"{option}: no such file: {path}")
+    from layerconf.sources.files import UnreadableFile, read_bounded
+
+    try:  # read as every input is: a device, a silent FIFO or a huge file refused at once
+        source = read_bounded(path, kind="Python file")
+    except UnreadableFile as error:
+        if error.missing:
+            raise UsageError(f"{option}: no such file: {path}") from None
+        raise UsageError(f"{option}: {path}: {error.message} ({error.hint})") from None
     name = os.path.splitext(os.path.basename(path))[0]
     imported = sys.modules.get(name)
     if imported is not None and getattr(imported, "__file__", None) == os.path.abspath(path):
@@ -347,10 +353,11 @@ def _import_file_locked(path: str, option: str) -> Any:
     found = importlib.util.spec_from_file_location(name, path)
     if found is None or found.loader is None:
         raise UsageError(f"{option}: cannot import {path} as a Python module")
+    code = compile(source, path, "exec", dont_inherit=True)  # the bytes read, not read again
     module = importlib.util.module_from_spec(found)
     sys.modules[name] = module  # under its own name: records name its enums by that module
     try:
-        found.loader.exec_module(module)
+        exec(code, module.__dict__)
     except BaseException:
         del sys.modules[name]
         raise
