@@ -67,6 +67,9 @@ class Output:
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.reader_gone = False
+        #: The first write error, kept: whoever wrote may swallow it (argparse's help does),
+        #: and `flush` raises it again.
+        self.failed: OutputError | None = None
 
     def write(self, text: str) -> int:
         try:
@@ -77,6 +80,7 @@ class Output:
         except BrokenPipeError:
             self._reader_gone()
         except OSError as error:
+            self.failed = self.failed or OutputError(error.errno, error.strerror)
             raise OutputError(error.errno, error.strerror) from error
         return len(text)
 
@@ -87,6 +91,8 @@ class Output:
             self._reader_gone()
         except OSError as error:
             raise OutputError(error.errno, error.strerror) from error
+        if self.failed is not None:
+            raise OutputError(self.failed.errno, self.failed.strerror)
 
     def _reader_gone(self) -> None:
         if not self.reader_gone:
