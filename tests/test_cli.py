@@ -2165,6 +2165,23 @@ class TestCommandEdges:
         keys = [entry["key"] for entry in json.loads(capsys.readouterr().out)]
         assert keys == ["lr_decay_iters", "lr_decay_samples", "lr_decay_style"]
 
+    @pytest.mark.parametrize("key", ["[" * 50_000 + "x", "l" * 100_000], ids=["glob", "plain"])
+    def test_an_enormous_key_is_answered_at_once(
+        self, key: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A KEY of 100,000 characters costs no more than a short one (fnmatch translates
+        '[[[...' in quadratic time: 50,000 of them took minutes), and is quoted shortened."""
+        import time
+
+        started = time.monotonic()
+        assert main(["explain", key, "lr", "--role", "actor", "--", *self.ARGV]) == 1
+        assert time.monotonic() - started < 5
+        captured = capsys.readouterr()
+        assert captured.out.startswith("lr (actor) = 2e-06")
+        assert captured.err.startswith(f"layerconf explain: error: unknown key '{key[:20]}")
+        assert "longer than any key" in captured.err
+        assert len(captured.err) < 500
+
     def test_one_unknown_key_does_not_stop_the_others(
         self, capsys: pytest.CaptureFixture[str]
     ) -> None:
