@@ -1713,6 +1713,28 @@ class TestSecrets:
             assert SECRET not in result.stdout + result.stderr
         assert SECRET not in (tmp_path / "layerconf-audit.json").read_text()
 
+    @pytest.mark.parametrize(
+        "misplaced",
+        [
+            ["--wandb-k", "sk-misplaced-1"],
+            ["--wandb-ke=sk-misplaced-1"],
+            ["-x", "--wandb-k=sk-misplaced-1"],
+        ],
+        ids=["abbreviated", "abbreviated-equals", "after-another"],
+    )
+    def test_a_trainers_secret_written_before_the_separator(
+        self, misplaced: list[str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A secret flag of the trainer's, abbreviated and written before '--' (with a '--'
+        after it), is a usage error that quotes it redacted, as without the '--'."""
+        for separator in (["--", "--rollout-batch-size", "8"], []):
+            code, out, err = outputs(capsys, "show", "--role", "critic", *misplaced, *separator)
+            assert code == 2
+            assert out == ""
+            assert "unrecognized arguments: " in err
+            assert "sk-misplaced-1" not in err
+            assert "<redacted>" in err
+
     def test_a_short_secret_in_a_token(
         self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -26,7 +26,12 @@ from layerconf.cli.errors import (
 )
 from layerconf.cli.scrub import scrubbing, stderr, stdout
 from layerconf.cli.streams import OutputError, discard, standard_error, standard_output
-from layerconf.cli.trainer import check_options, check_trainer_argv, missing_separator
+from layerconf.cli.trainer import (
+    check_options,
+    check_trainer_argv,
+    learn_misplaced_secrets,
+    missing_separator,
+)
 
 __all__ = ["main"]
 
@@ -116,6 +121,7 @@ def _main(arguments: list[str]) -> int:
         return int(stop.code or 0)
     except UsageError as error:
         if separated or not command.takes_argv:
+            learn_misplaced_secrets(parser, rest)
             raise
         raise missing_separator(parser, rest, error) from None
     if command.takes_argv and not separated and not command.argv_optional:

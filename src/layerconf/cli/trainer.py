@@ -219,6 +219,21 @@ def missing_separator(
     )
 
 
+def learn_misplaced_secrets(own: argparse.ArgumentParser, rest: list[str]) -> None:
+    """Teach the running command's scrubber the secrets of `rest`, the tokens before ``--``,
+    as the trainer's parser reads them: the usage error about them quotes them, and an
+    abbreviation (``--wandb-k S``) is a secret's flag only to that parser."""
+    from layerconf.cli.scrub import learn_argv_secrets
+
+    try:
+        options, _ = own.parse_known_intermixed_args(rest)
+    except UsageError:
+        return
+    parser = _parser_if_any(options)
+    if parser is not None:
+        learn_argv_secrets(rest, parser)
+
+
 def _parser_if_any(options: argparse.Namespace) -> argparse.ArgumentParser | None:
     """The trainer's parser the command's options name, or None (none named, or it cannot be
     had: that is the command's own error to give, not a message's about where tokens go)."""
