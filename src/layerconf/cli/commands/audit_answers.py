@@ -62,6 +62,10 @@ def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
             "resolved from values, not parsed): there is nothing to re-launch"
         )
         return EXIT_PROBLEMS
+    from layerconf.core.secrets import redact_argv
+
+    # A record never holds a secret's value, but an edited or foreign one may: redacted too.
+    recorded = tuple(redact_argv(recorded)[0])
     print(" ".join(map(shell_word, recorded)), file=stdout())
     for index, flag in redacted_flags(recorded):
         print(
