@@ -342,6 +342,41 @@ class TestShowRoleFileCommand:
         assert source.read_bytes() == before
         assert sorted(path.name for path in tmp_path.iterdir()) == ["link.yaml", "roles.yaml"]
 
+    @pytest.mark.parametrize("command", [["show", "--role-file"], ["audit"]])
+    def test_an_empty_path_is_named_as_one(
+        self,
+        command: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """'-o ""' (a variable that was not set) says the path is empty; before, it said that
+        '' or '.' is a directory, which does not tell what went wrong."""
+        from layerconf.cli import main
+
+        monkeypatch.chdir(tmp_path)
+        assert main([*command, "-o", "", "--", *BASE]) == 2
+        err = capsys.readouterr().err
+        assert ": error: cannot write the " in err
+        assert "-o '' names no file (the path is empty)" in err
+        assert list(tmp_path.iterdir()) == []
+
+    def test_a_file_with_a_slash_after_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """'-o notes.txt/' where notes.txt is a file: not called a directory."""
+        from layerconf.cli import main
+
+        monkeypatch.chdir(tmp_path)
+        Path("notes.txt").write_text("mine\n")
+        assert main(["show", "--role-file", "-o", "notes.txt/", "--", *BASE]) == 2
+        err = capsys.readouterr().err
+        assert (
+            "cannot write the role file: notes.txt/ ends with '/', which names a directory, " in err
+        )
+        assert "notes.txt is a file" in err
+        assert Path("notes.txt").read_text() == "mine\n"
+
     def test_the_bundled_example(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:

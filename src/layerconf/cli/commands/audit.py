@@ -75,13 +75,15 @@ def _write(output: str, data: bytes, read: dict[str, str]) -> Path:
     from pathlib import Path
 
     from layerconf.audits import AUDIT_FILE
-    from layerconf.cli.streams import refuse_an_input, write_atomically
+    from layerconf.cli.streams import refuse_an_empty_path, refuse_an_input, write_atomically
 
+    prog = f"{PROG} audit"
+    example = f"record.json, or a directory to write {AUDIT_FILE} into"
+    refuse_an_empty_path(output, what="the audit record", example=example, prog=prog)
     if output.endswith(("/", os.sep)) or os.path.isdir(output):
         directory, name = Path(output), AUDIT_FILE
     else:
         directory, name = Path(output).parent, Path(output).name
-    prog = f"{PROG} audit"
     refuse_an_input(directory / name, read, what="the audit record", shown=output, prog=prog)
     return write_atomically(directory, name, data, what="the audit record", shown=output, prog=prog)
 
