@@ -1842,6 +1842,14 @@ class TestToolErrors:
                 ["audit", "replay", "r.json", "--profile", "megatron-slime"],
                 "layerconf audit replay: error: unrecognized arguments: --profile",
             ),
+            (
+                ["audit", "diff", "--", "a.json", "b.json"],
+                "layerconf audit diff: error: audit diff takes no trainer command line: its arguments go without '--': layerconf audit diff a.json b.json",
+            ),
+            (
+                ["audit", "replay", "--role", "critic", "--", "r.json"],
+                "layerconf audit replay: error: audit replay takes no trainer command line: its arguments go without '--': layerconf audit replay --role critic r.json",
+            ),
         ],
         ids=[
             "explain-no-separator",
@@ -1861,6 +1869,8 @@ class TestToolErrors:
             "audit-diff-one-record",
             "audit-diff-argv",
             "audit-replay-profile",
+            "audit-diff-records-after-separator",
+            "audit-replay-record-after-separator",
         ],
     )
     def test_usage_errors(

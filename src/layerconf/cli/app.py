@@ -120,6 +120,14 @@ def _main(arguments: list[str]) -> int:
     except SystemExit as stop:  # --help
         return int(stop.code or 0)
     except UsageError as error:
+        if separated and not command.takes_argv and trainer:  # `audit diff -- a.json b.json`
+            import shlex
+
+            raise UsageError(
+                f"{command.name} takes no trainer command line: its arguments go without "
+                f"'--': {prog} {shlex.join([*rest, *trainer])}",
+                prog,
+            ) from None
         if separated or not command.takes_argv:
             learn_misplaced_secrets(parser, rest)
             raise
