@@ -2140,6 +2140,30 @@ class TestHostilePaths:
         assert captured.err.count("\n") == 1
         assert "train" not in sys.modules
 
+    @pytest.mark.parametrize(
+        "command", [["check"], ["audit", "replay"], ["audit", "diff", "other.json"]]
+    )
+    def test_a_file_whose_name_starts_with_a_dash(
+        self,
+        command: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A file named '-x.yaml' is read by argparse as an option: the usage error says that
+        it is a file and how to write it, instead of calling it the trainer's command line
+        or a missing argument."""
+        monkeypatch.chdir(tmp_path)
+        Path("-x.yaml").write_text("megatron: []\n")
+        assert main([*command, "-x.yaml"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert (
+            "-x.yaml is a file: write ./-x.yaml (a name that starts with '-' is read as an option)"
+            in err
+        )
+        assert main([*command, "./-x.yaml"]) != 2
+
 
 class TestCommandEdges:
     """The command's edges: misplaced options, failures under --json, key selection."""

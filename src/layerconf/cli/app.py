@@ -120,6 +120,13 @@ def _main(arguments: list[str]) -> int:
     except SystemExit as stop:  # --help
         return int(stop.code or 0)
     except UsageError as error:
+        dashed = _dashed_file(parser, rest)
+        if dashed is not None:
+            raise UsageError(
+                f"{dashed} is a file: write ./{dashed} (a name that starts with '-' is read as "
+                "an option)",
+                prog,
+            ) from None
         if separated and not command.takes_argv and trainer:  # `audit diff -- a.json b.json`
             import shlex
 
@@ -152,6 +159,18 @@ def _main(arguments: list[str]) -> int:
         if error.prog == PROG:  # (raised where the command's name is not known)
             error.prog = prog
         raise
+
+
+def _dashed_file(parser: argparse.ArgumentParser, tokens: list[str]) -> str | None:
+    """The first of `tokens` that argparse reads as an option but that names a file (a role
+    file or record called ``-x.yaml``), or None."""
+    import os
+
+    known = parser._option_string_actions
+    return next(
+        (t for t in tokens if t[:1] == "-" and t not in known and t != "-" and os.path.lexists(t)),
+        None,
+    )
 
 
 def _top_help(commands: Mapping[str, Command], *, asked: bool) -> int:
