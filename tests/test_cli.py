@@ -2164,6 +2164,34 @@ class TestHostilePaths:
         )
         assert main([*command, "./-x.yaml"]) != 2
 
+    @pytest.mark.parametrize(
+        "command",
+        [
+            ["audit", "-o", "{}", "--", "--rollout-batch-size", "1"],
+            ["schema", "-o", "{}"],
+            ["show", "--role-file", "-o", "{}", "--", "--rollout-batch-size", "1"],
+            ["schema", "-o", "{}/"],  # refused: a usage error that quotes the path
+        ],
+        ids=["audit", "schema", "show-role-file", "usage-error"],
+    )
+    @pytest.mark.parametrize("name", ["a\nb.json", "clear\x1b[2J.json", "rtl\u202e.json"])
+    def test_an_output_path_reaches_stderr_escaped(
+        self,
+        command: list[str],
+        name: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """'wrote PATH' and a usage error quoting PATH are one line, the path's control
+        characters escaped (as every other message shows a path): none reaches the terminal."""
+        monkeypatch.chdir(tmp_path)
+        main([part.replace("{}", name) for part in command])
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert err.isprintable() or err[:-1].isprintable()
+        assert repr(name)[1:-1] in err
+
 
 class TestCommandEdges:
     """The command's edges: misplaced options, failures under --json, key selection."""

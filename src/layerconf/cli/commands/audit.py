@@ -18,6 +18,7 @@ from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print
 from layerconf.cli.render import Paint, dump_json, heading, table, value_json, value_text
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
+from layerconf.exceptions import one_line
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,7 +66,7 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
     if options.key_file is not None:
         read[options.key_file] = "the --key-file"
     written = _write(options.output, data, read)
-    print(f"wrote {written} (fingerprint {record['fingerprint']})", file=stderr())
+    print(f"wrote {one_line(str(written))} (fingerprint {record['fingerprint']})", file=stderr())
     return EXIT_OK
 
 
@@ -166,11 +167,10 @@ def read_record(
         return record, roles
     if options.role not in roles:
         from layerconf.core.suggest import suggestion
-        from layerconf.exceptions import one_line
 
         raise UsageError(
             f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "
-            f"{record.path}: {one_line(', '.join(roles))})",
+            f"{record.path}: {', '.join(roles)})",  # (one line: UsageError)
             prog,
         )
     return record, (options.role,)
@@ -184,7 +184,7 @@ def _read_records(
     Each unreadable record is one error line on stderr, naming the file and what is wrong.
     """
     from layerconf.audits import load_audit
-    from layerconf.exceptions import AuditError, one_line
+    from layerconf.exceptions import AuditError
 
     types = _trusted_enums(options)
     key = _key(options, prog)

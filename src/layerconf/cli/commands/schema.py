@@ -10,6 +10,7 @@ from layerconf.cli.render import json_text
 from layerconf.cli.scrub import stderr
 from layerconf.cli.streams import emit
 from layerconf.cli.trainer import preset_of, trainer_parser
+from layerconf.exceptions import one_line
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +45,7 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
         text, options.output, what="the schema", example="roles.schema.json", prog=f"{PROG} schema"
     )
     if written is not None:
-        print(f"wrote {written}", file=stderr())
+        print(f"wrote {one_line(str(written))}", file=stderr())
     return EXIT_OK
 
 

@@ -98,7 +98,8 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
             for action in trainer_parser(options)._actions
             if action.dest == preset.config_dest and action.option_strings
         ]
-        print(f"wrote {written}: pass it as {flags[0] if flags else '-'} {written}", file=stderr())
+        shown = one_line(str(written))
+        print(f"wrote {shown}: pass it as {flags[0] if flags else '-'} {shown}", file=stderr())
     return EXIT_OK
 
 
