@@ -2192,6 +2192,49 @@ class TestHostilePaths:
         assert err.isprintable() or err[:-1].isprintable()
         assert repr(name)[1:-1] in err
 
+    @pytest.mark.parametrize(
+        ("command", "spec"),
+        [
+            (["schema", "--preset", "slime", "-o", "{out}"], "{path}:get_parser"),
+            (["audit", "-o", "{out}", "--", "--x", "1"], "guarded_trainer:get_parser"),
+            (
+                ["show", "--preset", "slime", "--role-file", "-o", "{out}", "--", "--x", "1"],
+                "{path}:get_parser",
+            ),
+        ],
+        ids=["schema", "audit", "show-role-file"],
+    )
+    def test_the_parsers_module_is_never_replaced(
+        self,
+        command: list[str],
+        spec: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """'-o' naming the file --parser was imported from is refused (exit 2, nothing
+        written): before, 'schema --parser train.py:get_parser -o train.py' replaced the
+        trainer's code with the schema."""
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        monkeypatch.delitem(sys.modules, "guarded_trainer", raising=False)
+        source = (
+            "import argparse\n\n\ndef get_parser():\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--x', type=int)\n"
+            "    parser.add_argument('--megatron-config-path')\n    return parser\n"
+        )
+        path = tmp_path / "guarded_trainer.py"
+        path.write_text(source)
+        for out in (str(path), "guarded_trainer.py"):
+            parser = ["--parser", spec.format(path=path)]
+            args = [part.format(out=out) for part in command]
+            assert main([*args[:1], *parser, *args[1:]]) == 2
+            err = capsys.readouterr().err
+            assert "is the module of --parser" in err
+            assert "nothing was written" in err
+            assert path.read_text() == source
+        assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".py") == [path.name]
+
 
 class TestCommandEdges:
     """The command's edges: misplaced options, failures under --json, key selection."""

@@ -245,6 +245,21 @@ def _parser_if_any(options: argparse.Namespace) -> argparse.ArgumentParser | Non
         return None
 
 
+def imported_files(options: argparse.Namespace) -> dict[str, str]:
+    """The files --parser and --preset were imported from, each with what it is: a file
+    ``-o`` must never replace (``schema --parser train.py:get_parser -o train.py``)."""
+    found: dict[str, str] = {}
+    for option in ("parser", "preset"):
+        spec = getattr(options, option, None)
+        module_name = spec.rpartition(":")[0] if isinstance(spec, str) else ""
+        if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+            module_name = os.path.splitext(os.path.basename(module_name))[0]
+        path = getattr(sys.modules.get(module_name), "__file__", None)
+        if isinstance(path, str):
+            found[path] = f"the module of --{option} {spec}"
+    return found
+
+
 def _import_parser(spec: str) -> argparse.ArgumentParser:
     """The parser named by ``MODULE:ATTR`` (ATTR a parser, or a function returning one)."""
     return _parser_from(_imported(spec, "--parser"), spec)

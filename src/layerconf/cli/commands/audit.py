@@ -18,6 +18,7 @@ from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print
 from layerconf.cli.render import Paint, dump_json, heading, table, value_json, value_text
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
+from layerconf.cli.trainer import imported_files
 from layerconf.exceptions import one_line
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
         stdout().write(data.decode("ascii"))
         return EXIT_OK
     read = dict.fromkeys(record["files"], "a role file the record was made from")
+    read.update(imported_files(options))
     if options.key_file is not None:
         read[options.key_file] = "the --key-file"
     written = _write(options.output, data, read)

@@ -9,7 +9,7 @@ from layerconf.cli.errors import EXIT_OK, PROG, UsageError
 from layerconf.cli.render import json_text
 from layerconf.cli.scrub import stderr
 from layerconf.cli.streams import emit
-from layerconf.cli.trainer import preset_of, trainer_parser
+from layerconf.cli.trainer import imported_files, preset_of, trainer_parser
 from layerconf.exceptions import one_line
 
 
@@ -42,7 +42,12 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     schema = role_file_schema(parser, title=title, preset=preset)
     text = json_text(schema)  # as dump_json prints it, to stdout or the file alike
     written = emit(
-        text, options.output, what="the schema", example="roles.schema.json", prog=f"{PROG} schema"
+        text,
+        options.output,
+        what="the schema",
+        example="roles.schema.json",
+        prog=f"{PROG} schema",
+        read=imported_files(options),
     )
     if written is not None:
         print(f"wrote {one_line(str(written))}", file=stderr())

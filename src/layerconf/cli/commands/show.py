@@ -16,7 +16,13 @@ from layerconf.cli.render import Paint, dump_json, table, value_json, value_text
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
 from layerconf.cli.streams import emit
-from layerconf.cli.trainer import preset_of, role_option, selected, trainer_parser
+from layerconf.cli.trainer import (
+    imported_files,
+    preset_of,
+    role_option,
+    selected,
+    trainer_parser,
+)
 from layerconf.exceptions import one_line
 
 if TYPE_CHECKING:
@@ -88,7 +94,7 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     except ValueError as error:
         print_error(f"{prog}: error: {error}")
         return EXIT_PROBLEMS
-    read = dict.fromkeys(files_read(outcome.roles), "a role file")
+    read = dict.fromkeys(files_read(outcome.roles), "a role file") | imported_files(options)
     written = emit(
         text, options.output, what="the role file", example="roles.yaml", prog=prog, read=read
     )
