@@ -1054,6 +1054,15 @@ class TestPresetsAndSources:
             "int value: 'many' (write the value as you would after --batch-size)\n"
         )
 
+    @pytest.mark.parametrize("command", [["check"], ["show"], ["explain", "lr"], ["audit"]])
+    def test_an_empty_prefix(self, command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+        """--env-prefix '' (a shell variable that was not set) is a usage error; before, no
+        variable was read and the command passed as if the environment had been checked."""
+        assert main([*command, "--env-prefix", "", "--", "--rollout-batch-size", "8"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert "error: --env-prefix '' names no prefix" in captured.err
+
 
 class TestUsersParser:
     """--parser MODULE:ATTR: the user's own trainer parser, imported from the current directory."""

@@ -107,8 +107,13 @@ def parser_options(parser: argparse.ArgumentParser, *, sources: bool = True) -> 
 def sources_of(options: argparse.Namespace) -> list[Source]:
     """The sources besides the command line that --env-prefix asks for."""
     prefix: str | None = getattr(options, "env_prefix", None)
-    if not prefix:
+    if prefix is None:
         return []
+    if not prefix:  # `--env-prefix "$PREFIX"` with PREFIX unset: not "read nothing"
+        raise UsageError(
+            "--env-prefix '' names no prefix: every variable of the environment is not "
+            "configuration; give the trainer's prefix, such as SLIME_"
+        )
     from layerconf.sources import EnvSource
 
     return [EnvSource(prefix=prefix)]
