@@ -2150,6 +2150,31 @@ class TestHostilePaths:
         assert "train" not in sys.modules
 
     @pytest.mark.parametrize(
+        ("command", "argument"),
+        [
+            (["check", ""], "FILE"),
+            (["check", "ok.yaml", ""], "FILE"),
+            (["audit", "replay", ""], "RECORD"),
+            (["audit", "diff", "", "b.json"], "BEFORE"),
+            (["audit", "relaunch", ""], "RECORD"),
+            (["audit", "explain", "", "lr"], "RECORD"),
+            (["audit", "verify", "--key-file", "key", ""], "RECORD"),
+            (["audit", "verify", "--key-file", "", "r.json"], "--key-file"),
+            (["audit", "--key-file", "", "--", "--lr", "1"], "--key-file"),
+            (["schema", "-o", ""], "-o/--output"),
+        ],
+    )
+    def test_an_empty_path(
+        self, command: list[str], argument: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An empty path (a shell variable that was not set) is a usage error naming the
+        argument; before, check reported a 'role-config' file not found, the audit commands
+        read ./layerconf-audit.json, and '--key-file ' was 'file not found'."""
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"error: argument {argument}: the path is empty, so it names no file" in err
+
+    @pytest.mark.parametrize(
         "command", [["check"], ["audit", "replay"], ["audit", "diff", "other.json"]]
     )
     def test_a_file_whose_name_starts_with_a_dash(

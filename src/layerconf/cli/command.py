@@ -44,6 +44,16 @@ class CommandParser(argparse.ArgumentParser):
         return ""
 
 
+def a_path(text: str) -> str:
+    """The `type` of an argument that names a file: any text but the empty one, which argparse
+    refuses naming the argument (``-o ''``: a shell variable that was not set)."""
+    if not text:
+        raise argparse.ArgumentTypeError(
+            "the path is empty, so it names no file (was a shell variable not set?)"
+        )
+    return text
+
+
 def option_suggestion(word: str, options: Iterable[str]) -> str:
     """``; did you mean '--role-file'?`` for a misspelt option `word`, or ``""``. Names are
     compared without their dashes, and only a close one is named: ``--profile`` is not

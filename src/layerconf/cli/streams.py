@@ -22,7 +22,6 @@ __all__ = [
     "discard",
     "emit",
     "escaped",
-    "refuse_an_empty_path",
     "refuse_an_input",
     "standard_output",
     "write_file",
@@ -179,7 +178,6 @@ def write_file(
 
     from layerconf.cli.errors import UsageError
 
-    refuse_an_empty_path(output, what=what, example=example, prog=prog)
     path = Path(output)  # drops a trailing '/', which names a directory: never write a file
     if output.endswith(("/", os.sep)) and path.exists() and not path.is_dir():
         raise UsageError(
@@ -196,18 +194,6 @@ def write_file(
         )
     refuse_an_input(path, read, what=what, shown=output, prog=prog)
     return write_atomically(path.parent, path.name, data, what=what, shown=output, prog=prog)
-
-
-def refuse_an_empty_path(output: str, *, what: str, example: str, prog: str) -> None:
-    """A usage error for ``-o ''`` (a shell variable that was not set): no file is named."""
-    if not output:
-        from layerconf.cli.errors import UsageError
-
-        raise UsageError(
-            f"cannot write {what}: -o '' names no file (the path is empty); name a file such "
-            f"as {example}",
-            prog,
-        )
 
 
 def refuse_an_input(

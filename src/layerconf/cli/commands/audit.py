@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from layerconf.cli.command import Command, usage
+from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.commands.show import show_roles, shown_options
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
 from layerconf.cli.render import Paint, dump_json, heading, table, value_json, value_text
@@ -39,6 +39,7 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="PATH",
+        type=a_path,
         help="write the record to this file, atomically (a new path, or over a regular file: "
         "never a FIFO, a device, the key file or a role file the command read); a directory "
         f"(existing, or written with a trailing '/') "
@@ -78,11 +79,9 @@ def _write(output: str, data: bytes, read: dict[str, str]) -> Path:
     from pathlib import Path
 
     from layerconf.audits import AUDIT_FILE
-    from layerconf.cli.streams import refuse_an_empty_path, refuse_an_input, write_atomically
+    from layerconf.cli.streams import refuse_an_input, write_atomically
 
     prog = f"{PROG} audit"
-    example = f"record.json, or a directory to write {AUDIT_FILE} into"
-    refuse_an_empty_path(output, what="the audit record", example=example, prog=prog)
     if output.endswith(("/", os.sep)) or os.path.isdir(output):
         directory, name = Path(output), AUDIT_FILE
     else:
@@ -102,6 +101,7 @@ def _key_option(
     parser.add_argument(
         "--key-file",
         metavar="FILE",
+        type=a_path,
         required=required,
         help="sign the record with the key in FILE (HMAC-SHA256; the file's bytes, without one "
         "trailing newline)"
@@ -229,8 +229,10 @@ def _missing_record(path: str, error: FileNotFoundError) -> str:
 
 
 def _audit_diff_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("before", metavar="BEFORE", help="an audit record, or its directory")
-    parser.add_argument("after", metavar="AFTER", help="the record to compare it with")
+    parser.add_argument(
+        "before", metavar="BEFORE", type=a_path, help="an audit record, or its directory"
+    )
+    parser.add_argument("after", metavar="AFTER", type=a_path, help="the record to compare it with")
     parser.add_argument("--json", action="store_true", help="print a JSON list")
     _types_option(parser)
     _key_option(parser)
@@ -334,7 +336,9 @@ def _changes_table(
 
 
 def _audit_replay_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("record", metavar="RECORD", help="an audit record, or its directory")
+    parser.add_argument(
+        "record", metavar="RECORD", type=a_path, help="an audit record, or its directory"
+    )
     parser.add_argument(
         "--role", metavar="ROLE", help="only this role (default: every role of the record)"
     )
@@ -367,7 +371,11 @@ def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
 
 def _audit_verify_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "records", nargs="+", metavar="RECORD", help="an audit record, or its directory"
+        "records",
+        nargs="+",
+        metavar="RECORD",
+        type=a_path,
+        help="an audit record, or its directory",
     )
     _key_option(parser, required=True)
     parser.set_defaults(parser=None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from layerconf.cli.command import Command, usage
+from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.errors import EXIT_OK, PROG, UsageError
 from layerconf.cli.render import json_text
 from layerconf.cli.scrub import stderr
@@ -18,6 +18,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
+        type=a_path,
         help="write the schema to FILE, atomically (a new path, or over a regular file: never "
         "a directory, a FIFO or a device); '-' or none: print it",
     )

@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from layerconf.cli.command import Command, usage
+from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
 from layerconf.cli.render import Paint, dump_json, table, value_json, value_text, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
@@ -69,6 +69,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
+        type=a_path,
         help="with --role-file: write it to FILE, atomically, instead of printing it",
     )
 
