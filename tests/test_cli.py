@@ -2105,6 +2105,21 @@ class TestHostilePaths:
         out = capsys.readouterr().out
         assert f"{fifo}: error: is a pipe or FIFO that nothing was written to" in out
 
+    def test_a_parser_module_too_large_to_be_code(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--parser MODULE:ATTR whose file is 1 GB is refused before it is imported (before:
+        read whole, 1 GB of memory), as its PATH.py:ATTR form is."""
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        with (tmp_path / "huge_trainer.py").open("wb") as file:
+            file.truncate(1 << 30)  # sparse: no disk used
+        assert main(["explain", "--parser", "huge_trainer:p", "x", "--", "--x", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("layerconf explain: error: --parser: ")
+        assert "huge_trainer.py: is larger than 16,777,216 bytes" in err
+        assert "huge_trainer" not in sys.modules
+
     @pytest.mark.parametrize(
         ("made", "message"),
         [

@@ -293,6 +293,7 @@ def _imported(spec: str, option: str) -> Any:
 def _import_module(module_name: str, option: str) -> Any:
     """The module of ``MODULE:ATTR``: a ``.py`` path, or a name looked up as -m does."""
     import importlib
+    import importlib.util
 
     try:
         if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
@@ -300,6 +301,10 @@ def _import_module(module_name: str, option: str) -> Any:
         # As `python -m` would: the current directory first.
         if "" not in sys.path and os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
+        if module_name not in sys.modules:
+            found = importlib.util.find_spec(module_name)  # (imports its parent packages)
+            if found is not None and isinstance(found.origin, str) and found.origin.endswith(".py"):
+                _source(found.origin, option)  # a huge file refused before the import reads it
         return importlib.import_module(module_name)
     except UsageError:
         raise
@@ -365,14 +370,7 @@ def _import_file(path: str, option: str) -> Any:
 def _import_file_locked(path: str, option: str) -> Any:
     import importlib.util
 
-    from layerconf.sources.files import UnreadableFile, read_bounded
-
-    try:  # read as every input is: a device, a silent FIFO or a huge file refused at once
-        source = read_bounded(path, kind="Python file")
-    except UnreadableFile as error:
-        if error.missing:
-            raise UsageError(f"{option}: no such file: {path}") from None
-        raise UsageError(f"{option}: {path}: {error.message} ({error.hint})") from None
+    source = _source(path, option)
     name = os.path.splitext(os.path.basename(path))[0]
     imported = sys.modules.get(name)
     if imported is not None and getattr(imported, "__file__", None) == os.path.abspath(path):
@@ -397,6 +395,19 @@ def _import_file_locked(path: str, option: str) -> Any:
         del sys.modules[name]
         raise
     return module
+
+
+def _source(path: str, option: str) -> bytes:
+    """The bytes of the Python file at `path`, read as every input is: a directory, a device,
+    a silent FIFO or a file over 16 MiB is a `UsageError` saying what is there."""
+    from layerconf.sources.files import UnreadableFile, read_bounded
+
+    try:
+        return read_bounded(path, kind="Python file")
+    except UnreadableFile as error:
+        if error.missing:
+            raise UsageError(f"{option}: no such file: {path}") from None
+        raise UsageError(f"{option}: {path}: {error.message} ({error.hint})") from None
 
 
 def _other_module(name: str, path: str) -> bool:
