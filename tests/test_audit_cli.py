@@ -68,6 +68,22 @@ class TestRelaunch:
         assert main(["audit", "relaunch", str(tmp_path / "r.json")]) == 0
         assert shlex.split(capsys.readouterr().out) == argv
 
+    def test_a_secret_a_record_holds_is_not_printed(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A record edited (or written by another tool) to hold a secret in its command line
+        is relaunched with the placeholder there, as replay and explain show its values."""
+        argv = ["--rollout-batch-size", "8"]
+        record = audit(resolve_roles(PARSER, argv))
+        record["argv"] = [*argv, "--wandb-key", SECRET, f"--hf-token={SECRET}"]
+        (tmp_path / "r.json").write_text(json.dumps(record))
+        assert main(["audit", "relaunch", str(tmp_path / "r.json")]) == 0
+        out, err = capsys.readouterr()
+        assert SECRET not in out + err
+        assert shlex.split(out) == [*argv, "--wandb-key", "<redacted>", "--hf-token=<redacted>"]
+        assert "argv[3]: supply the secret of --wandb-key" in err
+        assert "argv[4]: supply the secret of --hf-token" in err
+
     def test_no_command_line(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A record of values without a command line says there is nothing to re-launch."""
         import argparse

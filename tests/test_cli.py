@@ -1054,6 +1054,15 @@ class TestPresetsAndSources:
             "int value: 'many' (write the value as you would after --batch-size)\n"
         )
 
+    @pytest.mark.parametrize("command", [["check"], ["show"], ["explain", "lr"], ["audit"]])
+    def test_an_empty_prefix(self, command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+        """--env-prefix '' (a shell variable that was not set) is a usage error; before, no
+        variable was read and the command passed as if the environment had been checked."""
+        assert main([*command, "--env-prefix", "", "--", "--rollout-batch-size", "8"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert "error: --env-prefix '' names no prefix" in captured.err
+
 
 class TestUsersParser:
     """--parser MODULE:ATTR: the user's own trainer parser, imported from the current directory."""
@@ -1712,6 +1721,28 @@ class TestSecrets:
             assert SECRET not in result.stdout + result.stderr
         assert SECRET not in (tmp_path / "layerconf-audit.json").read_text()
 
+    @pytest.mark.parametrize(
+        "misplaced",
+        [
+            ["--wandb-k", "sk-misplaced-1"],
+            ["--wandb-ke=sk-misplaced-1"],
+            ["-x", "--wandb-k=sk-misplaced-1"],
+        ],
+        ids=["abbreviated", "abbreviated-equals", "after-another"],
+    )
+    def test_a_trainers_secret_written_before_the_separator(
+        self, misplaced: list[str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A secret flag of the trainer's, abbreviated and written before '--' (with a '--'
+        after it), is a usage error that quotes it redacted, as without the '--'."""
+        for separator in (["--", "--rollout-batch-size", "8"], []):
+            code, out, err = outputs(capsys, "show", "--role", "critic", *misplaced, *separator)
+            assert code == 2
+            assert out == ""
+            assert "unrecognized arguments: " in err
+            assert "sk-misplaced-1" not in err
+            assert "<redacted>" in err
+
     def test_a_short_secret_in_a_token(
         self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
@@ -1819,6 +1850,14 @@ class TestToolErrors:
                 ["audit", "replay", "r.json", "--profile", "megatron-slime"],
                 "layerconf audit replay: error: unrecognized arguments: --profile",
             ),
+            (
+                ["audit", "diff", "--", "a.json", "b.json"],
+                "layerconf audit diff: error: audit diff takes no trainer command line: its arguments go without '--': layerconf audit diff a.json b.json",
+            ),
+            (
+                ["audit", "replay", "--role", "critic", "--", "r.json"],
+                "layerconf audit replay: error: audit replay takes no trainer command line: its arguments go without '--': layerconf audit replay --role critic r.json",
+            ),
         ],
         ids=[
             "explain-no-separator",
@@ -1838,6 +1877,8 @@ class TestToolErrors:
             "audit-diff-one-record",
             "audit-diff-argv",
             "audit-replay-profile",
+            "audit-diff-records-after-separator",
+            "audit-replay-record-after-separator",
         ],
     )
     def test_usage_errors(
@@ -2110,6 +2151,185 @@ class TestHostilePaths:
         out = capsys.readouterr().out
         assert f"{fifo}: error: is a pipe or FIFO that nothing was written to" in out
 
+    def test_a_parser_module_too_large_to_be_code(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--parser MODULE:ATTR whose file is 1 GB is refused before it is imported (before:
+        read whole, 1 GB of memory), as its PATH.py:ATTR form is."""
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        with (tmp_path / "huge_trainer.py").open("wb") as file:
+            file.truncate(1 << 30)  # sparse: no disk used
+        assert main(["explain", "--parser", "huge_trainer:p", "x", "--", "--x", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("layerconf explain: error: --parser: ")
+        assert "huge_trainer.py: is larger than 16,777,216 bytes" in err
+        assert "huge_trainer" not in sys.modules
+
+    @pytest.mark.parametrize(
+        ("made", "message"),
+        [
+            ("directory", "is a directory, not a file (give the path of the Python file itself)"),
+            ("device", "is a character device, not a file"),
+            ("loop", "cannot be read: Too many levels of symbolic links"),
+            ("huge", "is larger than 16,777,216 bytes"),
+            ("fifo", "is a pipe or FIFO that nothing was written to (or finished) within"),
+        ],
+    )
+    def test_a_parser_path_that_is_no_python_file(
+        self,
+        made: str,
+        message: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """--parser PATH:ATTR naming no Python file says what is there, at once, in bounded
+        memory (before: 'no such file' for a path that exists, and a 1 GB file read whole)."""
+        import layerconf.sources.files as files_module
+
+        monkeypatch.setattr(files_module, "PIPE_WAIT", 0.2)
+        path = tmp_path / "train.py"
+        if made == "directory":
+            path.mkdir()
+        elif made == "device":
+            path = Path(os.devnull)
+        elif made == "loop":
+            path.symlink_to(path)
+        elif made == "huge":
+            with path.open("wb") as file:
+                file.truncate(1 << 30)  # sparse: no disk used
+        else:
+            if not hasattr(os, "mkfifo"):
+                pytest.skip("needs FIFOs")
+            os.mkfifo(path)
+        assert main(["explain", "--parser", f"{path}:get_parser", "x", "--", "--x", "1"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith(f"layerconf explain: error: --parser: {path}: {message}")
+        assert captured.err.count("\n") == 1
+        assert "train" not in sys.modules
+
+    @pytest.mark.parametrize(
+        ("command", "argument"),
+        [
+            (["check", ""], "FILE"),
+            (["check", "ok.yaml", ""], "FILE"),
+            (["audit", "replay", ""], "RECORD"),
+            (["audit", "diff", "", "b.json"], "BEFORE"),
+            (["audit", "relaunch", ""], "RECORD"),
+            (["audit", "explain", "", "lr"], "RECORD"),
+            (["audit", "verify", "--key-file", "key", ""], "RECORD"),
+            (["audit", "verify", "--key-file", "", "r.json"], "--key-file"),
+            (["audit", "--key-file", "", "--", "--lr", "1"], "--key-file"),
+            (["schema", "-o", ""], "-o/--output"),
+        ],
+    )
+    def test_an_empty_path(
+        self, command: list[str], argument: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An empty path (a shell variable that was not set) is a usage error naming the
+        argument; before, check reported a 'role-config' file not found, the audit commands
+        read ./layerconf-audit.json, and '--key-file ' was 'file not found'."""
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"error: argument {argument}: the path is empty, so it names no file" in err
+
+    @pytest.mark.parametrize(
+        "command", [["check"], ["audit", "replay"], ["audit", "diff", "other.json"]]
+    )
+    def test_a_file_whose_name_starts_with_a_dash(
+        self,
+        command: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A file named '-x.yaml' is read by argparse as an option: the usage error says that
+        it is a file and how to write it, instead of calling it the trainer's command line
+        or a missing argument."""
+        monkeypatch.chdir(tmp_path)
+        Path("-x.yaml").write_text("megatron: []\n")
+        assert main([*command, "-x.yaml"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert (
+            "-x.yaml is a file: write ./-x.yaml (a name that starts with '-' is read as an option)"
+            in err
+        )
+        assert main([*command, "./-x.yaml"]) != 2
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            ["audit", "-o", "{}", "--", "--rollout-batch-size", "1"],
+            ["schema", "-o", "{}"],
+            ["show", "--role-file", "-o", "{}", "--", "--rollout-batch-size", "1"],
+            ["schema", "-o", "{}/"],  # refused: a usage error that quotes the path
+        ],
+        ids=["audit", "schema", "show-role-file", "usage-error"],
+    )
+    @pytest.mark.parametrize("name", ["a\nb.json", "clear\x1b[2J.json", "rtl\u202e.json"])
+    def test_an_output_path_reaches_stderr_escaped(
+        self,
+        command: list[str],
+        name: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """'wrote PATH' and a usage error quoting PATH are one line, the path's control
+        characters escaped (as every other message shows a path): none reaches the terminal."""
+        monkeypatch.chdir(tmp_path)
+        main([part.replace("{}", name) for part in command])
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert err.isprintable() or err[:-1].isprintable()
+        assert repr(name)[1:-1] in err
+
+    @pytest.mark.parametrize(
+        ("command", "spec"),
+        [
+            (["schema", "--preset", "slime", "-o", "{out}"], "{path}:get_parser"),
+            (["audit", "-o", "{out}", "--", "--x", "1"], "guarded_trainer:get_parser"),
+            (
+                ["show", "--preset", "slime", "--role-file", "-o", "{out}", "--", "--x", "1"],
+                "{path}:get_parser",
+            ),
+        ],
+        ids=["schema", "audit", "show-role-file"],
+    )
+    def test_the_parsers_module_is_never_replaced(
+        self,
+        command: list[str],
+        spec: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """'-o' naming the file --parser was imported from is refused (exit 2, nothing
+        written): before, 'schema --parser train.py:get_parser -o train.py' replaced the
+        trainer's code with the schema."""
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        monkeypatch.delitem(sys.modules, "guarded_trainer", raising=False)
+        source = (
+            "import argparse\n\n\ndef get_parser():\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--x', type=int)\n"
+            "    parser.add_argument('--megatron-config-path')\n    return parser\n"
+        )
+        path = tmp_path / "guarded_trainer.py"
+        path.write_text(source)
+        for out in (str(path), "guarded_trainer.py"):
+            parser = ["--parser", spec.format(path=path)]
+            args = [part.format(out=out) for part in command]
+            assert main([*args[:1], *parser, *args[1:]]) == 2
+            err = capsys.readouterr().err
+            assert "is the module of --parser" in err
+            assert "nothing was written" in err
+            assert path.read_text() == source
+        assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".py") == [path.name]
+
 
 class TestCommandEdges:
     """The command's edges: misplaced options, failures under --json, key selection."""
@@ -2166,6 +2386,23 @@ class TestCommandEdges:
         assert main(["explain", "lr_decay*", "--role", "actor", "--json", "--", *self.ARGV]) == 0
         keys = [entry["key"] for entry in json.loads(capsys.readouterr().out)]
         assert keys == ["lr_decay_iters", "lr_decay_samples", "lr_decay_style"]
+
+    @pytest.mark.parametrize("key", ["[" * 50_000 + "x", "l" * 100_000], ids=["glob", "plain"])
+    def test_an_enormous_key_is_answered_at_once(
+        self, key: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A KEY of 100,000 characters costs no more than a short one (fnmatch translates
+        '[[[...' in quadratic time: 50,000 of them took minutes), and is quoted shortened."""
+        import time
+
+        started = time.monotonic()
+        assert main(["explain", key, "lr", "--role", "actor", "--", *self.ARGV]) == 1
+        assert time.monotonic() - started < 5
+        captured = capsys.readouterr()
+        assert captured.out.startswith("lr (actor) = 2e-06")
+        assert captured.err.startswith(f"layerconf explain: error: unknown key '{key[:20]}")
+        assert "longer than any key" in captured.err
+        assert len(captured.err) < 500
 
     def test_one_unknown_key_does_not_stop_the_others(
         self, capsys: pytest.CaptureFixture[str]

@@ -125,6 +125,18 @@ class TestOutputErrors:
             "layerconf: error: cannot write the output: No space left on device\n"
         )
 
+    @pytest.mark.parametrize("args", [["--help"], ["show", "--help"], ["audit", "diff", "-h"]])
+    def test_help_on_a_full_disk(self, script: list[str], args: list[str]) -> None:
+        """Help that cannot be written is status 74 too (argparse swallows a failed write of
+        its help: the stream remembers the failure and reports it when flushed)."""
+        with open("/dev/full", "wb") as full:
+            process = start(script, *args, stdout=full)
+            _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 74
+        assert stderr.decode() == (
+            "layerconf: error: cannot write the output: No space left on device\n"
+        )
+
     def test_closed_stdout(self, script: list[str]) -> None:
         """`>&-`: the reason on stderr, status 74."""
         process = start(

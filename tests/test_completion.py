@@ -318,6 +318,12 @@ class TestCandidates:
         options = [o for a in load_profile()._actions for o in a.option_strings]
         assert candidates(["show", "--", "-"]) == list(dict.fromkeys(options))
 
+    @pytest.mark.parametrize("typed", [[""], ["runs/001", ""], ["runs/001", "l"]])
+    def test_audit_explain(self, typed: list[str]) -> None:
+        """audit explain's RECORD and KEY are no parser's: nothing offered (the shell completes
+        file names); before, a traceback (the command takes no --profile)."""
+        assert candidates(["audit", "explain", *typed]) == []
+
     def test_preset_roles(self, trainer: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """--role takes the roles of the preset on the line: plain has one."""
         monkeypatch.chdir(trainer)

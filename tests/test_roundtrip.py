@@ -314,6 +314,68 @@ class TestShowRoleFileCommand:
         )
         assert list(tmp_path.iterdir()) == []
 
+    @pytest.mark.parametrize("through", ["the path", "a link"])
+    def test_the_role_file_read_is_never_replaced(
+        self, through: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """'-o' naming the role file the command read (or a link to it) is refused, as
+        'audit -o' refuses it: the written file would drop its comments, its entries' names
+        and the keys that rules set or ignored. Nothing is written."""
+        from layerconf.cli import main
+
+        source = tmp_path / "roles.yaml"
+        source.write_text(
+            "# the team's notes\nmegatron:\n- name: tuned\n  role: critic\n  overrides:\n"
+            "    lr: 1e-5\n    num_nodes: 2\n"
+        )
+        (tmp_path / "link.yaml").symlink_to(source)
+        before = source.read_bytes()
+        output = source if through == "the path" else tmp_path / "link.yaml"
+        argv = [*BASE, "--megatron-config-path", str(source)]
+        assert main(["show", "--role-file", "-o", str(output), "--", *argv]) == 2
+        err = capsys.readouterr().err
+        assert (
+            f"cannot write the role file: {output} is a role file ({source}), which this command read"
+            in err
+        )
+        assert "nothing was written" in err
+        assert source.read_bytes() == before
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["link.yaml", "roles.yaml"]
+
+    @pytest.mark.parametrize("command", [["show", "--role-file"], ["audit"]])
+    def test_an_empty_path_is_named_as_one(
+        self,
+        command: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """'-o ""' (a variable that was not set) says the path is empty; before, it said that
+        '' or '.' is a directory, which does not tell what went wrong."""
+        from layerconf.cli import main
+
+        monkeypatch.chdir(tmp_path)
+        assert main([*command, "-o", "", "--", *BASE]) == 2
+        err = capsys.readouterr().err
+        assert "error: argument -o/--output: the path is empty, so it names no file" in err
+        assert list(tmp_path.iterdir()) == []
+
+    def test_a_file_with_a_slash_after_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """'-o notes.txt/' where notes.txt is a file: not called a directory."""
+        from layerconf.cli import main
+
+        monkeypatch.chdir(tmp_path)
+        Path("notes.txt").write_text("mine\n")
+        assert main(["show", "--role-file", "-o", "notes.txt/", "--", *BASE]) == 2
+        err = capsys.readouterr().err
+        assert (
+            "cannot write the role file: notes.txt/ ends with '/', which names a directory, " in err
+        )
+        assert "notes.txt is a file" in err
+        assert Path("notes.txt").read_text() == "mine\n"
+
     def test_the_bundled_example(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -30,7 +30,12 @@ from layerconf.cli.errors import (
 )
 from layerconf.cli.scrub import scrubbing, stderr, stdout
 from layerconf.cli.streams import OutputError, discard, standard_error, standard_output
-from layerconf.cli.trainer import check_options, check_trainer_argv, missing_separator
+from layerconf.cli.trainer import (
+    check_options,
+    check_trainer_argv,
+    learn_misplaced_secrets,
+    missing_separator,
+)
 
 __all__ = ["main"]
 
@@ -126,7 +131,23 @@ def _main(arguments: list[str]) -> int:
     except SystemExit as stop:  # --help
         return int(stop.code or 0)
     except UsageError as error:
+        dashed = _dashed_file(parser, rest)
+        if dashed is not None:
+            raise UsageError(
+                f"{dashed} is a file: write ./{dashed} (a name that starts with '-' is read as "
+                "an option)",
+                prog,
+            ) from None
+        if separated and not command.takes_argv and trainer:  # `audit diff -- a.json b.json`
+            import shlex
+
+            raise UsageError(
+                f"{command.name} takes no trainer command line: its arguments go without "
+                f"'--': {prog} {shlex.join([*rest, *trainer])}",
+                prog,
+            ) from None
         if separated or not command.takes_argv:
+            learn_misplaced_secrets(parser, rest)
             raise
         raise missing_separator(parser, rest, error) from None
     if command.takes_argv and not separated and not command.argv_optional:
@@ -149,6 +170,18 @@ def _main(arguments: list[str]) -> int:
         if error.prog == PROG:  # (raised where the command's name is not known)
             error.prog = prog
         raise
+
+
+def _dashed_file(parser: argparse.ArgumentParser, tokens: list[str]) -> str | None:
+    """The first of `tokens` that argparse reads as an option but that names a file (a role
+    file or record called ``-x.yaml``), or None."""
+    import os
+
+    known = parser._option_string_actions
+    return next(
+        (t for t in tokens if t[:1] == "-" and t not in known and t != "-" and os.path.lexists(t)),
+        None,
+    )
 
 
 def _top_help(commands: Mapping[str, Command], *, asked: bool) -> int:

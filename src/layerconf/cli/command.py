@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable
-from typing import NamedTuple, NoReturn
+from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 from layerconf.cli.errors import PROG, UsageError
 from layerconf.cli.trainer import PARSER_USAGE, PRESET_USAGE, SOURCES_USAGE, parser_options
 from layerconf.core._unmeasured import UnmeasuredFormatter
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 _UNRECOGNIZED = "unrecognized arguments: "
 
@@ -23,6 +26,13 @@ class CommandParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message + self._option_suggestion(message), self.prog, help_hint=True)
 
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+        """The help on the running command's stdout, not the process's (argparse's default),
+        whose write errors argparse swallows: `Output` keeps them, so a lost help is exit 74."""
+        from layerconf.cli.scrub import stdout
+
+        super().print_help(stdout() if file is None else file)
+
     def _option_suggestion(self, message: str) -> str:
         """``; did you mean '--role-file'?`` for the first option of an "unrecognized
         arguments" message (``--rolefile``), or ``""``."""
@@ -32,6 +42,16 @@ class CommandParser(argparse.ArgumentParser):
             if token.startswith("-"):
                 return option_suggestion(token.split("=", 1)[0], self._option_string_actions)
         return ""
+
+
+def a_path(text: str) -> str:
+    """The `type` of an argument that names a file: any text but the empty one, which argparse
+    refuses naming the argument (``-o ''``: a shell variable that was not set)."""
+    if not text:
+        raise argparse.ArgumentTypeError(
+            "the path is empty, so it names no file (was a shell variable not set?)"
+        )
+    return text
 
 
 def option_suggestion(word: str, options: Iterable[str]) -> str:

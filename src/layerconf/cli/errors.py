@@ -8,6 +8,7 @@ wanting to stop the process, which the resolution turns into a problem of the co
 from __future__ import annotations
 
 from layerconf.cli.scrub import stderr
+from layerconf.exceptions import one_line
 
 PROG = "layerconf"
 
@@ -30,8 +31,8 @@ class UsageError(Exception):
         self.prog = prog
         self.help_hint = help_hint
 
-    def __str__(self) -> str:
-        text = f"{self.prog}: error: {self.message}"
+    def __str__(self) -> str:  # one line, whatever a path or token it quotes holds
+        text = f"{self.prog}: error: {one_line(self.message)}"
         if self.help_hint:
             text += f" (see '{self.prog} --help')"
         return text

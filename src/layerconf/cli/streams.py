@@ -13,9 +13,19 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
-__all__ = ["Output", "OutputError", "discard", "emit", "escaped", "standard_output", "write_file"]
+__all__ = [
+    "Output",
+    "OutputError",
+    "discard",
+    "emit",
+    "escaped",
+    "refuse_an_input",
+    "standard_output",
+    "write_file",
+]
 
 
 def standard_output() -> Output | None:
@@ -57,6 +67,9 @@ class Output:
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.reader_gone = False
+        #: The first write error, kept: whoever wrote may swallow it (argparse's help does),
+        #: and `flush` raises it again.
+        self.failed: OutputError | None = None
 
     def write(self, text: str) -> int:
         try:
@@ -67,6 +80,7 @@ class Output:
         except BrokenPipeError:
             self._reader_gone()
         except OSError as error:
+            self.failed = self.failed or OutputError(error.errno, error.strerror)
             raise OutputError(error.errno, error.strerror) from error
         return len(text)
 
@@ -77,6 +91,8 @@ class Output:
             self._reader_gone()
         except OSError as error:
             raise OutputError(error.errno, error.strerror) from error
+        if self.failed is not None:
+            raise OutputError(self.failed.errno, self.failed.strerror)
 
     def _reader_gone(self) -> None:
         if not self.reader_gone:
@@ -125,7 +141,15 @@ def discard(stream: TextIO) -> None:
         pass  # not a descriptor (a StringIO): nothing buffered outlives the command
 
 
-def emit(text: str, output: str | None, *, what: str, example: str, prog: str) -> Path | None:
+def emit(
+    text: str,
+    output: str | None,
+    *,
+    what: str,
+    example: str,
+    prog: str,
+    read: Mapping[str, str] | None = None,
+) -> Path | None:
     """`text` on the command's stdout when `output` is None or ``-``, else written to that file
     (`write_file`): the path written, or None."""
     if output in (None, "-"):
@@ -133,18 +157,34 @@ def emit(text: str, output: str | None, *, what: str, example: str, prog: str) -
 
         stdout().write(text)
         return None
-    return write_file(output, text.encode("utf-8"), what=what, example=example, prog=prog)
+    data = text.encode("utf-8")
+    return write_file(output, data, what=what, example=example, prog=prog, read=read)
 
 
-def write_file(output: str, data: bytes, *, what: str, example: str, prog: str) -> Path:
+def write_file(
+    output: str,
+    data: bytes,
+    *,
+    what: str,
+    example: str,
+    prog: str,
+    read: Mapping[str, str] | None = None,
+) -> Path:
     """Write `data` (`what`: ``"the schema"``) to the file ``-o`` `output` names, atomically,
     as audit records are; a path that cannot be written is a usage error naming it and why, and
-    nothing is written (`example` is a file name to suggest)."""
+    nothing is written (`example` is a file name to suggest). So is a path that names one of
+    the files the command `read` (`refuse_an_input`)."""
     from pathlib import Path
 
     from layerconf.cli.errors import UsageError
 
     path = Path(output)  # drops a trailing '/', which names a directory: never write a file
+    if output.endswith(("/", os.sep)) and path.exists() and not path.is_dir():
+        raise UsageError(
+            f"cannot write {what}: {output} ends with '/', which names a directory, and {path} "
+            f"is a file: name a file such as {example}",
+            prog,
+        )
     kind = "a directory" if output.endswith(("/", os.sep)) else _not_a_file(path)
     if kind is not None:
         raise UsageError(
@@ -152,7 +192,35 @@ def write_file(output: str, data: bytes, *, what: str, example: str, prog: str) 
             f"new path or over a regular file (name a file such as {example})",
             prog,
         )
+    refuse_an_input(path, read, what=what, shown=output, prog=prog)
     return write_atomically(path.parent, path.name, data, what=what, shown=output, prog=prog)
+
+
+def refuse_an_input(
+    target: Path, read: Mapping[str, str] | None, *, what: str, shown: str, prog: str
+) -> None:
+    """A usage error if `target` is one of the files the command `read` (path: what it is,
+    ``"a role file this command read"``), or a link to one: `what` written over it would
+    destroy it."""
+    if not read:
+        return
+    try:
+        there = os.stat(target)
+    except OSError:
+        return  # nothing there yet (or write_atomic says why it cannot be written)
+    for path, kind in read.items():
+        try:
+            same = os.path.samestat(there, os.stat(path))
+        except OSError:
+            continue
+        if same:
+            from layerconf.cli.errors import UsageError
+
+            raise UsageError(
+                f"cannot write {what}: {shown} is {kind} ({path}), which this command read: "
+                f"{what} would replace it; name another path (nothing was written)",
+                prog,
+            )
 
 
 def write_atomically(

@@ -107,8 +107,13 @@ def parser_options(parser: argparse.ArgumentParser, *, sources: bool = True) -> 
 def sources_of(options: argparse.Namespace) -> list[Source]:
     """The sources besides the command line that --env-prefix asks for."""
     prefix: str | None = getattr(options, "env_prefix", None)
-    if not prefix:
+    if prefix is None:
         return []
+    if not prefix:  # `--env-prefix "$PREFIX"` with PREFIX unset: not "read nothing"
+        raise UsageError(
+            "--env-prefix '' names no prefix: every variable of the environment is not "
+            "configuration; give the trainer's prefix, such as SLIME_"
+        )
     from layerconf.sources import EnvSource
 
     return [EnvSource(prefix=prefix)]
@@ -219,6 +224,21 @@ def missing_separator(
     )
 
 
+def learn_misplaced_secrets(own: argparse.ArgumentParser, rest: list[str]) -> None:
+    """Teach the running command's scrubber the secrets of `rest`, the tokens before ``--``,
+    as the trainer's parser reads them: the usage error about them quotes them, and an
+    abbreviation (``--wandb-k S``) is a secret's flag only to that parser."""
+    from layerconf.cli.scrub import learn_argv_secrets
+
+    try:
+        options, _ = own.parse_known_intermixed_args(rest)
+    except UsageError:
+        return
+    parser = _parser_if_any(options)
+    if parser is not None:
+        learn_argv_secrets(rest, parser)
+
+
 def _parser_if_any(options: argparse.Namespace) -> argparse.ArgumentParser | None:
     """The trainer's parser the command's options name, or None (none named, or it cannot be
     had: that is the command's own error to give, not a message's about where tokens go)."""
@@ -228,6 +248,21 @@ def _parser_if_any(options: argparse.Namespace) -> argparse.ArgumentParser | Non
         return trainer_parser(options)
     except UsageError:
         return None
+
+
+def imported_files(options: argparse.Namespace) -> dict[str, str]:
+    """The files --parser and --preset were imported from, each with what it is: a file
+    ``-o`` must never replace (``schema --parser train.py:get_parser -o train.py``)."""
+    found: dict[str, str] = {}
+    for option in ("parser", "preset"):
+        spec = getattr(options, option, None)
+        module_name = spec.rpartition(":")[0] if isinstance(spec, str) else ""
+        if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+            module_name = os.path.splitext(os.path.basename(module_name))[0]
+        path = getattr(sys.modules.get(module_name), "__file__", None)
+        if isinstance(path, str):
+            found[path] = f"the module of --{option} {spec}"
+    return found
 
 
 def _import_parser(spec: str) -> argparse.ArgumentParser:
@@ -258,6 +293,7 @@ def _imported(spec: str, option: str) -> Any:
 def _import_module(module_name: str, option: str) -> Any:
     """The module of ``MODULE:ATTR``: a ``.py`` path, or a name looked up as -m does."""
     import importlib
+    import importlib.util
 
     try:
         if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
@@ -265,6 +301,10 @@ def _import_module(module_name: str, option: str) -> Any:
         # As `python -m` would: the current directory first.
         if "" not in sys.path and os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
+        if module_name not in sys.modules:
+            found = importlib.util.find_spec(module_name)  # (imports its parent packages)
+            if found is not None and isinstance(found.origin, str) and found.origin.endswith(".py"):
+                _source(found.origin, option)  # a huge file refused before the import reads it
         return importlib.import_module(module_name)
     except UsageError:
         raise
@@ -330,8 +370,7 @@ def _import_file(path: str, option: str) -> Any:
 def _import_file_locked(path: str, option: str) -> Any:
     import importlib.util
 
-    if not os.path.isfile(path):
-        raise UsageError(f"{option}: no such file: {path}")
+    source = _source(path, option)
     name = os.path.splitext(os.path.basename(path))[0]
     imported = sys.modules.get(name)
     if imported is not None and getattr(imported, "__file__", None) == os.path.abspath(path):
@@ -347,14 +386,28 @@ def _import_file_locked(path: str, option: str) -> Any:
     found = importlib.util.spec_from_file_location(name, path)
     if found is None or found.loader is None:
         raise UsageError(f"{option}: cannot import {path} as a Python module")
+    code = compile(source, path, "exec", dont_inherit=True)  # the bytes read, not read again
     module = importlib.util.module_from_spec(found)
     sys.modules[name] = module  # under its own name: records name its enums by that module
     try:
-        found.loader.exec_module(module)
+        exec(code, module.__dict__)
     except BaseException:
         del sys.modules[name]
         raise
     return module
+
+
+def _source(path: str, option: str) -> bytes:
+    """The bytes of the Python file at `path`, read as every input is: a directory, a device,
+    a silent FIFO or a file over 16 MiB is a `UsageError` saying what is there."""
+    from layerconf.sources.files import UnreadableFile, read_bounded
+
+    try:
+        return read_bounded(path, kind="Python file")
+    except UnreadableFile as error:
+        if error.missing:
+            raise UsageError(f"{option}: no such file: {path}") from None
+        raise UsageError(f"{option}: {path}: {error.message} ({error.hint})") from None
 
 
 def _other_module(name: str, path: str) -> bool:

@@ -12,12 +12,14 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from layerconf.cli.command import Command, usage
+from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.commands.show import show_roles, shown_options
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
 from layerconf.cli.render import Paint, dump_json, heading, table, value_json, value_text
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
+from layerconf.cli.trainer import imported_files
+from layerconf.exceptions import one_line
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,6 +39,7 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="PATH",
+        type=a_path,
         help="write the record to this file, atomically (a new path, or over a regular file: "
         "never a FIFO, a device, the key file or a role file the command read); a directory "
         f"(existing, or written with a trailing '/') "
@@ -62,10 +65,11 @@ def _run_audit(options: argparse.Namespace, argv: list[str]) -> int:
         stdout().write(data.decode("ascii"))
         return EXIT_OK
     read = dict.fromkeys(record["files"], "a role file the record was made from")
+    read.update(imported_files(options))
     if options.key_file is not None:
         read[options.key_file] = "the --key-file"
     written = _write(options.output, data, read)
-    print(f"wrote {written} (fingerprint {record['fingerprint']})", file=stderr())
+    print(f"wrote {one_line(str(written))} (fingerprint {record['fingerprint']})", file=stderr())
     return EXIT_OK
 
 
@@ -75,37 +79,15 @@ def _write(output: str, data: bytes, read: dict[str, str]) -> Path:
     from pathlib import Path
 
     from layerconf.audits import AUDIT_FILE
-    from layerconf.cli.streams import write_atomically
+    from layerconf.cli.streams import refuse_an_input, write_atomically
 
+    prog = f"{PROG} audit"
     if output.endswith(("/", os.sep)) or os.path.isdir(output):
         directory, name = Path(output), AUDIT_FILE
     else:
         directory, name = Path(output).parent, Path(output).name
-    _refuse_an_input(directory / name, read, output)
-    return write_atomically(
-        directory, name, data, what="the audit record", shown=output, prog=f"{PROG} audit"
-    )
-
-
-def _refuse_an_input(target: Path, read: dict[str, str], shown: str) -> None:
-    """A usage error if `target` is one of the files the command `read` (the key, a role
-    file; a link to one too): the record written over it would destroy it."""
-    try:
-        there = os.stat(target)
-    except OSError:
-        return  # nothing there yet (or write_atomic says why it cannot be written)
-    for path, what in read.items():
-        try:
-            same = os.path.samestat(there, os.stat(path))
-        except OSError:
-            continue
-        if same:
-            raise UsageError(
-                f"cannot write the audit record: {shown} is {what} ({path}), which this "
-                "command read: the record would replace it; name another path (nothing was "
-                "written)",
-                f"{PROG} audit",
-            )
+    refuse_an_input(directory / name, read, what="the audit record", shown=output, prog=prog)
+    return write_atomically(directory, name, data, what="the audit record", shown=output, prog=prog)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,6 +101,7 @@ def _key_option(
     parser.add_argument(
         "--key-file",
         metavar="FILE",
+        type=a_path,
         required=required,
         help="sign the record with the key in FILE (HMAC-SHA256; the file's bytes, without one "
         "trailing newline)"
@@ -186,11 +169,10 @@ def read_record(
         return record, roles
     if options.role not in roles:
         from layerconf.core.suggest import suggestion
-        from layerconf.exceptions import one_line
 
         raise UsageError(
             f"unknown role {options.role!r}{suggestion(options.role, roles)} (roles of "
-            f"{record.path}: {one_line(', '.join(roles))})",
+            f"{record.path}: {', '.join(roles)})",  # (one line: UsageError)
             prog,
         )
     return record, (options.role,)
@@ -204,7 +186,7 @@ def _read_records(
     Each unreadable record is one error line on stderr, naming the file and what is wrong.
     """
     from layerconf.audits import load_audit
-    from layerconf.exceptions import AuditError, one_line
+    from layerconf.exceptions import AuditError
 
     types = _trusted_enums(options)
     key = _key(options, prog)
@@ -247,8 +229,10 @@ def _missing_record(path: str, error: FileNotFoundError) -> str:
 
 
 def _audit_diff_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("before", metavar="BEFORE", help="an audit record, or its directory")
-    parser.add_argument("after", metavar="AFTER", help="the record to compare it with")
+    parser.add_argument(
+        "before", metavar="BEFORE", type=a_path, help="an audit record, or its directory"
+    )
+    parser.add_argument("after", metavar="AFTER", type=a_path, help="the record to compare it with")
     parser.add_argument("--json", action="store_true", help="print a JSON list")
     _types_option(parser)
     _key_option(parser)
@@ -352,7 +336,9 @@ def _changes_table(
 
 
 def _audit_replay_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("record", metavar="RECORD", help="an audit record, or its directory")
+    parser.add_argument(
+        "record", metavar="RECORD", type=a_path, help="an audit record, or its directory"
+    )
     parser.add_argument(
         "--role", metavar="ROLE", help="only this role (default: every role of the record)"
     )
@@ -385,7 +371,11 @@ def _run_audit_replay(options: argparse.Namespace, argv: list[str]) -> int:
 
 def _audit_verify_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "records", nargs="+", metavar="RECORD", help="an audit record, or its directory"
+        "records",
+        nargs="+",
+        metavar="RECORD",
+        type=a_path,
+        help="an audit record, or its directory",
     )
     _key_option(parser, required=True)
     parser.set_defaults(parser=None)

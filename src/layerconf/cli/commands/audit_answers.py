@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from layerconf.cli.command import Command, usage
+from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.commands.audit import _key_option, _types_option, read_record
 from layerconf.cli.commands.explain import explain_keys, print_explained
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, print_error
@@ -18,7 +18,9 @@ from layerconf.cli.scrub import stderr, stdout
 
 
 def _record_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("record", metavar="RECORD", help="an audit record, or its directory")
+    parser.add_argument(
+        "record", metavar="RECORD", type=a_path, help="an audit record, or its directory"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,6 +64,10 @@ def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
             "resolved from values, not parsed): there is nothing to re-launch"
         )
         return EXIT_PROBLEMS
+    from layerconf.core.secrets import redact_argv
+
+    # A record never holds a secret's value, but an edited or foreign one may: redacted too.
+    recorded = tuple(redact_argv(recorded)[0])
     print(" ".join(map(shell_word, recorded)), file=stdout())
     for index, flag in redacted_flags(recorded):
         print(

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from layerconf.cli.command import Command, usage
+from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError
 from layerconf.cli.render import Paint, dump_json, problem_line, utf8_text
 from layerconf.cli.resolving import Outcome, counts, problems_json, resolve, resolve_files
@@ -39,6 +39,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "files",
         nargs="*",
         metavar="FILE",
+        type=a_path,
         help="role files to check on their own, against the parser's defaults",
     )
     parser.add_argument("--strict", action="store_true", help="fail on warnings too")

@@ -275,7 +275,8 @@ def _positional_words(parser: argparse.ArgumentParser, options: argparse.Namespa
         if action.option_strings:
             continue
         if action.metavar == "KEY":
-            return _trainer_dests(options)
+            # audit explain's keys are a record's, not a parser's: the shell completes files
+            return _trainer_dests(options) if hasattr(options, "profile") else []
         if action.choices is not None:
             return [_typed(choice) for choice in action.choices]
     return []

@@ -68,6 +68,10 @@ def print_explained(
     return EXIT_PROBLEMS if unknown else EXIT_OK
 
 
+#: The longest KEY looked up or matched: far beyond any dest or dotted path.
+MAX_KEY = 1_000
+
+
 def explain_keys(
     roles: Sequence[str],
     known: Sequence[str],
@@ -83,9 +87,17 @@ def explain_keys(
     """
     import fnmatch
 
+    from layerconf.core.values import shorten
+
     settings: list[Setting] = []
     unknown: list[str] = []
     for pattern in keys:
+        if len(pattern) > MAX_KEY:  # (fnmatch translates '[[[...' in quadratic time)
+            unknown.append(
+                f"unknown key {shorten(pattern, 60)!r}: longer than any key (a KEY has at "
+                f"most {MAX_KEY:,} characters)"
+            )
+            continue
         if any(char in pattern for char in "*?["):
             matched = [key for key in known if fnmatch.fnmatch(key.lower(), pattern.lower())]
             if not matched:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from layerconf.cli.command import Command, usage
+from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.errors import EXIT_OK, PROG, UsageError
 from layerconf.cli.render import json_text
 from layerconf.cli.scrub import stderr
 from layerconf.cli.streams import emit
-from layerconf.cli.trainer import preset_of, trainer_parser
+from layerconf.cli.trainer import imported_files, preset_of, trainer_parser
+from layerconf.exceptions import one_line
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -17,6 +18,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
+        type=a_path,
         help="write the schema to FILE, atomically (a new path, or over a regular file: never "
         "a directory, a FIFO or a device); '-' or none: print it",
     )
@@ -41,10 +43,15 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     schema = role_file_schema(parser, title=title, preset=preset)
     text = json_text(schema)  # as dump_json prints it, to stdout or the file alike
     written = emit(
-        text, options.output, what="the schema", example="roles.schema.json", prog=f"{PROG} schema"
+        text,
+        options.output,
+        what="the schema",
+        example="roles.schema.json",
+        prog=f"{PROG} schema",
+        read=imported_files(options),
     )
     if written is not None:
-        print(f"wrote {written}", file=stderr())
+        print(f"wrote {one_line(str(written))}", file=stderr())
     return EXIT_OK
 
 

@@ -10,13 +10,19 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from layerconf.cli.command import Command, usage
+from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.errors import EXIT_OK, EXIT_PROBLEMS, PROG, UsageError, print_error
 from layerconf.cli.render import Paint, dump_json, table, value_json, value_text, yaml_flow
 from layerconf.cli.resolving import report_failure, resolved
 from layerconf.cli.scrub import stderr, stdout
 from layerconf.cli.streams import emit
-from layerconf.cli.trainer import preset_of, role_option, selected, trainer_parser
+from layerconf.cli.trainer import (
+    imported_files,
+    preset_of,
+    role_option,
+    selected,
+    trainer_parser,
+)
 from layerconf.exceptions import one_line
 
 if TYPE_CHECKING:
@@ -63,6 +69,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
+        type=a_path,
         help="with --role-file: write it to FILE, atomically, instead of printing it",
     )
 
@@ -88,14 +95,18 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     except ValueError as error:
         print_error(f"{prog}: error: {error}")
         return EXIT_PROBLEMS
-    written = emit(text, options.output, what="the role file", example="roles.yaml", prog=prog)
+    read = dict.fromkeys(files_read(outcome.roles), "a role file") | imported_files(options)
+    written = emit(
+        text, options.output, what="the role file", example="roles.yaml", prog=prog, read=read
+    )
     if written is not None:
         flags = [
             action.option_strings[-1]
             for action in trainer_parser(options)._actions
             if action.dest == preset.config_dest and action.option_strings
         ]
-        print(f"wrote {written}: pass it as {flags[0] if flags else '-'} {written}", file=stderr())
+        shown = one_line(str(written))
+        print(f"wrote {shown}: pass it as {flags[0] if flags else '-'} {shown}", file=stderr())
     return EXIT_OK
 
 
@@ -163,6 +174,19 @@ def role_file_of(roles: Mapping[str, argparse.Namespace], preset: Preset) -> str
         "the rest comes from the command line, which this file goes with"
     )
     return role_file_text(overrides, form=preset.role_file, comment=comment)
+
+
+def files_read(roles: Mapping[str, argparse.Namespace]) -> list[str]:
+    """The files the resolution of `roles` read (their role files), as their origins name them."""
+    from layerconf.core.namespace import provenance_of
+    from layerconf.sources.base import FILES
+
+    read: dict[str, None] = {}
+    for namespace in roles.values():
+        provenance = provenance_of(namespace)
+        if provenance is not None:
+            read.update(dict.fromkeys(provenance.inputs.get(FILES, {})))
+    return list(read)
 
 
 def show_roles(roles: Mapping[str, argparse.Namespace], options: argparse.Namespace) -> None:
