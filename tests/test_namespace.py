@@ -6,8 +6,10 @@ import argparse
 import copy
 import inspect
 import pickle
+import sys
 import threading
 import tracemalloc
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -27,6 +29,7 @@ from layerconf import (
     provenance_of,
 )
 from layerconf.core import namespace as namespace_module
+from layerconf.core.explain import unscrubbed
 from layerconf.core.namespace import RECENT_WRITES, is_frozen, runtime_writes, write_count
 from layerconf.core.records import join_path
 
@@ -315,6 +318,51 @@ class TestRuntimeWritesAreBounded:
         for thread in threads:
             thread.join()
         assert errors == []
+
+    def test_a_value_read_before_another_write_keeps_its_place(self) -> None:
+        """An audit reads the values once, then the writes: a write another thread makes in
+        between is after the value read, which is still explained by the write that made it
+        (its file, line and number), not as a runtime value of unknown place."""
+        args = example()
+        args.step = 1
+        line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+        values = dict(vars(args))
+        args.step = 2  # another thread, between the reading of the values and of the writes
+        setting = unscrubbed(args, "step", values)
+        assert (setting.value, setting.source, setting.line) == (1, __file__, line)
+        assert (setting.origin.label, setting.history) == ("write 1 of 1", ())
+
+    @pytest.mark.parametrize(
+        ("read", "looked_up"),
+        [
+            (lambda args: explain(args, "step"), "_writes_at"),
+            (lambda args: explain(copy.copy(args), "step"), "_fold"),
+            (lambda args: explain(pickle.loads(pickle.dumps(args)), "step"), "_fold"),
+        ],
+        ids=["explain", "copy", "pickle"],
+    )
+    def test_a_write_while_explaining_or_copying(
+        self, read: Callable[[Namespace], Any], looked_up: str
+    ) -> None:
+        """Another thread's write just before the writes are looked up (made here when they
+        are): explain, a copy or a pickle explains the value it holds by the write that made
+        it, not as a runtime value of unknown place."""
+        args = example()
+        args.step = 1
+        line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+
+        def another_thread(frame: Any, event: str, _: Any) -> None:
+            if event == "call" and frame.f_code.co_name == looked_up and args.step == 1:
+                args.step = 2
+
+        sys.setprofile(another_thread)
+        try:
+            setting = read(args)
+        finally:
+            sys.setprofile(None)
+        assert args.step == 2
+        assert (setting.value, setting.source, setting.line) == (1, __file__, line)
+        assert setting.origin.label == "write 1 of 1"
 
     def test_copies_keep_the_count(self) -> None:
         """copy, deepcopy and pickle carry the kept writes and the count; later writes add."""

@@ -361,13 +361,17 @@ class Namespace(argparse.Namespace):
         object.__delattr__(self, name)
 
     def __reduce__(self) -> tuple[Any, ...]:
+        # The values before the writes: a write another thread makes meanwhile is then in
+        # the copy's history at most (explain answers as of the value), never a value
+        # without its write.
+        values = dict(vars(self))
         portable: dict[str, Any] = {}
         if getattr(self, _WRITES, None) is not None:
             with _FOLDING:
                 writes = _fold(self)
                 portable = {key: history.portable() for key, history in writes.items()}
         frozen = is_frozen(self)
-        return (_rebuild, (type(self), dict(vars(self)), provenance_of(self), portable, frozen))
+        return (_rebuild, (type(self), values, provenance_of(self), portable, frozen))
 
 
 def _refuse(name: str, verb: str, source: str, line: int) -> NoReturn:
