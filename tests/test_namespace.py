@@ -22,6 +22,7 @@ from layerconf import (
     LayerconfError,
     LayerStack,
     Namespace,
+    audit,
     explain,
     explain_all,
     freeze,
@@ -30,7 +31,14 @@ from layerconf import (
 )
 from layerconf.core import namespace as namespace_module
 from layerconf.core.explain import unscrubbed
-from layerconf.core.namespace import RECENT_WRITES, is_frozen, runtime_writes, write_count
+from layerconf.core.namespace import (
+    RECENT_WRITES,
+    Provenance,
+    is_frozen,
+    namespace_from,
+    runtime_writes,
+    write_count,
+)
 from layerconf.core.records import join_path
 
 from .strategies import layer_lists, leaf_paths
@@ -108,6 +116,19 @@ class TestCopies:
         assert vars(clone) == vars(args)
         assert answers(clone) == answers(args)
         assert explain(clone, "lr").role == "critic"
+
+    def test_a_pickle_without_a_later_field_gets_its_default(self) -> None:
+        """A provenance pickled before a field existed (an older layerconf's: no `inputs`)
+        loads with that field's default, an empty mapping, and audits."""
+        provenance = provenance_of(example())
+        assert provenance is not None
+        state = provenance.__getstate__()
+        del state["inputs"]
+        loaded = Provenance.__new__(Provenance)
+        loaded.__setstate__(state)
+        assert loaded.inputs == {}
+        args = namespace_from({"lr": 2e-6, "opt": {"beta1": 0.9, "beta2": 0.98}}, loaded)
+        assert audit({"critic": args})["argv"] is None
 
     @given(layer_lists())
     def test_explain_all_agrees_with_explain(self, layers: list[Layer]) -> None:

@@ -86,8 +86,13 @@ class Provenance:
         return {field.name: getattr(self, field.name) for field in _PROVENANCE_FIELDS if field.init}
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
+        # (a field the pickle lacks, an older layerconf's, gets its default: a new mapping
+        # for `inputs`, not its attrs.Factory)
         for field in _PROVENANCE_FIELDS:
-            object.__setattr__(self, field.name, state.get(field.name, field.default))
+            default = field.default
+            if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+                default = default.factory()  # type: ignore[union-attr]
+            object.__setattr__(self, field.name, state.get(field.name, default))
 
     # Immutable all the way down: a copy is the same object.
     def __copy__(self) -> Provenance:
