@@ -38,6 +38,7 @@ from layerconf.core.namespace import (
     namespace_from,
     runtime_writes,
     write_count,
+    written_keys,
 )
 from layerconf.core.records import join_path
 
@@ -192,6 +193,22 @@ class TestRuntimeWritesAreBounded:
         assert [w.value for w in kept][:2] == [0, 1_000_000 - RECENT_WRITES]
         assert kept[-1].value == 999_999
         assert _deep_size(args) < once + 2_000
+
+    def test_a_deleted_key_set_again_starts_a_new_history(self) -> None:
+        """`del` takes a key's writes with it at once, in a namespace of many keys too: set
+        again, the key's history starts anew, and deleted keys keep nothing."""
+        stack = LayerStack([Layer.from_mapping("default", {f"k{i}": i for i in range(100)})])
+        args = stack.resolve()
+        args.scratch = 1
+        args.scratch = 2
+        del args.scratch
+        args.scratch = 3
+        setting = explain(args, "scratch")
+        assert (setting.value, setting.origin.label, setting.history) == (3, "write 1 of 1", ())
+        for step in range(50):
+            setattr(args, f"tmp{step}", step)
+            delattr(args, f"tmp{step}")
+        assert written_keys(args) == {"scratch"}
 
     def test_keys_written_then_deleted_keep_nothing(self) -> None:
         """A loop that sets a new key each step and deletes an old one (a per-step scratch

@@ -364,6 +364,9 @@ class Namespace(argparse.Namespace):
             caller = _frame(1)
             _refuse(name, "delete", caller.f_code.co_filename, caller.f_lineno)
         object.__delattr__(self, name)
+        if not _never_written(self):  # its writes go with it (set again, it starts anew)
+            with _FOLDING:
+                _fold(self).pop(name, None)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The values before the writes: a write another thread makes meanwhile is then in
