@@ -6,8 +6,10 @@ import argparse
 import copy
 import inspect
 import pickle
+import sys
 import threading
 import tracemalloc
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from layerconf import (
     LayerconfError,
     LayerStack,
     Namespace,
+    audit,
     explain,
     explain_all,
     freeze,
@@ -27,7 +30,16 @@ from layerconf import (
     provenance_of,
 )
 from layerconf.core import namespace as namespace_module
-from layerconf.core.namespace import RECENT_WRITES, is_frozen, runtime_writes, write_count
+from layerconf.core.explain import unscrubbed
+from layerconf.core.namespace import (
+    RECENT_WRITES,
+    Provenance,
+    is_frozen,
+    namespace_from,
+    runtime_writes,
+    write_count,
+    written_keys,
+)
 from layerconf.core.records import join_path
 
 from .strategies import layer_lists, leaf_paths
@@ -106,6 +118,19 @@ class TestCopies:
         assert answers(clone) == answers(args)
         assert explain(clone, "lr").role == "critic"
 
+    def test_a_pickle_without_a_later_field_gets_its_default(self) -> None:
+        """A provenance pickled before a field existed (an older layerconf's: no `inputs`)
+        loads with that field's default, an empty mapping, and audits."""
+        provenance = provenance_of(example())
+        assert provenance is not None
+        state = provenance.__getstate__()
+        del state["inputs"]
+        loaded = Provenance.__new__(Provenance)
+        loaded.__setstate__(state)
+        assert loaded.inputs == {}
+        args = namespace_from({"lr": 2e-6, "opt": {"beta1": 0.9, "beta2": 0.98}}, loaded)
+        assert audit({"critic": args})["argv"] is None
+
     @given(layer_lists())
     def test_explain_all_agrees_with_explain(self, layers: list[Layer]) -> None:
         """explain_all gives, for every key, what explain gives."""
@@ -168,6 +193,22 @@ class TestRuntimeWritesAreBounded:
         assert [w.value for w in kept][:2] == [0, 1_000_000 - RECENT_WRITES]
         assert kept[-1].value == 999_999
         assert _deep_size(args) < once + 2_000
+
+    def test_a_deleted_key_set_again_starts_a_new_history(self) -> None:
+        """`del` takes a key's writes with it at once, in a namespace of many keys too: set
+        again, the key's history starts anew, and deleted keys keep nothing."""
+        stack = LayerStack([Layer.from_mapping("default", {f"k{i}": i for i in range(100)})])
+        args = stack.resolve()
+        args.scratch = 1
+        args.scratch = 2
+        del args.scratch
+        args.scratch = 3
+        setting = explain(args, "scratch")
+        assert (setting.value, setting.origin.label, setting.history) == (3, "write 1 of 1", ())
+        for step in range(50):
+            setattr(args, f"tmp{step}", step)
+            delattr(args, f"tmp{step}")
+        assert written_keys(args) == {"scratch"}
 
     def test_keys_written_then_deleted_keep_nothing(self) -> None:
         """A loop that sets a new key each step and deletes an old one (a per-step scratch
@@ -315,6 +356,51 @@ class TestRuntimeWritesAreBounded:
         for thread in threads:
             thread.join()
         assert errors == []
+
+    def test_a_value_read_before_another_write_keeps_its_place(self) -> None:
+        """An audit reads the values once, then the writes: a write another thread makes in
+        between is after the value read, which is still explained by the write that made it
+        (its file, line and number), not as a runtime value of unknown place."""
+        args = example()
+        args.step = 1
+        line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+        values = dict(vars(args))
+        args.step = 2  # another thread, between the reading of the values and of the writes
+        setting = unscrubbed(args, "step", values)
+        assert (setting.value, setting.source, setting.line) == (1, __file__, line)
+        assert (setting.origin.label, setting.history) == ("write 1 of 1", ())
+
+    @pytest.mark.parametrize(
+        ("read", "looked_up"),
+        [
+            (lambda args: explain(args, "step"), "_writes_at"),
+            (lambda args: explain(copy.copy(args), "step"), "_fold"),
+            (lambda args: explain(pickle.loads(pickle.dumps(args)), "step"), "_fold"),
+        ],
+        ids=["explain", "copy", "pickle"],
+    )
+    def test_a_write_while_explaining_or_copying(
+        self, read: Callable[[Namespace], Any], looked_up: str
+    ) -> None:
+        """Another thread's write just before the writes are looked up (made here when they
+        are): explain, a copy or a pickle explains the value it holds by the write that made
+        it, not as a runtime value of unknown place."""
+        args = example()
+        args.step = 1
+        line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+
+        def another_thread(frame: Any, event: str, _: Any) -> None:
+            if event == "call" and frame.f_code.co_name == looked_up and args.step == 1:
+                args.step = 2
+
+        sys.setprofile(another_thread)
+        try:
+            setting = read(args)
+        finally:
+            sys.setprofile(None)
+        assert args.step == 2
+        assert (setting.value, setting.source, setting.line) == (1, __file__, line)
+        assert setting.origin.label == "write 1 of 1"
 
     def test_copies_keep_the_count(self) -> None:
         """copy, deepcopy and pickle carry the kept writes and the count; later writes add."""

@@ -94,6 +94,8 @@ def _setting(
     current = vars(args) if values is None else values
     if not written:  # no write to look up
         return setting_for(current, provenance, key, scrub=scrub)
+    if current is vars(args):  # read before the writes: another thread may write meanwhile
+        current = dict(current)
     writes = _writes_at(args, key)
     count = _count_at(args, key) if writes else 0  # (the count labels the writes only)
     return setting_for(current, provenance, key, writes, count, scrub=scrub)
@@ -453,6 +455,8 @@ def setting_for(
     """The `Setting` of `key` in `values`, resolved with `provenance`, after `writes` (the
     writes kept of `count` made, if more); it scrubs the texts `scrub` where it is shown."""
     path, current = _located(values, key)
+    if writes and is_atomic(current) and not _matches(writes[-1].value, current):
+        writes, count = _up_to(writes, count, current)
     layers = provenance.layers
     # (layer index, value, reason lost), oldest first. Almost every key is top-level and of
     # an atomic type in every layer: no merge applies, and `copy_value` would give each
@@ -506,6 +510,18 @@ def setting_for(
         shadowed.append((value, origin, reason, rule))
     history = new_history(key, shadowed)
     return new_setting(key, copy_value(current), final_origin, history, provenance.role, scrub)
+
+
+def _up_to(
+    writes: Sequence[Write], count: int | None, current: Any
+) -> tuple[Sequence[Write], int | None]:
+    """The writes up to the latest that made `current`, and its number as their count: a
+    value read before another thread's writes were looked up is explained as it was when
+    read, by the write that made it (all the writes when none of those kept made it)."""
+    for index in range(len(writes) - 1, -1, -1):
+        if _matches(writes[index].value, current):
+            return writes[: index + 1], writes[index].number
+    return writes, count
 
 
 def _rows(

@@ -86,8 +86,13 @@ class Provenance:
         return {field.name: getattr(self, field.name) for field in _PROVENANCE_FIELDS if field.init}
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
+        # (a field the pickle lacks, an older layerconf's, gets its default: a new mapping
+        # for `inputs`, not its attrs.Factory)
         for field in _PROVENANCE_FIELDS:
-            object.__setattr__(self, field.name, state.get(field.name, field.default))
+            default = field.default
+            if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+                default = default.factory()  # type: ignore[union-attr]
+            object.__setattr__(self, field.name, state.get(field.name, default))
 
     # Immutable all the way down: a copy is the same object.
     def __copy__(self) -> Provenance:
@@ -359,15 +364,22 @@ class Namespace(argparse.Namespace):
             caller = _frame(1)
             _refuse(name, "delete", caller.f_code.co_filename, caller.f_lineno)
         object.__delattr__(self, name)
+        if not _never_written(self):  # its writes go with it (set again, it starts anew)
+            with _FOLDING:
+                _fold(self).pop(name, None)
 
     def __reduce__(self) -> tuple[Any, ...]:
+        # The values before the writes: a write another thread makes meanwhile is then in
+        # the copy's history at most (explain answers as of the value), never a value
+        # without its write.
+        values = dict(vars(self))
         portable: dict[str, Any] = {}
         if getattr(self, _WRITES, None) is not None:
             with _FOLDING:
                 writes = _fold(self)
                 portable = {key: history.portable() for key, history in writes.items()}
         frozen = is_frozen(self)
-        return (_rebuild, (type(self), dict(vars(self)), provenance_of(self), portable, frozen))
+        return (_rebuild, (type(self), values, provenance_of(self), portable, frozen))
 
 
 def _refuse(name: str, verb: str, source: str, line: int) -> NoReturn:
