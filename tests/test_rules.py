@@ -498,3 +498,28 @@ class TestSecretsInProblems:
         problem = Problem(f"{self.SECRET} expires soon", layer="vault", severity="warning")
         roles = resolve_stacks({"a": LayerStack(layers)}, problems=[problem], warn=False)
         assert [p.message for p in notices(roles["a"])] == ["<redacted> expires soon"]
+
+    def test_only_the_users_problems_are_scrubbed(self) -> None:
+        """layerconf's own rules and readers never quote a secret: their problems are not
+        looked through (the scrub reads every layer's keys); a rule or a source of the user's
+        is (a `FunctionRule` is its function's)."""
+        import argparse
+        import functools
+
+        from layerconf import TypeCoercion
+        from layerconf.core.rules import foreign
+        from layerconf.sources.env import EnvSource
+
+        @rule("resolved")
+        def mine(context: RuleContext) -> None:
+            return None
+
+        class Mine:
+            name, stage = "mine", "resolved"
+
+        assert foreign(mine)
+        assert foreign(Mine())
+        assert foreign(functools.partial(mine))
+        assert foreign(object())
+        assert not foreign(TypeCoercion(argparse.ArgumentParser()))
+        assert not foreign(EnvSource("X_"))

@@ -387,6 +387,42 @@ class TestNames:
             assert policy.is_secret(key) is expected
 
 
+class TestSecretKeys:
+    """`SecretPolicy.secret_keys` finds what `is_secret` says of each key, many at once."""
+
+    _names = st.lists(
+        st.one_of(
+            st.sampled_from(
+                [
+                    "wandb_key",
+                    "WANDB-API-KEY",
+                    "hf_token",
+                    "api_key",
+                    "lr",
+                    "monkey",
+                    "key",
+                    "x.hf_token",
+                    "token",
+                    "my-secret",
+                    "ey",
+                    "passkey",
+                    "Tokens",
+                ]
+            ),
+            st.text(alphabet="abcdefgkhnotyepsw_-.KEYT\n\u00c9\u0131", max_size=12),
+        ),
+        unique=True,
+        max_size=200,
+    )
+
+    @given(_names, st.sampled_from([SECRETS, SecretPolicy(names=("pass",), suffixes=("_pw",))]))
+    def test_as_is_secret(self, names: list[str], policy: SecretPolicy) -> None:
+        many = names + [f"filler_{index}" for index in range(70)]  # (past the search's threshold)
+        for keys in (names, many, [*many, 5, None]):
+            expected = [k for k in keys if isinstance(k, str) and policy.is_secret(k)]
+            assert policy.secret_keys(keys) == expected
+
+
 class TestClassification:
     """A token is classified by the action the parser matches, never by spelling alone."""
 

@@ -8,12 +8,13 @@ import functools
 import itertools
 import operator
 import weakref
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import attrs
 
 from layerconf.core._slots import new_history, new_setting
+from layerconf.core.held_secrets import held_secret_texts, secret_keys_of
 from layerconf.core.merge import atomic_contributions, trace
 from layerconf.core.namespace import (
     Event,
@@ -25,7 +26,7 @@ from layerconf.core.namespace import (
     written_keys,
 )
 from layerconf.core.records import Layer, Origin, Path, Reason, Setting, join_path, split_key
-from layerconf.core.secrets import SECRETS, secret_texts
+from layerconf.core.secrets import SECRETS
 from layerconf.core.suggest import suggestion
 from layerconf.core.values import (
     ATOMIC_TYPES,
@@ -41,11 +42,9 @@ __all__ = [
     "Plain",
     "explain",
     "explain_all",
-    "held_secret_texts",
     "lone_settings",
     "plain_groups",
     "plain_settings",
-    "secret_keys_of",
     "setting_for",
     "unscrubbed",
     "values_at",
@@ -113,59 +112,6 @@ def _other_secrets(
         object.__setattr__(provenance, "_secret_keys", layered)
     written_secrets = frozenset(filter(SECRETS.is_secret, written)) if written else written
     return tuple(held_secret_texts(layered | written_secrets, values, provenance.layers))
-
-
-def held_secret_texts(
-    keys: Iterable[str], values: Mapping[str, Any], layers: Sequence[Layer]
-) -> list[str]:
-    """The texts of the secrets under `keys`: their `values` now and what each of `layers`
-    held (a secret given twice, or shadowed by another layer, is still one to hide)."""
-    texts: list[str] = []
-    for key in keys:
-        for value in (values.get(key), *(layer.values.get(key) for layer in layers)):
-            if value is not None:
-                texts += secret_texts(value)
-    return list(dict.fromkeys(texts))
-
-
-def secret_keys_of(layers: Iterable[Layer]) -> frozenset[str]:
-    """The keys of `layers` that hold secrets (under the default policy)."""
-    found: set[str] = set()
-    answered: list[Mapping[str, Any]] = []  # the large layers' keys, each asked already
-    for layer in layers:
-        values = layer.values
-        if len(values) > _LARGE or not answered:
-            found.update(_secret_keys(layer))
-            answered.append(values)
-        else:  # (the command line's keys are the defaults': asked once, with the defaults)
-            for key in values:
-                for keys in answered:
-                    if key in keys:
-                        break
-                else:
-                    if SECRETS.is_secret(key):
-                        found.add(key)
-    return frozenset(found)
-
-
-# A large layer's secret keys, by the layer's identity: the parser's defaults, one layer every
-# resolution with that parser shares, are looked through once. Up to 8 are kept (never the
-# layer itself), then all are forgotten.
-_LARGE_LAYERS: dict[int, tuple[weakref.ref[Layer], tuple[str, ...]]] = {}
-_KEPT_LAYERS = 8
-_LARGE = 64
-
-
-def _secret_keys(layer: Layer) -> tuple[str, ...]:
-    kept = _LARGE_LAYERS.get(id(layer))
-    if kept is not None and kept[0]() is layer:
-        return kept[1]
-    found = tuple(filter(SECRETS.is_secret, layer.values))
-    if len(layer.values) > _LARGE:
-        if len(_LARGE_LAYERS) >= _KEPT_LAYERS:
-            _LARGE_LAYERS.clear()
-        _LARGE_LAYERS[id(layer)] = (weakref.ref(layer), found)
-    return found
 
 
 def _reduce_setting(setting: Setting) -> tuple[Any, ...]:

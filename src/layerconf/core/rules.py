@@ -290,6 +290,16 @@ def _raised(candidate: Rule, error: Exception) -> RuleError:
     return RuleError(f"rule {candidate.name!r} raised {type(error).__name__}: {error}{where}")
 
 
+def foreign(code: object) -> bool:
+    """Whether `code` (a rule, a source) is the user's, not layerconf's own: only its problems
+    may quote a secret (layerconf's describe one, never quote it), so only they are scrubbed.
+    A `FunctionRule` is its function's."""
+    if isinstance(code, FunctionRule):
+        code = code.function
+    module = getattr(code, "__module__", None)
+    return not (isinstance(module, str) and (module + ".").startswith("layerconf."))
+
+
 def _to_tuple(rules: Iterable[Rule]) -> tuple[Rule, ...]:
     return tuple(rules)
 

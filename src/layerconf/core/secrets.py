@@ -10,6 +10,8 @@ variable inside a mapping value (``HF_TOKEN``) or the last part of a dotted path
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -149,6 +151,26 @@ class SecretPolicy:
             return False
         return _is_secret(self, key)
 
+    def secret_keys(self, keys: Iterable[Any]) -> list[str]:
+        """The keys among `keys` that hold secrets (`is_secret`), in their order. Among many
+        (a layer of a parser's thousand defaults) the few that may are picked out in C, by
+        the end of each normalized key, instead of asking each."""
+        names = list(keys)
+        size, tails = _DEFAULT_TAILS if self is SECRETS else _tails(self)
+        try:
+            text = "\n".join(names)
+        except TypeError:  # (a key that is not a string: none is a secret)
+            names = [key for key in names if isinstance(key, str)]
+            text = "\n".join(names)
+        if len(names) < _SEARCHED_FROM or not size or not text.isascii():
+            return [key for key in names if self.is_secret(key)]
+        lowered = text.replace("-", "_").lower().split("\n")  # (ASCII: lengths kept)
+        if len(lowered) != len(names):  # (a key holding a line break)
+            return [key for key in names if self.is_secret(key)]
+        ends = map(operator.itemgetter(slice(-size, None)), lowered)
+        candidates = itertools.compress(names, map(tails.__contains__, ends))
+        return [key for key in candidates if self.is_secret(key)]
+
     def redact(self, key: str, value: Any) -> Any:
         """`value` with every secret replaced by the placeholder.
 
@@ -200,6 +222,10 @@ def _is_secret(policy: SecretPolicy, key: str) -> bool:
     # Cached: an audit asks about every key of every role, and keys repeat across calls.
     name = _normalize(key)
     return name in policy.names or name.endswith(policy.suffixes)
+
+
+#: From how many keys `SecretPolicy.secret_keys` searches their joined text.
+_SEARCHED_FROM = 64
 
 
 @functools.lru_cache(maxsize=64)

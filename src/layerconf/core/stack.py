@@ -18,7 +18,8 @@ from typing import Any
 
 import attrs
 
-from layerconf.core.explain import held_secret_texts, secret_keys_of, setting_for
+from layerconf.core.explain import setting_for
+from layerconf.core.held_secrets import held_secret_texts, secret_keys_of
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import POLICIES, Policy, merge_layers
 from layerconf.core.namespace import Event, Namespace, Provenance, namespace_from
@@ -32,6 +33,7 @@ from layerconf.core.rules import (
     SetValue,
     Stage,
     decisions_of,
+    foreign,
 )
 from layerconf.core.secrets import SECRETS, scrub_text
 from layerconf.core.values import copy_value
@@ -103,8 +105,21 @@ def resolve_stacks(
     them. `problems` found before (reading the inputs) are reported with the resolution's
     own. Raises one `ConfigError` with the problems of every role.
     """
+    return resolve_with(stacks, problems, warn=warn)
+
+
+def resolve_with(
+    stacks: Mapping[str, LayerStack],
+    problems: Iterable[Problem],
+    *,
+    warn: bool = True,
+    own: bool = False,
+) -> dict[str, Namespace]:
+    """`resolve_stacks`; with `own`, `problems` are layerconf's own (its readers'): they quote
+    no secret, and are not scrubbed of the roles' (`_without_secrets`)."""
     resolutions = {role: _Resolution(stack, role).run() for role, stack in stacks.items()}
     shared: list[Problem] = list(problems)
+    scrub = bool(shared) and not own
     cross_rules: dict[str, Rule] = {}
     for stack in stacks.values():
         for candidate in stack.rules.for_stage("roles"):
@@ -121,6 +136,7 @@ def resolve_stacks(
         for decision in decisions_of(candidate, context):
             if isinstance(decision, Problem):
                 shared.append(_tagged(decision, candidate))
+                scrub = scrub or foreign(candidate)
             else:
                 assert isinstance(decision, SetValue)
                 assert decision.role is not None
@@ -130,7 +146,7 @@ def resolve_stacks(
                         f"{decision.role!r}, which is not one of {sorted(resolutions)}"
                     )
                 resolutions[decision.role].set_value(candidate, decision)
-    return _finish(resolutions, shared, warn=warn)
+    return _finish(resolutions, shared, warn=warn, scrub=scrub)
 
 
 def _explain_role(resolutions: Mapping[str, _Resolution], key: str, role: str | None) -> Setting:
@@ -158,6 +174,7 @@ class _Resolution:
         self.values: dict[str, Any] = {}
         self.events: dict[Path, list[Event]] = {}
         self.problems: list[Problem] = []
+        self.foreign = False  # whether a rule of the user's found a problem (`_without_secrets`)
         self._sets = 0
 
     def run(self) -> _Resolution:
@@ -190,7 +207,7 @@ class _Resolution:
             changes: dict[int, list[Drop | Convert]] = {}
             for decision in decisions_of(candidate, self._context("layers")):
                 if isinstance(decision, Problem):
-                    self.problems.append(_tagged(decision, candidate))
+                    self._found(decision, candidate)
                 else:
                     assert isinstance(decision, (Drop, Convert))
                     index = self._layer_index(candidate, decision.layer)
@@ -236,10 +253,14 @@ class _Resolution:
         for candidate in self.stack.rules.for_stage("resolved"):
             for decision in decisions_of(candidate, self._context("resolved")):
                 if isinstance(decision, Problem):
-                    self.problems.append(_tagged(decision, candidate))
+                    self._found(decision, candidate)
                 else:
                     assert isinstance(decision, SetValue)
                     self.set_value(candidate, decision)
+
+    def _found(self, problem: Problem, candidate: Rule) -> None:
+        self.problems.append(_tagged(problem, candidate))
+        self.foreign = self.foreign or foreign(candidate)
 
     def set_value(self, candidate: Rule, decision: SetValue) -> None:
         path = key_path(decision.key)
@@ -294,10 +315,17 @@ def _rule_origin(rule: str, note: str | None) -> Origin:
 
 
 def _finish(
-    resolutions: Mapping[Any, _Resolution], shared: Sequence[Problem], *, warn: bool = True
+    resolutions: Mapping[Any, _Resolution],
+    shared: Sequence[Problem],
+    *,
+    warn: bool = True,
+    scrub: bool = False,
 ) -> dict[Any, Namespace]:
-    """Raise every error at once, or warn the warnings and return the namespaces."""
-    shared = _without_secrets(resolutions, shared)
+    """Raise every error at once, or warn the warnings and return the namespaces; the
+    problems scrubbed of the roles' secrets first when one came from the user's code (`scrub`
+    for `shared`, a resolution's own `foreign`)."""
+    if scrub or any(resolution.foreign for resolution in resolutions.values()):
+        shared = _without_secrets(resolutions, shared)
     everything = sorted(
         dict.fromkeys([p for r in resolutions.values() for p in r.problems] + list(shared)),
         key=reading_order,

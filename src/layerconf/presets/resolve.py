@@ -19,9 +19,9 @@ from typing import Any
 
 from layerconf.core.namespace import Namespace, provenance_of, with_inputs
 from layerconf.core.records import Layer, Origin
-from layerconf.core.rules import RuleSet
+from layerconf.core.rules import RuleSet, foreign
 from layerconf.core.secrets import redact_argv
-from layerconf.core.stack import LayerStack, resolve_stacks
+from layerconf.core.stack import LayerStack, resolve_with
 from layerconf.core.suggest import did_you_mean, suggestion
 from layerconf.exceptions import Problem
 from layerconf.presets.preset import Preset, PresetError, named_otherwise
@@ -103,7 +103,9 @@ def resolve_roles(
             role: LayerStack([*base, role_file.layers.get(role) or empty], rules, policies)
             for role in preset.roles
         }
-    roles = resolve_stacks(stacks, problems=found, warn=warn)
+    # The problems found so far are layerconf's own, but a source's of the user's.
+    own = not any(foreign(source) for source in sources)
+    roles = resolve_with(stacks, found, warn=warn, own=own)
     inputs.setdefault(FILES, {})
     for namespace in roles.values():
         with_inputs(namespace, inputs)

@@ -1,0 +1,71 @@
+"""The secrets a resolution's layers hold: which keys, and the texts of their values.
+
+What `explain` scrubs from the values it shows (another key may quote a secret), and what a
+resolution scrubs from a problem a rule or a source of the user's wrote. A key's secrecy is
+the default policy's answer for its name; a parser's thousand defaults are looked through once
+per default layer, and a smaller layer above asks only of keys the defaults do not have.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from layerconf.core.records import Layer
+from layerconf.core.secrets import SECRETS, secret_texts
+
+__all__ = ["held_secret_texts", "secret_keys_of"]
+
+
+def held_secret_texts(
+    keys: Iterable[str], values: Mapping[str, Any], layers: Sequence[Layer]
+) -> list[str]:
+    """The texts of the secrets under `keys`: their `values` now and what each of `layers`
+    held (a secret given twice, or shadowed by another layer, is still one to hide)."""
+    texts: list[str] = []
+    for key in keys:
+        for value in (values.get(key), *(layer.values.get(key) for layer in layers)):
+            if value is not None:
+                texts += secret_texts(value)
+    return list(dict.fromkeys(texts))
+
+
+def secret_keys_of(layers: Iterable[Layer]) -> frozenset[str]:
+    """The keys of `layers` that hold secrets (under the default policy)."""
+    found: set[str] = set()
+    answered: list[Mapping[str, Any]] = []  # the large layers' keys, each asked already
+    for layer in layers:
+        values = layer.values
+        if len(values) > _LARGE or not answered:
+            found.update(_secret_keys(layer))
+            answered.append(values)
+        else:  # (the command line's keys are the defaults': asked once, with the defaults)
+            for key in values:
+                for keys in answered:
+                    if key in keys:
+                        break
+                else:
+                    if SECRETS.is_secret(key):
+                        found.add(key)
+    return frozenset(found)
+
+
+# A large layer's secret keys, by the layer's identity: the parser's defaults, one layer every
+# resolution with that parser shares, are looked through once. Up to 8 are kept (never the
+# layer itself), then all are forgotten.
+_LARGE_LAYERS: dict[int, tuple[weakref.ref[Layer], tuple[str, ...]]] = {}
+_KEPT_LAYERS = 8
+_LARGE = 64
+
+
+def _secret_keys(layer: Layer) -> tuple[str, ...]:
+    kept = _LARGE_LAYERS.get(id(layer))
+    if kept is not None and kept[0]() is layer:
+        return kept[1]
+    found = tuple(SECRETS.secret_keys(layer.values))
+    if len(layer.values) > _LARGE:
+        if len(_LARGE_LAYERS) >= _KEPT_LAYERS:
+            _LARGE_LAYERS.clear()
+        _LARGE_LAYERS[id(layer)] = (weakref.ref(layer), found)
+    return found
