@@ -2039,6 +2039,14 @@ class TestLoadAudit:
             assert caught.value.line is None
             assert str(caught.value).startswith(f"{path}: ")
 
+    def test_not_json_where_the_scan_meets_worse(self, tmp_path: pathlib.Path) -> None:
+        """The place-finding scan reads past where the decoder stopped (a key written twice
+        in two spellings): an invalid escape there is no exception of its own."""
+        path = tmp_path / AUDIT_FILE
+        path.write_text('[{"a": 1, "\\u0061": 2}, {"\\x": 1, "\\x": 2}]')
+        with pytest.raises(AuditError, match="not valid JSON"):
+            load_audit(path)
+
     def test_a_missing_file(self, tmp_path: pathlib.Path) -> None:
         """No file at all is an ordinary FileNotFoundError."""
         with pytest.raises(FileNotFoundError):

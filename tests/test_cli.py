@@ -2158,13 +2158,15 @@ class TestHostilePaths:
         read whole, 1 GB of memory), as its PATH.py:ATTR form is."""
         monkeypatch.chdir(tmp_path)
         monkeypatch.setattr(sys, "path", list(sys.path))
-        with (tmp_path / "huge_trainer.py").open("wb") as file:
+        with (tmp_path / "oversized_trainer_module.py").open("wb") as file:
             file.truncate(1 << 30)  # sparse: no disk used
-        assert main(["explain", "--parser", "huge_trainer:p", "x", "--", "--x", "1"]) == 2
+        assert (
+            main(["explain", "--parser", "oversized_trainer_module:p", "x", "--", "--x", "1"]) == 2
+        )
         err = capsys.readouterr().err
         assert err.startswith("layerconf explain: error: --parser: ")
-        assert "huge_trainer.py: is larger than 16,777,216 bytes" in err
-        assert "huge_trainer" not in sys.modules
+        assert "oversized_trainer_module.py: is larger than 16,777,216 bytes" in err
+        assert "oversized_trainer_module" not in sys.modules
 
     @pytest.mark.parametrize(
         ("made", "message"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -373,7 +374,7 @@ class TestSetValuePaths:
         with pytest.raises(RuleError) as caught:
             self.resolved(key)
         assert str(caught.value) == (
-            "rule 'setter' set 'lr.x', but 'lr' holds a float, not a mapping to set 'x' in"
+            "rule 'setter' set 'lr.x', but 'lr' holds the float type, not a mapping to set 'x' in"
         )
 
 
@@ -523,3 +524,56 @@ class TestSecretsInProblems:
         assert foreign(object())
         assert not foreign(TypeCoercion(argparse.ArgumentParser()))
         assert not foreign(EnvSource("X_"))
+
+    def test_nested_and_dropped_secrets(self) -> None:
+        """A secret under a secret key inside a mapping, and one a rule dropped, are scrubbed
+        from a user rule's problem too."""
+
+        @rule("layers", name="drops")
+        def drops(context: RuleContext) -> Iterable[Decision]:
+            yield Problem(f"dropping {context.layers[0].values['hf_token']}", severity="warning")
+            yield Drop("cli", "hf_token")
+
+        @rule("resolved", name="quotes-nested")
+        def quotes(context: RuleContext) -> Iterable[Decision]:
+            yield Problem(f"env holds {context.values['env']['HF_TOKEN']}", severity="warning")
+
+        values = {"hf_token": "DROPPED-SECRET-9", "env": {"HF_TOKEN": "NESTED-SECRET-9"}}
+        stack = LayerStack([Layer.from_mapping("cli", values)], rules=[drops, quotes])
+        roles = resolve_stacks({"a": stack}, warn=False)
+        shown = repr(notices(roles["a"]))
+        assert "DROPPED-SECRET" not in shown
+        assert "NESTED-SECRET" not in shown
+
+
+class TestWhoseBug:
+    """An exception in layerconf's own rule is its bug (the command's exit 70), not a
+    RuleError blamed on the configuration; a rule of the user's is named."""
+
+    @staticmethod
+    def broken(self: Any, context: RuleContext) -> None:
+        """A bug inside layerconf's code, as a built-in rule would meet it."""
+        from layerconf.core.checks import check_type
+
+        check_type("f", "x", 1, str, "str")  # (raises TypeError in layerconf's own frame)
+
+    def test_own_rule(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from layerconf.rules.unexpanded import UnexpandedText
+
+        monkeypatch.setattr(UnexpandedText, "__call__", self.broken)
+        stack = LayerStack([Layer.from_mapping("cli", {"lr": 1})], rules=[UnexpandedText()])
+        with pytest.raises(TypeError, match="f\\(\\) takes"):
+            stack.resolve()
+
+    def test_the_command(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        from layerconf.cli import main
+        from layerconf.rules.unexpanded import UnexpandedText
+
+        monkeypatch.setattr(UnexpandedText, "__call__", self.broken)
+        monkeypatch.delenv("LAYERCONF_TRACEBACK")
+        monkeypatch.chdir(Path(__file__).parent.parent)
+        argv = Path("examples/ppo_argv.txt").read_text().split()
+        assert main(["show", "--", *argv]) == 70
+        assert "layerconf: internal error: TypeError: f() takes" in capsys.readouterr().err

@@ -550,6 +550,14 @@ class TestNumberForms:
             assert len(str(problem)) < 300
             assert " is read as an int of " in problem.message
 
+    def test_review_cases(self, loader: str) -> None:
+        """A hex number with a '_' past Python's digit limit is described (its decimal text
+        raised ValueError); '0_7' offers 7 once; a negative number's digits exclude the sign."""
+        (problem,) = parse_yaml("a: 0x" + "F" * 4000 + "_F\n").problems
+        assert " is read as an int of about 4,818 digits" in problem.message
+        (problem,) = parse_yaml("a: 0_7\n").problems
+        assert problem.hint == "write 7 for the number, or quote it, '0_7', to keep the text"
+
     def test_octal_hint_names_both_numbers(self) -> None:
         (problem,) = parse_yaml("seed: 010\n").problems
         assert problem.hint == (

@@ -22,6 +22,7 @@ import pathlib
 import re
 import socket
 import stat
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from secrets import token_hex
 from typing import Any
@@ -493,7 +494,7 @@ def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
         text = raw.decode(json.detect_encoding(raw))
     except UnicodeDecodeError:
         return None
-    digits = getattr(__import__("sys"), "get_int_max_str_digits", lambda: 0)()
+    digits = getattr(sys, "get_int_max_str_digits", lambda: 0)()
     objects: list[set[str] | None] = []  # each open container's keys (None: an array)
     for match in _TOKENS.finditer(text):
         token = match.group()
@@ -505,7 +506,9 @@ def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
             if colon is not None and keys is not None:
                 name = token[: len(token) - len(colon)]
                 if name in keys:
-                    shown = json.loads(name) if len(name) < 1000 else name[:80]
+                    shown = name[:80]
+                    with contextlib.suppress(ValueError):  # (past where the decoder stopped)
+                        shown = json.loads(name) if len(name) < 1000 else shown
                     why = f"the key {shown[:80]!r} appears twice in one object"
                 keys.add(name)
         elif first == "{":

@@ -175,8 +175,6 @@ def _main(arguments: list[str]) -> int:
 def _dashed_file(parser: argparse.ArgumentParser, tokens: list[str]) -> str | None:
     """The first of `tokens` that argparse reads as an option but that names a file (a role
     file or record called ``-x.yaml``), or None."""
-    import os
-
     known = parser._option_string_actions
     return next(
         (t for t in tokens if t[:1] == "-" and t not in known and t != "-" and os.path.lexists(t)),

@@ -51,8 +51,6 @@ class ParserStop(Exception):
 
 def internal_error(error: Exception) -> str:
     """The line that says a command met a bug of layerconf's own (exit `EXIT_INTERNAL`)."""
-    from layerconf.exceptions import one_line
-
     what = one_line(describe(error))
     if len(what) > 300:
         what = what[:297] + "..."

@@ -9,6 +9,7 @@ secrets.
 from __future__ import annotations
 
 import argparse
+import traceback
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -105,9 +106,11 @@ def resolve(
         if hidden is not None:
             return Outcome(None, [_stop_problem(hidden.message, parser, argv)])
         problem = _crash_problem(error, argv)
-        if problem is None:
-            raise UsageError(_crash_text(error)) from None
-        return Outcome(None, [problem])
+        if problem is not None:
+            return Outcome(None, [problem])
+        if _raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
+            raise  # a bug of layerconf's own: the command's one line, exit 70 (cli.app)
+        raise UsageError(_crash_text(error)) from None
     learn_secrets(roles)  # a role file's secrets too, wherever their text is quoted
     found = dict.fromkeys(problem for namespace in roles.values() for problem in notices(namespace))
     return Outcome(roles, sorted(found, key=reading_order))
@@ -366,17 +369,10 @@ def _value_index(argv: list[str], option: int, value: str) -> int:
 
 
 def _crash_text(error: Exception) -> str:
-    """One line for an exception raised while resolving: what, where, and whose code it was
-    (the trainer's parser, or layerconf itself: never one blamed for the other)."""
-    import traceback
-
+    """One line for an exception the trainer's parser raised while resolving: what, where
+    (layerconf's own are reported as its bugs, never blamed on the trainer: `resolve`)."""
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    if _raised_by_layerconf(frames):
-        return (
-            f"layerconf failed with {describe(error)}{where}: a bug in layerconf, not in the "
-            "configuration; please report it with the command line that shows it"
-        )
     return (
         f"the trainer's parser raised {describe(error)}{where}; run the trainer "
         "with the same command line to see the traceback"

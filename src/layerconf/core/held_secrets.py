@@ -15,7 +15,7 @@ from typing import Any
 from layerconf.core.records import Layer
 from layerconf.core.secrets import SECRETS, secret_texts
 
-__all__ = ["held_secret_texts", "secret_keys_of"]
+__all__ = ["held_secret_texts", "nested_secret_texts", "secret_keys_of"]
 
 
 def held_secret_texts(
@@ -69,3 +69,31 @@ def _secret_keys(layer: Layer) -> tuple[str, ...]:
             _LARGE_LAYERS.clear()
         _LARGE_LAYERS[id(layer)] = (weakref.ref(layer), found)
     return found
+
+
+def nested_secret_texts(mappings: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The texts of the secrets held inside the containers of `mappings`, under a secret key
+    of a mapping below the top (``env: {HF_TOKEN: ...}``), at most `_NESTED` levels down."""
+    texts: list[str] = []
+    stack: list[tuple[Any, int]] = [
+        (value, 1)
+        for values in mappings
+        for value in values.values()
+        if isinstance(value, (Mapping, list, tuple))
+    ]
+    while stack:
+        value, depth = stack.pop()
+        if depth > _NESTED:
+            continue
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        for name, item in items:
+            if item is None:
+                continue
+            if isinstance(name, str) and SECRETS.is_secret(name):
+                texts += secret_texts(item)
+            elif isinstance(item, (Mapping, list, tuple)):
+                stack.append((item, depth + 1))
+    return texts
+
+
+_NESTED = 16

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.explain import setting_for
-from layerconf.core.held_secrets import held_secret_texts, secret_keys_of
+from layerconf.core.held_secrets import held_secret_texts, nested_secret_texts, secret_keys_of
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import POLICIES, Policy, merge_layers
 from layerconf.core.namespace import Event, Namespace, Provenance, namespace_from
@@ -270,8 +270,8 @@ class _Resolution:
             if child is not None and type(child) is not dict:
                 raise RuleError(  # (types, not values: one may be a secret)
                     f"rule {candidate.name!r} set {join_path(path)!r}, but "
-                    f"{join_path(path[: depth + 1])!r} holds a {type(child).__name__}, not a "
-                    f"mapping to set {join_path(path[depth + 1 :])!r} in"
+                    f"{join_path(path[: depth + 1])!r} holds the {type(child).__name__} type, "
+                    f"not a mapping to set {join_path(path[depth + 1 :])!r} in"
                 )
             if child is None:
                 child = parent[part] = {}
@@ -351,15 +351,13 @@ def _without_secrets(
     the notices show them as `explain` shows values. The roles' own problems are replaced."""
     if not shared and not any(resolution.problems for resolution in resolutions.values()):
         return shared
-    texts = [
-        text
-        for resolution in resolutions.values()
-        for text in held_secret_texts(
-            secret_keys_of(resolution.layers) | resolution.set_secret_keys(),
-            resolution.values,
-            resolution.layers,
-        )
-    ]
+    texts = []
+    for resolution in resolutions.values():
+        # (the layers as given too: a value a rule dropped or converted is still a secret)
+        layers = [*resolution.stack.layers, *resolution.layers]
+        keys = secret_keys_of(layers) | resolution.set_secret_keys()
+        texts += held_secret_texts(keys, resolution.values, layers)
+        texts += nested_secret_texts([resolution.values, *(layer.values for layer in layers)])
     if not texts:
         return shared
     for resolution in resolutions.values():

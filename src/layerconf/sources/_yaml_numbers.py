@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["yaml11_number"]
+__all__ = ["shortened", "yaml11_number"]
 
 
 def yaml11_number(text: str, value: Any, *, quote: bool = True) -> tuple[str, str] | None:
@@ -39,26 +39,26 @@ def yaml11_number(text: str, value: Any, *, quote: bool = True) -> tuple[str, st
         why = "reads a number with a leading 0 as octal"
     elif "_" in body and not _grouped_by_three(body):
         why = "ignores '_' in a number"
+        decimal = None  # (assigned above when the leading 0 changed nothing: '0_7')
     else:
-        return None  # (a hex number among them: read alike by YAML 1.2, never written here)
+        return None  # (a hex number without '_': read alike by YAML 1.2)
     kind = type(value).__name__
     a_kind = f"an {kind}" if kind == "int" else f"a {kind}"
     read = f"YAML 1.1, which PyYAML and slime follow, {why}"
     if not quote:
         return f"the value is read as {a_kind}: {read}", "quote it to keep the text"
-    # (each of these forms, at most MAX_NUMBER_CHARACTERS long, has fewer decimal digits)
+    keep = "quote it to keep the text"
+    if len(text) <= 60:
+        keep = f"quote it, {_quoted(text)}, to keep the text"
+    if type(value) is int and value.bit_length() > 128:  # (no one writes it by hand; its
+        # decimal text may pass Python's digit limit: a hex number of 4,000 digits with a '_')
+        about = int(value.bit_length() * 0.30103) + 1
+        return f"{shortened(text)} is read as an int of about {about:,} digits: {read}", keep
     shown = repr(value)
-    keep = (
-        f"quote it, {_quoted(text)}, to keep the text"
-        if len(text) <= 60
-        else ("quote it to keep the text")
-    )
-    if len(shown) > 40:  # (a number no one writes by hand: the message stays short)
-        return f"{_shortened(text)} is read as {a_kind} of {len(shown):,} digits: {read}", keep
     write = f"write {shown} for " + (
         "the number" if decimal is None else f"this number or {decimal!r} for the decimal one"
     )
-    return f"{_shortened(text)} is read as the {kind} {shown}: {read}", f"{write}, or {keep}"
+    return f"{shortened(text)} is read as the {kind} {shown}: {read}", f"{write}, or {keep}"
 
 
 def _grouped_by_three(body: str) -> bool:
@@ -79,6 +79,6 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _shortened(text: str, limit: int = 60) -> str:
-    """`text` quoted, cut to about `limit` characters (as the walker's messages quote it)."""
+def shortened(text: str, limit: int = 60) -> str:
+    """`text` quoted, cut to about `limit` characters (as the readers' messages quote it)."""
     return repr(text) if len(text) <= limit else repr(text[: limit - 3]) + "..."

@@ -22,7 +22,7 @@ from layerconf.core.lazy import LazyPattern
 from layerconf.core.secrets import SECRETS
 from layerconf.exceptions import Problem, Severity
 from layerconf.sources._yaml_lines import _YAML_BREAK, _YAML_ONLY_BREAKS, Lines, Position
-from layerconf.sources._yaml_numbers import yaml11_number
+from layerconf.sources._yaml_numbers import shortened, yaml11_number
 
 #: A path into a YAML document: mapping keys (usually strings) and list indices.
 YamlPath = tuple[Hashable, ...]
@@ -53,14 +53,9 @@ MAX_NUMBER_CHARACTERS = 4300
 _NUMBERS = frozenset({_YAML_TAG + "int", _YAML_TAG + "float"})
 
 
-def _shortened(text: str, limit: int = 60) -> str:
-    """`text` quoted, cut to about `limit` characters."""
-    return repr(text) if len(text) <= limit else repr(text[: limit - 3]) + "..."
-
-
 def _shown(node: ScalarNode, quote: bool) -> str:
     """A scalar's text for a message: shortened, or the placeholder for a credential's."""
-    return _shortened(node.value) if quote else SECRETS.placeholder
+    return shortened(node.value) if quote else SECRETS.placeholder
 
 
 class Abort(Exception):
