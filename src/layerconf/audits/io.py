@@ -490,10 +490,7 @@ def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
     `_LOCATED_BELOW` bytes or more."""
     if len(raw) >= _LOCATED_BELOW:
         return None
-    try:
-        text = raw.decode(json.detect_encoding(raw))
-    except UnicodeDecodeError:
-        return None
+    text = raw.decode(json.detect_encoding(raw), "replace")  # (the decoder read it so)
     digits = getattr(sys, "get_int_max_str_digits", lambda: 0)()
     objects: list[set[str] | None] = []  # each open container's keys (None: an array)
     for match in _TOKENS.finditer(text):
