@@ -577,3 +577,37 @@ class TestWhoseBug:
         argv = Path("examples/ppo_argv.txt").read_text().split()
         assert main(["show", "--", *argv]) == 70
         assert "layerconf: internal error: TypeError: f() takes" in capsys.readouterr().err
+
+
+class TestSecretsInRuleErrors:
+    """A `RuleError` for a rule of the user's quotes no secret of the values it saw: the
+    exception's text (`int(token)` failing) or a decision's repr may hold one."""
+
+    SECRET = "hf_RAISED-SECRET-31415"
+
+    def test_a_rule_that_raises(self) -> None:
+        @rule("resolved", name="boom")
+        def boom(context: RuleContext) -> None:
+            raise ValueError(f"token {context.values['hf_token']} looks wrong")
+
+        stack = LayerStack([Layer.from_mapping("role", {"hf_token": self.SECRET})], [boom])
+        with pytest.raises(RuleError) as caught:
+            stack.resolve()
+        assert self.SECRET not in str(caught.value)
+        assert "rule 'boom' raised ValueError: token <redacted> looks wrong" in str(caught.value)
+        assert isinstance(caught.value.__cause__, ValueError)  # (the user's own, as raised)
+
+    def test_a_bad_decision_and_the_roles_stage(self) -> None:
+        @rule("layers", name="bad")
+        def bad(context: RuleContext) -> Iterable[Any]:
+            yield {"token": context.layers[0].values["hf_token"]}
+
+        @rule("roles", name="cross")
+        def cross(context: RuleContext) -> None:
+            raise ValueError(f"{vars(context.roles['a'])['hf_token']}")
+
+        layers = [Layer.from_mapping("role", {"hf_token": self.SECRET})]
+        for rules in ([bad], [cross]):
+            with pytest.raises(RuleError) as caught:
+                resolve_stacks({"a": LayerStack(layers, rules)})
+            assert self.SECRET not in str(caught.value)

@@ -222,8 +222,39 @@ def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
     """Run one rule and yield its decisions, checking each is allowed in this stage.
 
     An exception a rule of the user's raises, when called or while its decisions are read, is
-    a `RuleError` naming it and where it raised (the exception is its cause).
+    a `RuleError` naming it and where it raised (the exception is its cause). A `RuleError`'s
+    message holds no secret of the values the rule saw (an exception's text or a decision may
+    quote one).
     """
+    try:
+        yield from _decisions_of(candidate, context)
+    except RuleError as error:
+        message = _scrubbed(str(error), context)
+        if message == str(error):
+            raise
+        raise RuleError(message) from error.__cause__
+
+
+def _scrubbed(message: str, context: RuleContext) -> str:
+    """`message` without the text of a secret `context`'s layers, values or roles hold."""
+    from layerconf.core.held_secrets import held_secret_texts, nested_secret_texts, secret_keys_of
+    from layerconf.core.namespace import provenance_of
+    from layerconf.core.secrets import SECRETS, scrub_text
+
+    layers = list(context.layers)
+    values: list[Mapping[str, Any]] = [context.values]
+    for namespace in context.roles.values():
+        values.append(vars(namespace))
+        provenance = provenance_of(namespace)
+        layers += provenance.layers if provenance is not None else ()
+    named = {key for held in values for key in held}  # (values a rule set: in no layer)
+    keys = secret_keys_of(layers) | set(SECRETS.secret_keys(named))
+    texts = [text for held in values for text in held_secret_texts(keys, held, layers)]
+    texts += nested_secret_texts([*values, *(layer.values for layer in layers)])
+    return scrub_text(message, texts) if texts else message
+
+
+def _decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
     users = foreign(candidate)  # (an exception in layerconf's own rule is its bug: left as is)
     try:
         returned = candidate(context)
