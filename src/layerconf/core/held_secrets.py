@@ -15,7 +15,7 @@ from typing import Any
 from layerconf.core.records import Layer
 from layerconf.core.secrets import SECRETS, secret_texts
 
-__all__ = ["held_secret_texts", "nested_secret_texts", "secret_keys_of"]
+__all__ = ["held_secret_texts", "nested_secret_texts", "secret_keys_of", "texts_held"]
 
 
 def held_secret_texts(
@@ -97,3 +97,13 @@ def nested_secret_texts(mappings: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 _NESTED = 16
+
+
+def texts_held(
+    layers: Sequence[Layer], values: Sequence[Mapping[str, Any]], keys: Iterable[str] = ()
+) -> list[str]:
+    """The texts of every secret `layers` and `values` hold: under a secret key of theirs (or
+    one of `keys`: set by a rule, in no layer), and nested under a secret key in a mapping."""
+    named = secret_keys_of(layers) | set(keys)
+    texts = [text for held in values for text in held_secret_texts(named, held, layers)]
+    return texts + nested_secret_texts([*values, *(layer.values for layer in layers)])

@@ -16,6 +16,7 @@ Stages run in this order, and the rules of one stage in the order of their `Rule
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, Protocol, Union, runtime_checkable
 
@@ -237,7 +238,7 @@ def decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:
 
 def _scrubbed(message: str, context: RuleContext) -> str:
     """`message` without the text of a secret `context`'s layers, values or roles hold."""
-    from layerconf.core.held_secrets import held_secret_texts, nested_secret_texts, secret_keys_of
+    from layerconf.core.held_secrets import texts_held
     from layerconf.core.namespace import provenance_of
     from layerconf.core.secrets import SECRETS, scrub_text
 
@@ -248,9 +249,7 @@ def _scrubbed(message: str, context: RuleContext) -> str:
         provenance = provenance_of(namespace)
         layers += provenance.layers if provenance is not None else ()
     named = {key for held in values for key in held}  # (values a rule set: in no layer)
-    keys = secret_keys_of(layers) | set(SECRETS.secret_keys(named))
-    texts = [text for held in values for text in held_secret_texts(keys, held, layers)]
-    texts += nested_secret_texts([*values, *(layer.values for layer in layers)])
+    texts = texts_held(layers, values, SECRETS.secret_keys(named))
     return scrub_text(message, texts) if texts else message
 
 
@@ -311,17 +310,19 @@ def _raised(candidate: Rule, error: Exception) -> RuleError:
     """The `RuleError` for `error`, raised by the rule `candidate`: what, and where in the
     rule's code (the innermost frame outside layerconf: a `context.explain` that raised is
     the rule's line asking)."""
-    import os
     import traceback
 
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frames = [
         frame
         for frame in traceback.extract_tb(error.__traceback__)
-        if not os.path.abspath(frame.filename).startswith(package)
+        if not os.path.abspath(frame.filename).startswith(PACKAGE_DIR)
     ]
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     return RuleError(f"rule {candidate.name!r} raised {type(error).__name__}: {error}{where}")
+
+
+#: The package's directory, every subpackage included: where layerconf's own frames are.
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def foreign(code: object) -> bool:

@@ -9,7 +9,6 @@ found any error raises one `ConfigError` holding them all.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,12 +18,13 @@ from typing import Any
 import attrs
 
 from layerconf.core.explain import setting_for
-from layerconf.core.held_secrets import held_secret_texts, nested_secret_texts, secret_keys_of
+from layerconf.core.held_secrets import texts_held
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import POLICIES, Policy, merge_layers
 from layerconf.core.namespace import Event, Namespace, Provenance, namespace_from
 from layerconf.core.records import Layer, Origin, Path, Setting, join_path, key_path, split_key
 from layerconf.core.rules import (
+    PACKAGE_DIR,
     Convert,
     Drop,
     Rule,
@@ -355,9 +355,7 @@ def _without_secrets(
     for resolution in resolutions.values():
         # (the layers as given too: a value a rule dropped or converted is still a secret)
         layers = [*resolution.stack.layers, *resolution.layers]
-        keys = secret_keys_of(layers) | resolution.set_secret_keys()
-        texts += held_secret_texts(keys, resolution.values, layers)
-        texts += nested_secret_texts([resolution.values, *(layer.values for layer in layers)])
+        texts += texts_held(layers, [resolution.values], resolution.set_secret_keys())
     if not texts:
         return shared
     for resolution in resolutions.values():
@@ -385,15 +383,12 @@ def reading_order(problem: Problem) -> tuple[bool, str, int, int, int]:
     )
 
 
-# The package, every subpackage included (a warning points past presets/, sources/... too).
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 def _caller_level() -> int:
-    """The `stacklevel` that points a warning at the first frame outside layerconf."""
+    """The `stacklevel` that points a warning at the first frame outside layerconf (past
+    presets/, sources/... too: `PACKAGE_DIR` is the whole package)."""
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIR):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level
