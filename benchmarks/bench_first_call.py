@@ -42,7 +42,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +72,11 @@ _EVERYTHING = (
 # The child: one process, one timed call.
 
 
-def _child(approach: str) -> dict[str, float]:
-    """Set `approach` up, time its one call, return seconds (run in a fresh process)."""
+def _child(approach: str, *, counted: bool = False) -> dict[str, float]:
+    """Set `approach` up, time its one call, return seconds (run in a fresh process).
+
+    `counted`: instead of timing it, make the call through ``divmod`` (`bench_instructions.py`
+    has callgrind count only while CPython's ``builtin_divmod`` runs); returns no seconds."""
     import gc
     import importlib
     import time
@@ -133,9 +136,25 @@ def _child(approach: str) -> dict[str, float]:
     # call comes first (~0.9 ms here, the same for every approach). The collector stays on:
     # the collections a call's own objects set off are counted.
     gc.collect()
+    if counted:
+        divmod(Counted(call), 1)
+        return {}
     start = time.perf_counter()
     call()
     return {"seconds": time.perf_counter() - start}
+
+
+class Counted:
+    """Calls `function` as ``divmod(Counted(function), 1)``: the one C function a callgrind run
+    is told to count inside (``--toggle-collect=builtin_divmod``), so that only the call is
+    counted, not the interpreter's start, the imports or the set-up."""
+
+    def __init__(self, function: Callable[[], object]) -> None:
+        self.function = function
+
+    def __divmod__(self, _other: object) -> tuple[int, int]:
+        self.function()
+        return (0, 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,6 +296,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        print(json.dumps(_child(sys.argv[2])))
+        print(json.dumps(_child(sys.argv[2], counted="--counted" in sys.argv[3:])))
     else:
         main()

@@ -105,6 +105,18 @@ def test_each_benchmark_runs(runs: dict[str, Any], script: str) -> None:
     assert code == 0, output[-3000:]
 
 
+def test_instruction_counts(runs: dict[str, Any]) -> None:
+    """Under callgrind, the drop-in's first pair counts millions of instructions (a count of
+    the interpreter's start instead would be hundreds of millions; none, a marker not found)."""
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    code, output = runs["results"]["bench_instructions.py"]
+    assert code == 0, output[-3000:]
+    path = runs["work"] / "benchmarks" / "results" / "instructions.json"
+    counts = json.loads(path.read_text())["instructions"]
+    assert 1e6 < counts["first call: the drop-in's pair"] < 50e6, output[-3000:]
+
+
 def test_run_json_shape(run_json: dict[str, Any]) -> None:
     assert run_json["format"] == 1
     assert run_json["quick"] is True
