@@ -67,7 +67,7 @@ from layerconf.audits.codec import (
     canonical_encoder,
     compact,
 )
-from layerconf.audits.io import _dumps
+from layerconf.audits.layout import dumps
 from layerconf.audits.record import record_of
 from layerconf.audits.signing import sign
 from layerconf.audits.texts import WAITING, Texts, known_history
@@ -740,7 +740,7 @@ class TestFileText:
         roles = ppo(parser)
         roles["critic"].lr = 3e-6
         fast = write_audit(roles, tmp_path / "fast").read_bytes()
-        monkeypatch.setattr(io_module, "_known_lines", lambda texts: {})  # every entry encoded
+        monkeypatch.setattr(io_module, "known_lines", lambda texts: {})  # every entry encoded
         assert write_audit(roles, tmp_path / "slow").read_bytes() == fast
 
     @pytest.mark.parametrize("extra", [[], ["--wandb-key", "sekrit-abcdef-123"]])
@@ -765,7 +765,7 @@ class TestFileText:
         roles["changed"].seed = 1234  # written after resolution, in one role only
         fast = write_audit(roles, tmp_path / "fast").read_bytes()
         assert fast == record_bytes(audit(roles))
-        monkeypatch.setattr(io_module, "_known_lines", lambda texts: {})  # every entry encoded
+        monkeypatch.setattr(io_module, "known_lines", lambda texts: {})  # every entry encoded
         assert write_audit(roles, tmp_path / "slow").read_bytes() == fast
 
     def test_values_of_every_plain_type(self, tmp_path: pathlib.Path) -> None:
@@ -2219,7 +2219,7 @@ class TestText:
 
     def test_layout(self) -> None:
         """Nesting down to the settings, then one compact line per entry."""
-        text = _dumps(audit({"r": stack(lr=1e-5)}))
+        text = dumps(audit({"r": stack(lr=1e-5)}))
         assert text.splitlines()[:3] == ["{", ' "format": 2,', ' "layerconf": "0.1.0",']
         assert '    "lr": {"value": 1e-05, "layer": "cli", "kind": "argv"}' in text.splitlines()
 
@@ -2228,7 +2228,7 @@ class TestText:
     def test_any_tree(self, tree: Any) -> None:
         """Any JSON-shaped data: indented one level a step down to depth 4, then compact, keys
         in their order; the same error (a cycle, a NaN, a type JSON cannot hold) as compact."""
-        outcome = _outcome(_dumps, tree)
+        outcome = _outcome(dumps, tree)
         assert outcome == _outcome(_layout, tree)
         if isinstance(outcome, str):  # JSON, whatever the keys (a number's in quotes)
             assert json.loads(outcome) == json.loads(json.dumps(tree, default=repr))
@@ -2269,7 +2269,7 @@ class TestText:
         loop: list[Any] = [1]
         loop.append(loop)
         tree = {"roles": {"r": {"settings": {"k": {"value": loop}}}}}
-        assert _outcome(_dumps, tree) == (ValueError, "Circular reference detected")
+        assert _outcome(dumps, tree) == (ValueError, "Circular reference detected")
 
 
 # Secret-like text: at least one character that is not hex, so it cannot be a digest by chance.
