@@ -359,10 +359,10 @@ _LOCATED_BELOW = 2 * 1024 * 1024
 
 def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
     """(what, line, column) of the first value of the JSON text `raw` that `load_audit`'s
-    decoding refuses (a key written twice in one object, ``NaN``, a number out of range or
-    past Python's digit limit for an int), or None. On the error path only: one scan of the
-    text, a Python step per string, bracket and bare value; None for a text of
-    `_LOCATED_BELOW` bytes or more."""
+    decoding refuses (a key written twice in one object, in any spelling: ``"a"``, ``"\\u0061"``;
+    ``NaN``, a number out of range or past Python's digit limit for an int), or None. On the
+    error path only: one scan of the text, a Python step per string, bracket and bare value
+    (a key with an escape decoded); None for a text of `_LOCATED_BELOW` bytes or more."""
     if len(raw) >= _LOCATED_BELOW:
         return None
     text = raw.decode(json.detect_encoding(raw), "replace")  # (the decoder read it so)
@@ -376,13 +376,10 @@ def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
             colon = match.group(1)
             keys = objects[-1] if objects else None
             if colon is not None and keys is not None:
-                name = token[: len(token) - len(colon)]
-                if name in keys:
-                    shown = name[:80]
-                    with contextlib.suppress(ValueError):  # (past where the decoder stopped)
-                        shown = json.loads(name) if len(name) < 1000 else shown
-                    why = f"the key {shown[:80]!r} appears twice in one object"
-                keys.add(name)
+                key = _key_of(token[: len(token) - len(colon)])
+                if key in keys:
+                    why = f"the key {key[:80]!r} appears twice in one object"
+                keys.add(key)
         elif first == "{":
             objects.append(set())
         elif first == "[":
@@ -403,6 +400,18 @@ def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
             line_start = text.rfind("\n", 0, start) + 1
             return why, text.count("\n", 0, start) + 1, start - line_start + 1
     return None
+
+
+def _key_of(name: str) -> str:
+    """The key a JSON string token `name` (quotes included) spells: ``"\\u0061"`` is ``a``, as
+    the decoder reads it (the token as it is, past where the decoder stopped)."""
+    if "\\" not in name:
+        return name[1:-1]
+    try:
+        key: str = json.loads(name)
+    except ValueError:
+        return name
+    return key
 
 
 def _check_values(raw: bytes, where: str) -> None:
