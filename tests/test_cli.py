@@ -2168,6 +2168,33 @@ class TestHostilePaths:
         assert "oversized_trainer_module.py: is larger than 16,777,216 bytes" in err
         assert "oversized_trainer_module" not in sys.modules
 
+    def test_a_parser_module_is_read_once(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--parser MODULE:ATTR sizes the module's file by its status: the import is what
+        reads it (before: read whole by layerconf to size it, then again by the import)."""
+        import layerconf.sources.files as files_module
+
+        read: list[str] = []
+        real = files_module.read_bounded
+
+        def recorded(source: str, **kwargs: Any) -> bytes:
+            read.append(source)
+            return real(source, **kwargs)
+
+        monkeypatch.setattr(files_module, "read_bounded", recorded)
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        monkeypatch.setattr(sys, "modules", dict(sys.modules))
+        (tmp_path / "read_once_trainer.py").write_text(
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--x', type=int, default=0)\n"
+        )
+        assert main(["explain", "--parser", "read_once_trainer:p", "x", "--", "--x", "1"]) == 0
+        assert capsys.readouterr().out.startswith("x (main) = 1\n")
+        assert [path for path in read if path.endswith("read_once_trainer.py")] == []
+
     @pytest.mark.parametrize(
         ("made", "message"),
         [

@@ -518,6 +518,42 @@ class TestParityWithSlime:
             "for this number or 10 for the decimal one, or quote it, '010', to keep the text)"
         ]
 
+    def test_each_role_logs_the_warnings_of_its_own_entry(
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A trainer calls once per role: each call logs the warnings of its role's entry (and
+        of an alias of a value warned of), not the other role's; before, each call logged
+        every entry's, each warning twice in a run and under the wrong role."""
+        text = (
+            "megatron:\n"
+            "  - role: actor\n"
+            "    overrides: {seed: 010, lst: [1, 012], x: &x 013}\n"
+            "  - role: critic\n"
+            "    overrides: {seed: 011, x: *x}\n"
+        )
+        path = write(tmp_path, text)
+        places = {}
+        for role in ("actor", "critic"):
+            caplog.clear()
+            with caplog.at_level("WARNING", logger="layerconf.compat.slime"):
+                parse_megatron_role_args(base, path, role)
+            places[role] = [
+                r.getMessage().split(": warning: ")[0].removeprefix(f"{path}:")
+                for r in caplog.records
+                if "YAML 1.1" in r.getMessage()
+            ]
+        assert places == {"actor": ["3:23", "3:37", "3:46"], "critic": ["3:46", "5:23"]}
+
+    def test_a_warning_of_the_whole_file_is_logged_for_each_role(
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """'megatron' listing no entries concerns every role: each call says it."""
+        path = write(tmp_path, "megatron: []\n")
+        with caplog.at_level("WARNING", logger="layerconf.compat.slime"):
+            for role in ("actor", "critic"):
+                parse_megatron_role_args(base, path, role)
+        assert [r.getMessage().count("lists no role entries") for r in caplog.records] == [1, 1]
+
     @pytest.mark.parametrize("name", ["__class__", "__dict__"])
     def test_python_names_are_refused(
         self, base: argparse.Namespace, tmp_path: Path, name: str

@@ -2,7 +2,8 @@
 
 `write_audit` writes ``layerconf-audit.json`` through a temporary file and one rename, so a
 reader sees the old record or the new one, never half of one; `load_audit` reads it back as
-an `AuditRecord`. The text has one line per key of a role, easy to grep and diff.
+an `AuditRecord`. The text has one line per key of a role, easy to grep and diff
+(`layerconf.audits.layout`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ import contextlib
 import enum
 import errno
 import hashlib
-import itertools
 import json
-import json.encoder
 import math
 import operator
 import os
@@ -23,17 +22,17 @@ import re
 import socket
 import stat
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from secrets import token_hex
 from typing import Any
 
-from layerconf.audits.codec import Encoder, ValueTypes, compact
+from layerconf.audits.codec import Encoder, ValueTypes
+from layerconf.audits.layout import RecordText, known_lines
 from layerconf.audits.record import AuditRecord, record_of
 from layerconf.audits.signing import Key, sign
-from layerconf.audits.texts import Section, Texts, compact_chunks, key_heads
+from layerconf.audits.texts import Texts
 from layerconf.audits.validate import AGAIN
 from layerconf.core.checks import PATH, check_type
-from layerconf.core.explain import values_at
 from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.exceptions import AuditError
 from layerconf.sources.files import UnreadableFile, describe_mode, read_bounded
@@ -77,141 +76,17 @@ def write_audit(
     record = record_of(roles, encoder, key, texts)
     if key is not None:
         record = sign(record, key)
-    known = _known_lines(texts)
+    known = known_lines(texts)
     if not known:  # the entries are encoded from the record: made first (scrubbing, which
         texts.make_entries()  # drops the lines, made them already; kept for any other path)
-    text = _Text(known).dumps(record, 0, "\n")
+    text = RecordText(known).dumps(record, 0, "\n")
     return write_atomic(pathlib.Path(directory), AUDIT_FILE, text.encode("ascii"))
 
 
 def record_bytes(record: Mapping[str, Any]) -> bytes:
     """The bytes of a record's file: what `write_audit` writes and ``layerconf audit`` prints."""
     check_type("record_bytes", "record", record, Mapping, "a record, such as audit(roles)")
-    return _Text().dumps(dict(record), 0, "\n").encode("ascii")
-
-
-def _dumps(value: Any, depth: int = 0) -> str:
-    """The record as text: one line per key of a role (easy to grep and diff), else compact."""
-    return _Text().dumps(value, depth)
-
-
-class _Text:
-    """`_dumps` of one record: nested down to a role's entries, then one compact line each.
-
-    The entries (thousands in a record) are encoded by one JSON encoder made for the record,
-    in loops that run in C (`map`), rather than by `compact` one call at a time; the pieces of
-    the whole text go to one list, joined once (a level's text is never copied into the
-    level above it): the text is the same, character for character.
-    """
-
-    def __init__(self, known: Mapping[int, Section] | None = None) -> None:
-        # What is known of a role's settings, by the settings' id (`_known_lines`).
-        self.known = known or {}
-        self.encode = compact_chunks()
-
-    def dumps(self, value: Any, depth: int, end: str = "") -> str:
-        """The text of `value` at `depth`, then `end`."""
-        pieces: list[str] = []
-        self._write(value, depth, pieces)
-        pieces.append(end)
-        return "".join(pieces)
-
-    def _write(self, value: Any, depth: int, pieces: list[str]) -> None:
-        """Add the pieces of the text of `value` at `depth` to `pieces`."""
-        kind = type(value)
-        if depth >= 4 or (kind is not dict and kind is not list) or not value:
-            pieces += self.encode(value, 0)
-            return
-        between = ",\n" + " " * (depth + 1)
-        pieces.append(("{\n" if kind is dict else "[\n") + between[2:])
-        if depth == 3 and kind is dict:  # a role's entries (each on one line with its key)
-            self._entries(value, between, pieces)
-        elif kind is list and (depth == 3 or _CONTAINERS.isdisjoint(map(type, value))):
-            # a list's items each encoded whole (at depth 3, or none a dict or a list: the
-            # command line's tokens), in C
-            lines = list(map("".join, map(self.encode, value, itertools.repeat(0))))
-            block = [between] * (2 * len(lines) - 1)
-            block[::2] = lines
-            pieces += block
-        elif kind is dict:
-            key_text = _key_text(value)
-            for index, (key, item) in enumerate(value.items()):
-                if index:
-                    pieces.append(between)
-                pieces += (key_text(key), ": ")  # the key first, then its value
-                self._write(item, depth + 1, pieces)
-        else:
-            for index, item in enumerate(value):
-                if index:
-                    pieces.append(between)
-                self._write(item, depth + 1, pieces)
-        pieces.append(("\n" + " " * depth) + ("}" if kind is dict else "]"))
-
-    def _entries(self, entries: dict[Any, Any], between: str, pieces: list[str]) -> None:
-        """Add the lines of `entries` (key, ``: ``, entry), `between` them, to `pieces`: those
-        of a role's settings `audit` made with their lines by `_template_lines`; any other
-        entry's as its known line, else encoded."""
-        known = self.known.get(id(entries))
-        if known is not None and known.settings is entries and known.tails:
-            self._template_lines(entries, known, between, pieces)
-            return
-        lines = known.lines if known is not None and known.settings is entries else {}
-        keys = list(entries)
-        found: list[Any] = list(map(lines.get, keys))  # one piece a line: known, else encoded
-        block: list[Any] = [between] * (2 * len(keys) - 1)
-        block[0::2] = found
-        items, key_text = list(entries.values()), _key_text(entries)
-        for index in itertools.compress(range(len(keys)), map(operator.not_, found)):
-            # the key first, as the other levels write them
-            block[2 * index] = key_text(keys[index]) + ": " + "".join(self.encode(items[index], 0))
-        pieces += block
-
-    def _template_lines(
-        self, entries: dict[str, Any], known: Section, between: str, pieces: list[str]
-    ) -> None:
-        """`_entries` of a role's settings whose lines' ends are known (`Section.tails`,
-        every key's: `audit` made them): three pieces a line (its key's head, its value's
-        text, the end), found by the keys in C (`values_at`); then the line of each key whose
-        entry is not made from a template (`Section.own`, in order: each found in the keys
-        after the one before it), known or encoded, in place of its three."""
-        keys = known.keys
-        block: list[Any] = [between] * (4 * len(keys) - 1)
-        block[0::4] = key_heads(keys, ': {"value": ')
-        block[1::4] = values_at(known.values, keys)
-        block[2::4] = values_at(known.tails, keys)
-        index = -1
-        for key in known.own:
-            index = keys.index(key, index + 1)
-            line = known.lines.get(key)
-            if line is None:
-                line = _ascii(key) + ": " + "".join(self.encode(entries[key], 0))
-            block[4 * index : 4 * index + 3] = (line, "", "")
-        pieces += block
-
-
-def _key_text(mapping: Mapping[Any, Any]) -> Callable[[Any], str]:
-    """How the keys of `mapping` are written (every key a str: as JSON strings, at once)."""
-    return _ascii if set(map(type, mapping)) == {str} else _object_key
-
-
-def _object_key(key: Any) -> str:
-    """`key` as a JSON object's key, as `compact` writes the keys of the mappings it encodes
-    (a number or None as its text in quotes; another type refused as json refuses it)."""
-    return compact({key: 0})[1 : -len(": 0}")]
-
-
-def _known_lines(texts: Texts) -> Mapping[int, Section]:
-    """What `texts` holds of each role's settings, when writing (`Section`: the lines of
-    its entries with a history, its value texts, its lines' ends and the keys whose entries
-    are not made from a template): what `_Text` writes for each, character for character
-    (the tests compare both ways). Empty when nothing is known (every entry is then
-    encoded)."""
-    return texts.sections if texts.lines else {}
-
-
-_ascii = json.encoder.encode_basestring_ascii
-#: The kinds of item `_Text` writes over lines of their own (a non-empty one).
-_CONTAINERS = frozenset({dict, list})
+    return RecordText().dumps(dict(record), 0, "\n").encode("ascii")
 
 
 def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Path:
@@ -484,10 +359,10 @@ _LOCATED_BELOW = 2 * 1024 * 1024
 
 def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
     """(what, line, column) of the first value of the JSON text `raw` that `load_audit`'s
-    decoding refuses (a key written twice in one object, ``NaN``, a number out of range or
-    past Python's digit limit for an int), or None. On the error path only: one scan of the
-    text, a Python step per string, bracket and bare value; None for a text of
-    `_LOCATED_BELOW` bytes or more."""
+    decoding refuses (a key written twice in one object, in any spelling: ``"a"``, ``"\\u0061"``;
+    ``NaN``, a number out of range or past Python's digit limit for an int), or None. On the
+    error path only: one scan of the text, a Python step per string, bracket and bare value
+    (a key with an escape decoded); None for a text of `_LOCATED_BELOW` bytes or more."""
     if len(raw) >= _LOCATED_BELOW:
         return None
     text = raw.decode(json.detect_encoding(raw), "replace")  # (the decoder read it so)
@@ -501,13 +376,10 @@ def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
             colon = match.group(1)
             keys = objects[-1] if objects else None
             if colon is not None and keys is not None:
-                name = token[: len(token) - len(colon)]
-                if name in keys:
-                    shown = name[:80]
-                    with contextlib.suppress(ValueError):  # (past where the decoder stopped)
-                        shown = json.loads(name) if len(name) < 1000 else shown
-                    why = f"the key {shown[:80]!r} appears twice in one object"
-                keys.add(name)
+                key = _key_of(token[: len(token) - len(colon)])
+                if key in keys:
+                    why = f"the key {key[:80]!r} appears twice in one object"
+                keys.add(key)
         elif first == "{":
             objects.append(set())
         elif first == "[":
@@ -528,6 +400,18 @@ def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
             line_start = text.rfind("\n", 0, start) + 1
             return why, text.count("\n", 0, start) + 1, start - line_start + 1
     return None
+
+
+def _key_of(name: str) -> str:
+    """The key a JSON string token `name` (quotes included) spells: ``"\\u0061"`` is ``a``, as
+    the decoder reads it (the token as it is, past where the decoder stopped)."""
+    if "\\" not in name:
+        return name[1:-1]
+    try:
+        key: str = json.loads(name)
+    except ValueError:
+        return name
+    return key
 
 
 def _check_values(raw: bytes, where: str) -> None:

@@ -385,13 +385,12 @@ def _raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
     import os
     import sysconfig
 
-    import layerconf
+    from layerconf.core.rules import PACKAGE_DIR
 
-    own = os.path.dirname(os.path.abspath(layerconf.__file__)) + os.sep
     standard = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
     for frame in reversed(frames):
         path = os.path.abspath(frame.filename)
-        if path.startswith(own):
+        if path.startswith(PACKAGE_DIR):
             return True
         if path == os.path.abspath(argparse.__file__) or not path.startswith(standard):
             return False

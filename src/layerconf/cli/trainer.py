@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from layerconf.core.namespace import Namespace
     from layerconf.presets import Preset
     from layerconf.sources import Source
+    from layerconf.sources.files import UnreadableFile
 
 DEFAULT_PROFILE = "megatron-slime"
 
@@ -304,7 +305,8 @@ def _import_module(module_name: str, option: str) -> Any:
         if module_name not in sys.modules:
             found = importlib.util.find_spec(module_name)  # (imports its parent packages)
             if found is not None and isinstance(found.origin, str) and found.origin.endswith(".py"):
-                _source(found.origin, option)  # a huge file refused before the import reads it
+                # A huge file refused by its size, not read: the import reads it, once.
+                _check_size(found.origin, option)
         return importlib.import_module(module_name)
     except UsageError:
         raise
@@ -405,9 +407,25 @@ def _source(path: str, option: str) -> bytes:
     try:
         return read_bounded(path, kind="Python file")
     except UnreadableFile as error:
-        if error.missing:
-            raise UsageError(f"{option}: no such file: {path}") from None
-        raise UsageError(f"{option}: {path}: {error.message} ({error.hint})") from None
+        raise _unreadable(error, path, option) from None
+
+
+def _check_size(path: str, option: str) -> None:
+    """A `UsageError` for the file of a module found on sys.path that is over 16 MiB (or no
+    longer a regular file), told by its status: the import reads the file, once."""
+    from layerconf.sources.files import UnreadableFile, check_size
+
+    try:
+        check_size(path, kind="Python file")
+    except UnreadableFile as error:
+        raise _unreadable(error, path, option) from None
+
+
+def _unreadable(error: UnreadableFile, path: str, option: str) -> UsageError:
+    """The usage error of an `UnreadableFile` for the Python file at `path`."""
+    if error.missing:
+        return UsageError(f"{option}: no such file: {path}")
+    return UsageError(f"{option}: {path}: {error.message} ({error.hint})")
 
 
 def _other_module(name: str, path: str) -> bool:

@@ -39,7 +39,14 @@ from layerconf.sources.yaml import (
     reader_settings,
 )
 
-__all__ = ["RoleFile", "RoleFileFormat", "check_role_file", "read_role_file", "role_file_text"]
+__all__ = [
+    "RoleFile",
+    "RoleFileFormat",
+    "check_role_file",
+    "problems_of_role",
+    "read_role_file",
+    "role_file_text",
+]
 
 
 def _top_key(_: object, __: attrs.Attribute[str], key: str) -> None:
@@ -162,6 +169,26 @@ def check_role_file(
         role_file.roles_missing,
         role_file.problems,
     )
+
+
+def problems_of_role(role_file: RoleFile, role: str) -> list[Problem]:
+    """The problems of `role_file` that concern `role`'s reading alone: those of its own entry
+    and of the file as a whole, not those inside another role's entry, unless `role`'s values
+    hold the value of one (an alias of it). For a caller that reads one role at a time and
+    reports as it goes (slime's drop-in): each problem of an entry is reported once."""
+    entries = sorted(
+        ((layer.origin.line or 0, layer.origin.column or 0), name)
+        for name, layer in role_file.layers.items()
+    )
+    own = role_file.layers.get(role)
+    held = {(origin.line, origin.column) for origin in own.origins.values()} if own else set()
+    found = []
+    for problem in role_file.problems:
+        place = (problem.line or 0, problem.column or 0)
+        inside = [name for start, name in entries if start <= place]
+        if not inside or inside[-1] == role or place in held:
+            found.append(problem)
+    return found
 
 
 def role_file_text(

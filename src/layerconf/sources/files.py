@@ -15,7 +15,14 @@ import os
 import stat
 import time
 
-__all__ = ["MAX_BYTES", "PIPE_WAIT", "UnreadableFile", "describe_mode", "read_bounded"]
+__all__ = [
+    "MAX_BYTES",
+    "PIPE_WAIT",
+    "UnreadableFile",
+    "check_size",
+    "describe_mode",
+    "read_bounded",
+]
 
 #: The largest file read. A configuration file is a few kilobytes; this only stops a wrong path
 #: (a checkpoint, a device) from being read whole into memory.
@@ -80,11 +87,31 @@ def read_bounded(source: str, *, limit: int = MAX_BYTES, kind: str = "file") -> 
             f"cannot be read: {error.strerror or error}", f"check that the path names the {kind}"
         ) from None
     if len(data) > limit:
-        raise UnreadableFile(
-            f"is larger than {limit:,} bytes: not a configuration file",
-            f"check the path: it should name a small {kind}",
-        )
+        raise _too_large(limit, kind)
     return data
+
+
+def check_size(source: str, *, limit: int = MAX_BYTES, kind: str = "file") -> None:
+    """`UnreadableFile` as `read_bounded` says it, for a file another reader reads whole (the
+    import of a module): one that is not a regular file or is larger than `limit` bytes, told
+    by its status, without opening it. A path that cannot be looked at is left to the reader."""
+    try:
+        found = os.stat(source)
+    except OSError:
+        return
+    if not stat.S_ISREG(found.st_mode):
+        raise UnreadableFile(
+            f"is {describe_mode(found.st_mode)}, not a file", f"give the path of a {kind}"
+        )
+    if found.st_size > limit:
+        raise _too_large(limit, kind)
+
+
+def _too_large(limit: int, kind: str) -> UnreadableFile:
+    return UnreadableFile(
+        f"is larger than {limit:,} bytes: not a configuration file",
+        f"check the path: it should name a small {kind}",
+    )
 
 
 #: How `_read` opens a path: for reading, in binary mode (Windows), without blocking on a FIFO

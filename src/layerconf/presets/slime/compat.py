@@ -45,6 +45,7 @@ from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
 from layerconf.core.stack import LayerStack
 from layerconf.core.values import ATOMIC_TYPES, is_atomic, same_value
 from layerconf.exceptions import ConfigError, Problem
+from layerconf.presets.role_file import problems_of_role
 from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
 from layerconf.presets.slime.constants import (
     CRITIC_DEFAULTS,
@@ -244,7 +245,7 @@ def parse_megatron_role_args(
     rules = _RULES if not deleted else _rules_without(frozenset(deleted))
     result = _resolved(base, layer, rules, role, policies)
     # (a file with errors slime reads on had its problems logged by `_as_slime_reads`)
-    _log(result, role, path, layer, () if role_file.errors else role_file.problems)
+    _log(result, role, path, layer, () if role_file.errors else problems_of_role(role_file, role))
     if not plain:
         _as_slime_leaves(result, vars(base_args), base, deleted, layer, role)
     return result
