@@ -9,7 +9,6 @@ secrets.
 from __future__ import annotations
 
 import argparse
-import traceback
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -108,6 +107,8 @@ def resolve(
         problem = _crash_problem(error, argv)
         if problem is not None:
             return Outcome(None, [problem])
+        import traceback  # (an error's path only: the command's start does not pay for it)
+
         if _raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
             raise  # a bug of layerconf's own: the command's one line, exit 70 (cli.app)
         raise UsageError(_crash_text(error)) from None
@@ -371,6 +372,8 @@ def _value_index(argv: list[str], option: int, value: str) -> int:
 def _crash_text(error: Exception) -> str:
     """One line for an exception the trainer's parser raised while resolving: what, where
     (layerconf's own are reported as its bugs, never blamed on the trainer: `resolve`)."""
+    import traceback
+
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     return (
