@@ -84,6 +84,41 @@ class TestRelaunch:
         assert "argv[3]: supply the secret of --wandb-key" in err
         assert "argv[4]: supply the secret of --hf-token" in err
 
+    def test_values_the_environment_set_are_said(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The command line alone does not set what the environment did: each variable is named
+        on stderr with what to do (its recorded value, or the secret to supply); a forged
+        record's secret under a secret name is not printed, nor a key's escape sequence."""
+        from layerconf import EnvSource
+        from layerconf.audits.fingerprint import fingerprint
+
+        argv = ["--rollout-batch-size", "8"]
+        environ = {"SLIME_SEED": "99", "SLIME_WANDB_KEY": SECRET}
+        source = EnvSource(prefix="SLIME_", environ=environ)
+        record = audit(resolve_roles(PARSER, argv, sources=[source]))
+        settings = record["roles"]["actor"]["settings"]
+        env = {"layer": "env", "kind": "env"}
+        settings["hf_token"] = {"value": SECRET, **env, "token": "SLIME_HF_TOKEN"}
+        settings["note\x1b[2J"] = {"value": 1, **env, "token": "SLIME_NOTE"}
+        record["fingerprint"] = fingerprint(record["roles"])
+        (tmp_path / "r.json").write_text(json.dumps(record))
+        assert main(["audit", "relaunch", str(tmp_path / "r.json")]) == 0
+        out, err = capsys.readouterr()
+        assert shlex.split(out) == argv
+        assert SECRET not in out + err
+        assert "\x1b" not in err
+        assert err.splitlines() == [
+            "layerconf audit relaunch: environment variable SLIME_SEED set seed, which the "
+            "command line does not hold: set it again (the record's value: 99)",
+            "layerconf audit relaunch: environment variable SLIME_WANDB_KEY set wandb_key, which "
+            "the command line does not hold: supply the secret it held",
+            "layerconf audit relaunch: environment variable SLIME_HF_TOKEN set hf_token, which "
+            "the command line does not hold: supply the secret it held",
+            "layerconf audit relaunch: environment variable SLIME_NOTE set $'note\\x1b[2J', "
+            "which the command line does not hold: set it again (the record's value: 1)",
+        ]
+
     def test_no_command_line(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A record of values without a command line says there is nothing to re-launch."""
         import argparse

@@ -246,6 +246,30 @@ class TestUnknownKeys:
             stack.resolve()
         assert [p.key for p in caught.value.problems] == ["a_b", "c_d"]
 
+    def test_did_you_mean_is_bounded(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Thousands of unknown keys cost a bounded number of did-you-means (each compares the
+        key with every dest, ~20 ms against Megatron's): the first SUGGESTED keys get theirs,
+        the rest the plain hint, and a flag spelling still names its dest."""
+        import layerconf.core.suggest as suggest
+
+        calls = []
+        compare = suggest.did_you_mean
+        monkeypatch.setattr(
+            suggest, "did_you_mean", lambda word, pool: calls.append(word) or compare(word, pool)
+        )
+        keys = dict.fromkeys(["lrr", *(f"lrr{n:04d}" for n in range(suggest.SUGGESTED + 200))], 1)
+        stack = LayerStack(
+            [*base(), role_layer({**keys, "tensor-model-parallel-size": 2})],
+            rules=[UnknownKeys(parser())],
+        )
+        with pytest.raises(ConfigError) as caught:
+            stack.resolve()
+        problems = caught.value.problems
+        assert len(calls) == suggest.SUGGESTED
+        assert problems[0].hint == "did you mean 'lr'?"
+        assert problems[-2].hint == "check the spelling in --help"
+        assert problems[-1].hint == "write tensor_model_parallel_size"
+
     def test_warn_and_set(self) -> None:
         """Under ``warn`` the key is set anyway, as slime does."""
         stack = LayerStack(

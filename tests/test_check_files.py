@@ -106,6 +106,21 @@ class TestFileMode:
         assert "ppo-scope" in err
         assert "distinct-across-roles" in err
 
+    def test_null_for_a_required_option(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A role file's null for a required option is an error on its own, as with any command
+        line (the role file overrides it) and as the schema says; only the command line's own
+        missing flag is not demanded."""
+        path = write(
+            tmp_path / "roles.yaml",
+            "megatron:\n  - role: critic\n    overrides:\n      rollout_batch_size: null\n",
+        )
+        code, out, _ = check(capsys, path)
+        assert code == 1
+        assert out.startswith(f"{path}:4:27: error: 'rollout_batch_size' must be an int (got null)")
+        assert "the option is required" in out
+
     def test_the_parser_is_left_as_it_was(self, capsys: pytest.CaptureFixture[str]) -> None:
         """The profile's required flags are relaxed on a copy only."""
         check(capsys, GOOD)

@@ -693,7 +693,7 @@ class TestSchema:
             "local",
             "auto",
         ]
-        assert properties["use_critic"]["type"] == "boolean"
+        assert properties["use_kl_loss"]["type"] == "boolean"
         assert [kind["type"] for kind in properties["offload_train"]["anyOf"]] == [
             "boolean",
             "null",
@@ -729,7 +729,7 @@ class TestSchema:
             ({"lr_decay_style": "cosin"}, "critic", "'cosin' is not one of"),
             ({"micro_batch_size": "fast"}, "critic", "'fast' does not match"),
             ({"lr": "fast"}, "critic", "'fast' does not match"),
-            ({"use_critic": "false"}, "critic", "'false' is not of type 'boolean'"),
+            ({"use_kl_loss": "false"}, "critic", "'false' is not of type 'boolean'"),
             ({"profile_ranks": 3}, "critic", "3 is not of type 'array'"),
             ({"lr": 1e-5}, "acter", "'acter' is not one of ['actor', 'critic']"),
         ],
@@ -757,6 +757,39 @@ class TestSchema:
             pending += error.context or []
         assert any(message in error for error in errors), errors
 
+    @pytest.mark.parametrize(
+        ("key", "value", "flag"),
+        [
+            ("use_critic", True, "--use-critic"),
+            ("advantage_estimator", "ppo", "--advantage-estimator"),
+            ("megatron_config_path", "other.yaml", "--megatron-config-path"),
+        ],
+    )
+    def test_run_wide_keys_are_refused(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        schema: dict[str, Any],
+        key: str,
+        value: Any,
+        flag: str,
+    ) -> None:
+        """A run-wide key is invalid whatever its value, as check says of it, and the schema
+        says why and where to set it (its deprecationMessage, which an editor shows)."""
+        jsonschema = pytest.importorskip("jsonschema")
+        document = {"megatron": [{"role": "critic", "overrides": {key: value}}]}
+        assert not jsonschema.Draft202012Validator(schema).is_valid(document)
+        note = overrides_of(schema)[key]["deprecationMessage"]
+        assert note == (
+            f"'{key}' is not allowed in a role file: it decides the whole run (every role), "
+            f"not one role (remove it and set {flag} on the command line)"
+        )
+        path = tmp_path / "roles.yaml"
+        path.write_text(yaml.safe_dump(document))
+        code = main(["check", str(path)])
+        assert code == 1
+        assert f"'{key}' is not allowed in a role file" in capsys.readouterr().out
+
     def test_rejects_both_overrides_and_args(self, schema: dict[str, Any]) -> None:
         """An entry with overrides and args together is invalid, as it is to the reader."""
         jsonschema = pytest.importorskip("jsonschema")
@@ -768,7 +801,10 @@ class TestSchema:
         jsonschema = pytest.importorskip("jsonschema")
         parser = load_profile()
         properties = overrides_of(schema)
-        dests = sorted({a.dest for a in parser._actions if a.dest != "help"})
+        # (the run-wide keys are refused whatever their value: test_run_wide_keys_are_refused)
+        dests = sorted(
+            {a.dest for a in parser._actions if a.dest != "help"} - set(SLIME.run_wide_keys)
+        )
         validators = {dest: jsonschema.Draft202012Validator(properties[dest]) for dest in dests}
         samples: list[Any] = [
             0,

@@ -239,7 +239,7 @@ megatron:
     overrides:
       lr: 1e-5
       min_lr: 0.0
-      use_critic: yes
+      use_kl_loss: yes
       micro_batch_size: 2
       lr_decay_style: cosine
       save: ~
@@ -255,7 +255,7 @@ megatron:
       lrr: 1e-5
       lr: fast
       micro_batch_size: many
-      use_critic: maybe
+      use_kl_loss: maybe
       num_nodes: 2
       lr_decay_style: cosin
       rampup_batch_size: [32, 32]
@@ -314,8 +314,8 @@ class TestYamlLanguageServer:
         documentation = _documentation(by_label["tensor_model_parallel_size"])
         assert documentation.startswith("Intra-layer model parallelism.")
         assert "--tensor-model-parallel-size; int; default: 1" in documentation
-        # What the preset ignores is not offered.
-        assert not {"num_nodes", "actor_num_nodes"} & set(by_label)
+        # What the preset ignores or refuses is not offered.
+        assert not {"num_nodes", "actor_num_nodes", "use_critic"} & set(by_label)
 
     def test_completes_a_choice(self, workspace: Path, documented: LanguageServer) -> None:
         """After lr_decay_style: the choices are offered."""
@@ -343,19 +343,33 @@ class TestYamlLanguageServer:
             "lrr": "Property lrr is not allowed.",
             "lr": "'lr' must be a float; write a number such as 1e-5",
             "micro_batch_size": "'micro_batch_size' must be an int; write a whole number such as 8",
-            "use_critic": "'use_critic' must be true or false; write true or false, unquoted (yes/no/on/off too when the editor reads YAML 1.1, as layerconf does: set yaml.yamlVersion to \"1.1\")",
+            "use_kl_loss": "'use_kl_loss' must be true or false; write true or false, unquoted (yes/no/on/off too when the editor reads YAML 1.1, as layerconf does: set yaml.yamlVersion to \"1.1\")",
             "num_nodes": "Ignored in a role file: set --actor-num-nodes / --critic-num-nodes on the command line.",
             "lr_decay_style": 'Value is not accepted. Valid values: "constant", "linear", "cosine", "inverse-square-root", "WSD".',
             "rampup_batch_size": "Array has too few items. Expected 3 or more.",
             "profile_ranks": "'profile_ranks' must be an int; write a whole number such as 8",
         }
 
+    def test_run_wide_key_says_why(self, workspace: Path, documented: LanguageServer) -> None:
+        """A key check refuses whatever its value (use_critic) is flagged with check's reason."""
+        text = GOOD.replace("      tensor_mo\n", "      use_critic: true\n")
+        path = workspace / "run_wide.yaml"
+        path.write_text(text)
+        line = text.splitlines().index("      use_critic: true")
+        messages = [
+            d["message"] for d in documented.open(path) if d["range"]["start"]["line"] == line
+        ]
+        assert (
+            "'use_critic' is not allowed in a role file: it decides the whole run (every role), "
+            "not one role (remove it and set --use-critic on the command line)"
+        ) in messages
+
     def test_yaml_1_2_says_which_setting(self, workspace: Path, yaml_1_2: LanguageServer) -> None:
         """Read as YAML 1.2, yes is text: the message names the setting that reads it as layerconf does."""
         path = workspace / "yes.yaml"
         path.write_text(GOOD.replace("      tensor_mo\n", ""))
         assert _messages(yaml_1_2.open(path), GOOD) == {
-            "use_critic": "'use_critic' must be true or false; write true or false, unquoted (yes/no/on/off too when the editor reads YAML 1.1, as layerconf does: set yaml.yamlVersion to \"1.1\")"
+            "use_kl_loss": "'use_kl_loss' must be true or false; write true or false, unquoted (yes/no/on/off too when the editor reads YAML 1.1, as layerconf does: set yaml.yamlVersion to \"1.1\")"
         }
 
 

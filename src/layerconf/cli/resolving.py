@@ -147,7 +147,7 @@ def resolve_files(
         )
     option = _config_option(parser, preset.config_dest)
     relaxed = _nothing_required(parser)
-    alone = attrs.evolve(preset, rules=_Without(preset, tuple(RUN_RULES)))
+    alone = attrs.evolve(preset, rules=_Without(preset, parser, tuple(RUN_RULES)))
     assert isinstance(alone, PresetType)
     problems: list[Problem] = []
     for path in paths:
@@ -158,20 +158,24 @@ def resolve_files(
 
 @attrs.frozen
 class _Without:
-    """The rules of `preset` but those named in `names` (equal for equal presets, so that
-    the rules built for a parser are reused)."""
+    """The rules of `preset` for the trainer's own `parser` but those named in `names`.
+
+    They are built for `parser`, not the relaxed copy resolved with: to the rules a required
+    option stays required, so a role file's null for it is refused as with any command line.
+    """
 
     __repr__ = record_repr
     __eq__ = record_eq
     __hash__ = record_hash
 
     preset: Preset
+    parser: argparse.ArgumentParser
     names: tuple[str, ...]
 
-    def __call__(self, parser: argparse.ArgumentParser) -> RuleSet:
+    def __call__(self, relaxed: argparse.ArgumentParser) -> RuleSet:
         from layerconf.core.rules import RuleSet
 
-        rules = self.preset.rules_for(parser)
+        rules = self.preset.rules_for(self.parser)
         return RuleSet([rule for rule in rules if rule.name not in self.names])
 
 

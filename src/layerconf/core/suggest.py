@@ -17,6 +17,28 @@ def did_you_mean(word: str, candidates: Iterable[str], *, cutoff: float = 0.6) -
     return matches[0]
 
 
+#: How many words one reading (a role's layer, the environment, a mapping) gets a did-you-mean
+#: for. Each compares its word with every candidate, some 20 to 70 ms against the thousand
+#: dests of a Megatron parser, so thousands of unknown keys in one file would take minutes;
+#: past this many, the rest are not the typos a suggestion is for.
+SUGGESTED = 50
+
+
+class Suggestions:
+    """`did_you_mean` against one pool of `candidates`, for the first `limit` words asked;
+    after that, only the dest a flag spelling names (a lookup, no comparison)."""
+
+    def __init__(self, candidates: Iterable[str], limit: int = SUGGESTED) -> None:
+        self._pool = list(candidates)
+        self._left = limit
+
+    def __call__(self, word: str) -> str | None:
+        if self._left <= 0:
+            return dest_of_flag(word, self._pool)
+        self._left -= 1
+        return did_you_mean(word, self._pool)
+
+
 def dest_of_flag(word: str, dests: Iterable[str]) -> str | None:
     """The dest a flag spelling names (``--lr``, ``tensor-model-parallel-size``), or None."""
     normal = word.lstrip("-").replace("-", "_")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import enum
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from layerconf.core.values import jsonable
@@ -46,7 +46,8 @@ def role_file_schema(
     help; other keys are refused (``additionalProperties: false``). Float and int dests also
     take strings that Python's ``float()`` / ``int()`` read (YAML 1.1 reads ``1e-5`` as a
     string), with a ``pattern``. The keys the preset ignores are allowed and marked
-    ``deprecated``; its extra keys are allowed. `roles` (default: the preset's) are the values
+    ``deprecated``; its extra keys are allowed; its run-wide keys are refused (``not``), as
+    its rules refuse them. `roles` (default: the preset's) are the values
     ``role`` may take.
 
     For editors (yaml-language-server): each type says in ``errorMessage`` what layerconf
@@ -56,9 +57,8 @@ def role_file_schema(
     schema (with those two keywords declared).
     """
     roles = preset.roles if roles is None else tuple(roles)
-    ignored, extra = preset.ignored_keys, preset.extra_keys
     top = preset.role_file.top_key
-    properties = _properties(parser, ignored, extra)
+    properties = _properties(parser, preset)
     entry = {
         "type": "object",
         "description": "One role's overrides.",
@@ -108,11 +108,10 @@ def role_file_schema(
     }
 
 
-def _properties(
-    parser: argparse.ArgumentParser, ignored: Mapping[str, str], extra: Mapping[str, str]
-) -> dict[str, Any]:
+def _properties(parser: argparse.ArgumentParser, preset: Preset) -> dict[str, Any]:
     """The schema of every key a role file may set: the parser's dests, and the preset's
-    ignored keys (deprecated) and extra keys."""
+    ignored keys (deprecated) and extra keys; its run-wide keys are refused, saying why."""
+    ignored, extra, run_wide = preset.ignored_keys, preset.extra_keys, preset.run_wide_keys
     dests, _ = parser_dests(parser)
     grouped: dict[str, list[argparse.Action]] = {}
     for action in parser._actions:
@@ -120,7 +119,16 @@ def _properties(
             grouped.setdefault(action.dest, []).append(action)
 
     properties: dict[str, Any] = {}
-    for dest in sorted(set(dests) | set(extra) | set(ignored)):
+    for dest in sorted(set(dests) | set(extra) | set(ignored) | set(run_wide)):
+        if dest in run_wide:
+            # Refused in the run-wide-keys rule's words, and left out of completion
+            # (yaml-language-server offers no key that has a deprecationMessage).
+            note = (
+                f"{dest!r} is not allowed in a role file: {preset.run_wide_because} "
+                f"(remove it and set {run_wide[dest]} on the command line)"
+            )
+            properties[dest] = {"description": note, "not": {}, "deprecationMessage": note}
+            continue
         actions = grouped.get(dest)
         schema = _dest_schema(parser, dest, actions) if actions else {}
         if dest in ignored:

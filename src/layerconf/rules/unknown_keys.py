@@ -16,7 +16,7 @@ import attrs
 from layerconf.core.checks import check_type
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Decision, RuleContext
-from layerconf.core.suggest import dest_of_flag, did_you_mean_hint
+from layerconf.core.suggest import Suggestions, dest_of_flag
 from layerconf.exceptions import Problem
 from layerconf.rules._shape import shape_dests
 
@@ -94,6 +94,7 @@ class UnknownKeys:
         layer = context.layer(self.layer)
         if layer is None:
             return
+        suggest: Suggestions | None = None  # (bounded per layer: see SUGGESTED)
         for key in layer.values:
             known = self._seen.get(key)
             if known is None:
@@ -109,7 +110,9 @@ class UnknownKeys:
                 hint = f"write {dest}"
             else:
                 message = f"{key!r} is not an argument of this parser"
-                hint = did_you_mean_hint(key, dests) or "check the spelling in --help"
+                suggest = suggest or Suggestions(dests)
+                close = suggest(key)
+                hint = f"did you mean {close!r}?" if close else "check the spelling in --help"
             if self.action == "warn":
                 message += "; it is set anyway"
             yield Problem.at(

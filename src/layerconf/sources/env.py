@@ -12,7 +12,8 @@ flag's variable holds the dest's value: ``true``/``false``, also ``1``/``0``, ``
 
 Problems are never raised: a value the parser refuses is an error naming the variable; a
 variable with the prefix that names no dest is a note (a warning with a did-you-mean when it is
-close to one), since other programs' variables may share a prefix. The environment is read when
+close to one; past `SUGGESTED` such variables, a note), since other programs' variables may
+share a prefix. The environment is read when
 the source is read, never changed.
 """
 
@@ -38,7 +39,7 @@ from layerconf.core.secrets import (
     scrub_text,
     shows_secret,
 )
-from layerconf.core.suggest import did_you_mean
+from layerconf.core.suggest import Suggestions
 from layerconf.exceptions import Problem
 from layerconf.sources.base import Reading
 
@@ -128,13 +129,14 @@ class EnvSource:
             and (self.secrets.is_secret(dest) or self.secrets.is_secret(variable))
             and isinstance(environ[variable], str)
         ]
+        suggest = Suggestions(actions)  # (bounded per reading: see SUGGESTED)
         for variable, dest in named:
             if dest is None:
                 continue
             origin = Origin(self.name, "env", token=variable)
             action = actions.get(dest)
             if action is None:
-                problems.append(self._unknown(variable, dest, actions))
+                problems.append(self._unknown(variable, dest, suggest))
                 continue
             used.append(variable)
             if len(setters[dest]) > 1:
@@ -207,8 +209,8 @@ class EnvSource:
                 reason = _without(reason, text, self.secrets)
         return reason
 
-    def _unknown(self, variable: str, dest: str, actions: Mapping[str, argparse.Action]) -> Problem:
-        close = did_you_mean(dest, actions)
+    def _unknown(self, variable: str, dest: str, suggest: Suggestions) -> Problem:
+        close = suggest(dest)
         if variable in self.names:  # the program's own mapping names no dest
             return Problem(
                 f"environment variable {_shown(variable)} is mapped to {dest!r} in names, which "

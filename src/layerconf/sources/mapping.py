@@ -11,7 +11,7 @@ import attrs
 from layerconf.core.checks import check_type, typed
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Layer
-from layerconf.core.suggest import did_you_mean
+from layerconf.core.suggest import Suggestions
 from layerconf.exceptions import Problem
 from layerconf.sources.base import Reading
 
@@ -44,11 +44,12 @@ class MappingSource:
     def read(self, parser: argparse.ArgumentParser) -> Reading:
         layer = Layer.from_mapping(self.name, self.values, source=self.source)
         dests = {action.dest for action in parser._actions if action.dest != argparse.SUPPRESS}
-        problems = [self._unknown(key, dests) for key in sorted(layer.values) if key not in dests]
+        suggest = Suggestions(dests)  # (bounded per reading: see SUGGESTED)
+        problems = [self._unknown(key, suggest) for key in sorted(layer.values) if key not in dests]
         return Reading(layer, problems)
 
-    def _unknown(self, key: str, dests: set[str]) -> Problem:
-        close = did_you_mean(key, dests)
+    def _unknown(self, key: str, suggest: Suggestions) -> Problem:
+        close = suggest(key)
         if close is None:
             message = f"{key!r} is not an argument of this parser; it is set as it is"
             return Problem(message, key=key, layer=self.name, source=self.source, severity="info")

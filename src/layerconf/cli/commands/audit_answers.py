@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Mapping
+from typing import Any
 
+from layerconf.audits.codec import compact
 from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.commands.audit import _key_option, _types_option, read_record
 from layerconf.cli.commands.explain import explain_keys, print_explained
@@ -64,7 +67,7 @@ def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
             "resolved from values, not parsed): there is nothing to re-launch"
         )
         return EXIT_PROBLEMS
-    from layerconf.core.secrets import redact_argv
+    from layerconf.core.secrets import SECRETS, redact_argv
 
     # A record never holds a secret's value, but an edited or foreign one may: redacted too.
     recorded = tuple(redact_argv(recorded)[0])
@@ -75,7 +78,41 @@ def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
             "placeholder in its place",
             file=stderr(),
         )
+    # The command line alone does not set what the environment did: each variable is said.
+    roles = (
+        [options.role] if options.role is not None else [r for r in record.roles if r not in others]
+    )
+    for variable, (keys, value) in _from_the_environment(sections, roles).items():
+        # (by name too: an edited or foreign record may hold a secret's value)
+        secret = value == SECRETS.placeholder or any(map(SECRETS.is_secret, [variable, *keys]))
+        what = (
+            "supply the secret it held"
+            if secret
+            else f"set it again (the record's value: {compact(value)})"
+        )
+        print(
+            f"{prog}: environment variable {shell_word(variable)} set "
+            f"{', '.join(map(shell_word, keys))}, which the "
+            f"command line does not hold: {what}",
+            file=stderr(),
+        )
     return EXIT_OK
+
+
+def _from_the_environment(
+    sections: Mapping[str, Any], roles: list[str]
+) -> dict[str, tuple[list[str], Any]]:
+    """Each environment variable that set a value of `roles`, with the keys it set and the
+    recorded (encoded) value."""
+    found: dict[str, tuple[list[str], Any]] = {}
+    for role in roles:
+        for key, entry in sections[role]["settings"].items():
+            if entry.get("kind") != "env" or not isinstance(entry.get("token"), str):
+                continue
+            keys, _ = found.setdefault(entry["token"], ([], entry.get("value")))
+            if key not in keys:
+                keys.append(str(key))
+    return found
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
