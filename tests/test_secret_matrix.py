@@ -264,6 +264,7 @@ OUTPUTS: dict[str, Output] = {
     "audit()": lambda run, cap: run.api(cap, lambda roles: json.dumps(audit(roles))),
     "flatten": lambda run, cap: run.api(cap, lambda roles: json.dumps(flatten(audit(roles)))),
     "redacted_argv": lambda run, cap: " ".join(redacted_argv(run.argv, run.parser)),
+    "repr(args)": lambda run, cap: run.api(cap, lambda roles: "\n".join(map(repr, roles.values()))),
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import operator
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -386,16 +386,7 @@ class Setting:
                 found.extend(redact_argv([token], policy)[1])
         if not found:
             return self
-        import json  # only when a setting shows a secret: not at import
-
-        texts: set[str] = set()
-        for text in found:
-            if len(text) >= policy.min_scrub_length:
-                # As written, and as JSON and repr() escape it.
-                escaped = json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]
-                texts.update((text, *escaped, repr(text)[1:-1]))
-        scrub = _Scrub(policy, sorted(texts, key=len, reverse=True))
-        return scrub.setting(self)
+        return _Scrub(policy, found).setting(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The setting in its JSON shape (`setting_json`), values as they are.
@@ -478,11 +469,21 @@ def _search(texts: tuple[str, ...]) -> TextSearch:
 
 
 class _Scrub:
-    """One redaction of a setting: secret values by key, secret texts wherever they occur."""
+    """One redaction: secret values by key, the texts of secrets `found` wherever they occur
+    (those at least ``policy.min_scrub_length`` long, as written and as JSON and repr() escape
+    them)."""
 
-    def __init__(self, policy: SecretPolicy, texts: list[str]) -> None:
+    def __init__(self, policy: SecretPolicy, found: Iterable[str]) -> None:
         self.policy = policy
-        self.found = _search(tuple(texts))  # (one a namespace's settings share, made on use)
+        texts: set[str] = set()
+        for text in found:
+            if len(text) >= policy.min_scrub_length:
+                import json  # only when there is a secret to scrub: not at import
+
+                escaped = json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]
+                texts.update((text, *escaped, repr(text)[1:-1]))
+        # (one search a namespace's settings share, made on use)
+        self.found = _search(tuple(sorted(texts, key=len, reverse=True)))
 
     def setting(self, setting: Setting) -> Setting:
         value = self.value(setting.key, setting.value, {})
