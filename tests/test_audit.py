@@ -41,6 +41,7 @@ from layerconf import (
     explain,
     load_profile,
     notices,
+    redacted_argv,
     resolve_roles,
 )
 from layerconf.audits import (
@@ -1414,6 +1415,28 @@ class TestSecrets:
     def test_redact_argv(self, argv: list[str], expected: list[str], found: list[str]) -> None:
         """Both spellings of a secret flag; a following option is not taken as its value."""
         assert redact_argv(argv) == (expected, found)
+
+    @pytest.mark.parametrize(
+        ("argv", "expected"),
+        [
+            # slime hands --sglang-* on to SGLang, whose --api-key this parser does not know
+            (["--sglang-api-k", "sk-123456"], ["--sglang-api-k", REDACTED]),
+            (["--sglang-api-k=sk-123456"], [f"--sglang-api-k={REDACTED}"]),
+            (["--sglang-api", "sk-123456"], ["--sglang-api", REDACTED]),
+            (["--sglang-admin-api-k=sk-123456"], [f"--sglang-admin-api-k={REDACTED}"]),
+            # what shows too little of a secret's name, or another word, is no secret's
+            (["--sglang-x-s", "5"], ["--sglang-x-s", "5"]),
+            (["--sglang-max-tok", "5"], ["--sglang-max-tok", "5"]),
+            (["--sglang-api-url", "http://h"], ["--sglang-api-url", "http://h"]),
+            (["--sglang-tp-size", "2"], ["--sglang-tp-size", "2"]),
+        ],
+    )
+    def test_an_unknown_flag_cut_short_of_a_secret_name(
+        self, parser: argparse.ArgumentParser, argv: list[str], expected: list[str]
+    ) -> None:
+        """An option the parser does not own, abbreviated for the parser that does, hides its
+        value when it is a secret's name cut short in its last word."""
+        assert redacted_argv(argv, parser) == expected
 
     @pytest.mark.parametrize(
         "extra",

@@ -97,6 +97,9 @@ PLACEMENTS: dict[str, Placement] = {
         ("--wandb-key", f"""a'b"c\\d\té-{S}""", "--wandb-exp-name", f"""run a'b"c\\d\té-{S}""")
     ),
     "passed-on": Placement(("--sglang-api-key", f"sk-{S}"), held=False),
+    "passed-on=": Placement((f"--sglang-api-key=sk-{S}",), held=False),
+    "passed-on-abbreviation": Placement(("--sglang-api-k", f"sk-{S}"), held=False),
+    "passed-on-abbreviation=": Placement((f"--sglang-api-k=sk-{S}",), held=False),
     "env-json": Placement(("--train-env-vars", json.dumps({"HF_TOKEN": f"hf_{S}"}))),
     "env-json-escaped": Placement(("--train-env-vars", '{"HF_TOKEN": "hf_Secr\\u0065t' + S + '"}')),
     "env-json-malformed": Placement(
