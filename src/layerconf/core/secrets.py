@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
-from layerconf.core._secret_flags import _TABLES_KEPT, _may_be_secret, _near_secret, _takes, listing
+from layerconf.core._secret_flags import (
+    _TABLES_KEPT,
+    _is_option,
+    _may_be_secret,
+    _near_secret,
+    _positional_secrets,
+    _takes,
+    listing,
+)
 from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core._secret_text import TextSearch as TextSearch
 from layerconf.core._secret_text import (
@@ -304,6 +312,11 @@ def redact_argv(
         if not pending and (forms or token is not given) and may_show_secret(token):
             token = _redact_text(token, policy, found)  # (which keeps any other token)
         redacted.append(token)
+    if parser is not None:  # a secret positional's own tokens (``train.py TOKEN``)
+        for index in _positional_secrets(argv, parser, policy):
+            if redacted[index] is argv[index]:
+                found.append(argv[index])
+                redacted[index] = policy.placeholder
     # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.
     texts = sorted(
         {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
@@ -567,16 +580,3 @@ def _exact_takes(actions: Mapping[str, argparse.Action], option: str, policy: Se
     takes = _takes(action, policy)
     entries[option] = (action, action.dest, action.nargs, flags, len(flags), takes)
     return takes
-
-
-def _is_option(token: str, prefixes: str = "-") -> bool:
-    """What argparse would not take as a flag's value: ``--x``, ``-x`` (a token starting with
-    one of the parser's `prefixes`), but not a prefix alone, a negative number (``-1``) nor a
-    text with a space (``-my pass phrase``), which argparse takes as values."""
-    if len(token) < 2 or token[0] not in prefixes or " " in token:
-        return False
-    try:
-        float(token)
-    except ValueError:
-        return True
-    return False
