@@ -17,11 +17,12 @@ from typing import Any, NamedTuple, NoReturn
 
 import attrs
 
+from layerconf.core._scrub import Scrub
 from layerconf.core.checks import check_type
 from layerconf.core.held_secrets import texts_held
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import Policy
-from layerconf.core.records import Layer, Origin, Path, _Scrub
+from layerconf.core.records import Layer, Origin, Path
 from layerconf.core.secrets import SECRETS
 from layerconf.core.values import ATOMIC_TYPES, snapshot, value_text
 from layerconf.exceptions import FrozenNamespaceError, Problem
@@ -371,7 +372,7 @@ class Namespace(argparse.Namespace):
         provenance = getattr(self, _SLOT, None)
         layers = provenance.layers if provenance is not None else ()
         secret = SECRETS.secret_keys(values)
-        scrub = _Scrub(SECRETS, texts_held(layers, [values], secret))
+        scrub = Scrub(SECRETS, texts_held(layers, [values], secret))
         secret_keys = set(secret)
         memo: dict[int, Any] = {}
         fields = []

@@ -11,16 +11,16 @@ from __future__ import annotations
 import enum
 import functools
 import operator
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
 
+from layerconf.core._scrub import Scrub, shown_text
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.secrets import (
     SECRETS,
     SecretPolicy,
-    TextSearch,
     embedded_secrets,
     redact_argv,
     secret_texts,
@@ -229,7 +229,7 @@ class Layer:
 
     name: str = attrs.field(validator=attrs.validators.min_len(1))
     kind: str
-    values: dict[str, Any]
+    values: dict[str, Any] = attrs.field(repr=shown_text)  # (its secrets redacted)
     origin: Origin
     origins: Mapping[Path, Origin] = attrs.field(converter=_origins_dict)
     key_origins: Mapping[Path, Origin] = attrs.field(converter=_origins_dict)
@@ -386,7 +386,7 @@ class Setting:
                 found.extend(redact_argv([token], policy)[1])
         if not found:
             return self
-        return _Scrub(policy, found).setting(self)
+        return Scrub(policy, found).setting(self)  # type: ignore[no-any-return]
 
     def to_dict(self) -> dict[str, Any]:
         """The setting in its JSON shape (`setting_json`), values as they are.
@@ -460,82 +460,6 @@ def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active:
         active.add(id(value))
         for item in value:
             _visit("", item, policy, found, active)
-
-
-@functools.lru_cache(maxsize=1)
-def _search(texts: tuple[str, ...]) -> TextSearch:
-    """The search for `texts`, kept for the next setting of the same namespace."""
-    return TextSearch(texts)
-
-
-class _Scrub:
-    """One redaction: secret values by key, the texts of secrets `found` wherever they occur
-    (those at least ``policy.min_scrub_length`` long, as written and as JSON and repr() escape
-    them)."""
-
-    def __init__(self, policy: SecretPolicy, found: Iterable[str]) -> None:
-        self.policy = policy
-        texts: set[str] = set()
-        for text in found:
-            if len(text) >= policy.min_scrub_length:
-                import json  # only when there is a secret to scrub: not at import
-
-                escaped = json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]
-                texts.update((text, *escaped, repr(text)[1:-1]))
-        # (one search a namespace's settings share, made on use)
-        self.found = _search(tuple(sorted(texts, key=len, reverse=True)))
-
-    def setting(self, setting: Setting) -> Setting:
-        value = self.value(setting.key, setting.value, {})
-        if setting.reason is Reason.CONVERTED and isinstance(value, str) and "\\" in value:
-            # Raw text (JSON) a secret-holding value was converted from: its escapes may spell
-            # the secret in a way no search finds (hf_\u0061bc), so none of it is shown.
-            value = self.policy.placeholder
-        history = tuple(self.setting(entry) for entry in setting.history)
-        return attrs.evolve(
-            setting, value=value, origin=self.origin(setting.origin), history=history
-        )
-
-    def origin(self, origin: Origin) -> Origin:
-        token, label = origin.token, origin.label
-        if token is not None and "=" in token:
-            token = redact_argv([token], self.policy)[0][0]
-        token = self.text(token) if token is not None else None
-        label = self.text(label) if label is not None else None
-        if token == origin.token and label == origin.label:
-            return origin
-        return attrs.evolve(origin, token=token, label=label)
-
-    def text(self, text: str) -> str:
-        for secret in self.found(text):
-            text = text.replace(secret, self.policy.placeholder)
-        return text
-
-    def value(self, key: Any, value: Any, memo: dict[int, Any]) -> Any:
-        """`value` redacted for `key`, its containers copied only where something changed
-        (cycles followed once: `memo` maps a container to its redacted copy)."""
-        if isinstance(key, str) and self.policy.is_secret(key):
-            return self.policy.redact(key, value)
-        kind = type(value)
-        if kind is str:
-            return self.text(self.policy.redact(key, value))
-        if id(value) in memo:
-            return memo[id(value)]
-        if isinstance(value, Mapping):
-            mapping: dict[Any, Any] = {}
-            memo[id(value)] = mapping
-            for name, item in value.items():
-                mapping[name] = self.value(name, item, memo)
-            same = all(mapping[name] is item for name, item in value.items())
-            return value if same else mapping
-        if kind is list or kind is tuple:
-            items: list[Any] = []
-            memo[id(value)] = items
-            items.extend(self.value("", item, memo) for item in value)
-            if all(new is old for new, old in zip(items, value, strict=True)):
-                return value
-            return items if kind is list else tuple(items)
-        return value
 
 
 #: The fields of an origin, in the order every JSON shape of a setting lists them.
