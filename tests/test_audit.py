@@ -41,6 +41,8 @@ from layerconf import (
     explain,
     load_profile,
     notices,
+    parse_args,
+    redacted_argv,
     resolve_roles,
 )
 from layerconf.audits import (
@@ -1414,6 +1416,61 @@ class TestSecrets:
     def test_redact_argv(self, argv: list[str], expected: list[str], found: list[str]) -> None:
         """Both spellings of a secret flag; a following option is not taken as its value."""
         assert redact_argv(argv) == (expected, found)
+
+    @pytest.mark.parametrize(
+        ("argv", "expected"),
+        [
+            (["n", "--lr", "1", "hf_12345678", "a", "b"], ["n", "--lr", "1", REDACTED, "a", "b"]),
+            (["-v", "n", "hf_12345678", "a", "b"], ["-v", "n", REDACTED, "a", "b"]),
+            (
+                ["n", "--lr=1", "--", "hf_12345678", "a", "b"],
+                ["n", "--lr=1", "--", REDACTED, "a", "b"],
+            ),
+            # the secret's text elsewhere goes too
+            (["n", "hf_12345678", "a", "run-hf_12345678"], ["n", REDACTED, "a", f"run-{REDACTED}"]),
+            # a cluster whose values cannot be counted: every token no option takes goes
+            (
+                ["-vx", "n", "hf_12345678", "a", "b"],
+                ["-vx", REDACTED, REDACTED, REDACTED, REDACTED],
+            ),
+        ],
+    )
+    def test_a_secret_positional(self, argv: list[str], expected: list[str]) -> None:
+        """A positional whose dest is a secret's hides its tokens in redacted_argv, as an audit
+        record of the same command line does; the others stay as written."""
+        parser = argparse.ArgumentParser(prog="train")
+        parser.add_argument("--lr", type=float)
+        parser.add_argument("-v", action="store_true")
+        parser.add_argument("-x", nargs="*")
+        parser.add_argument("name")
+        parser.add_argument("hf_token")
+        parser.add_argument("rest", nargs=2)
+        assert redacted_argv(argv, parser) == expected
+        if "-vx" not in argv:
+            args = parse_args(parser, argv)
+            assert audit({"r": args})["argv"] == expected
+
+    @pytest.mark.parametrize(
+        ("argv", "expected"),
+        [
+            # slime hands --sglang-* on to SGLang, whose --api-key this parser does not know
+            (["--sglang-api-k", "sk-123456"], ["--sglang-api-k", REDACTED]),
+            (["--sglang-api-k=sk-123456"], [f"--sglang-api-k={REDACTED}"]),
+            (["--sglang-api", "sk-123456"], ["--sglang-api", REDACTED]),
+            (["--sglang-admin-api-k=sk-123456"], [f"--sglang-admin-api-k={REDACTED}"]),
+            # what shows too little of a secret's name, or another word, is no secret's
+            (["--sglang-x-s", "5"], ["--sglang-x-s", "5"]),
+            (["--sglang-max-tok", "5"], ["--sglang-max-tok", "5"]),
+            (["--sglang-api-url", "http://h"], ["--sglang-api-url", "http://h"]),
+            (["--sglang-tp-size", "2"], ["--sglang-tp-size", "2"]),
+        ],
+    )
+    def test_an_unknown_flag_cut_short_of_a_secret_name(
+        self, parser: argparse.ArgumentParser, argv: list[str], expected: list[str]
+    ) -> None:
+        """An option the parser does not own, abbreviated for the parser that does, hides its
+        value when it is a secret's name cut short in its last word."""
+        assert redacted_argv(argv, parser) == expected
 
     @pytest.mark.parametrize(
         "extra",

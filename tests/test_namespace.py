@@ -92,6 +92,111 @@ class TestLikeArgparse:
         assert (args.explain, args.notices) == (1, 2)
 
 
+SECRET = "SEKRIT-1234567"
+
+
+def with_secrets() -> Namespace:
+    """A namespace holding a W&B key from the command line, overridden by a role file's, and
+    other values that quote or hold secrets."""
+    return LayerStack(
+        [
+            Layer.from_mapping("default", {"lr": 1e-6, "wandb_key": None, "wandb_group": None}),
+            Layer.from_mapping(
+                "cli",
+                {
+                    "wandb_key": SECRET,
+                    "wandb_group": f"run-{SECRET}",
+                    "load": "https://me:URLPASS99@host/ckpt",
+                    "env": {"HF_TOKEN": "hf_NESTED99", "OMP_NUM_THREADS": "4"},
+                },
+            ),
+            Layer.from_mapping("role-config", {"wandb_key": "ROLEKEY-7654321"}),
+        ]
+    ).resolve(role="critic")
+
+
+class TestShownWithoutSecrets:
+    """What print(), logging and f-strings show of a namespace (its repr) holds no secret, as
+    `explain` shows none: slime and Megatron print their args at start-up."""
+
+    NEEDLES = (SECRET, "ROLEKEY-7654321", "URLPASS99", "hf_NESTED99")
+
+    def test_repr_redacts_secrets_and_scrubs_their_texts(self) -> None:
+        """The secret key's value is the placeholder; the texts of the secrets it held, in
+        any layer, are scrubbed from other values; a URL's password and a nested HF_TOKEN are
+        redacted; every other value shows as argparse shows it."""
+        args = with_secrets()
+        assert repr(args) == (
+            "Namespace(lr=1e-06, wandb_key='<redacted>', wandb_group='run-<redacted>', "
+            "load='https://me:<redacted>@host/ckpt', "
+            "env={'HF_TOKEN': '<redacted>', 'OMP_NUM_THREADS': '4'})"
+        )
+
+    def test_the_namespace_keeps_the_real_values(self) -> None:
+        args = with_secrets()
+        repr(args)
+        assert args.wandb_key == "ROLEKEY-7654321"
+        assert vars(args)["env"]["HF_TOKEN"] == "hf_NESTED99"
+
+    def test_every_way_of_printing_it(self, caplog: pytest.LogCaptureFixture) -> None:
+        """str(), f-strings, %-formatting and logging all show the repr."""
+        import logging
+
+        args = with_secrets()
+        with caplog.at_level(logging.INFO):
+            logging.getLogger("trainer").info("args: %s", args)
+        for text in (str(args), f"{args}", f"{args!r}", "%s" % (args,), caplog.text):  # noqa: UP031
+            assert "wandb_key='<redacted>'" in text
+            assert not any(needle in text for needle in self.NEEDLES)
+
+    def test_copies_and_pickles_show_the_same(self) -> None:
+        args = with_secrets()
+        for clone in (copy.copy(args), copy.deepcopy(args), pickle.loads(pickle.dumps(args))):
+            assert repr(clone) == repr(args)
+
+    def test_keys_set_later_and_namespaces_without_provenance(self) -> None:
+        """A secret set at runtime, or on a namespace built by hand, is redacted too."""
+        args = example()
+        args.hf_token = "hf_RUNTIME99"
+        args.note = "hf_RUNTIME99 in a note"
+        assert "hf_RUNTIME99" not in repr(args)
+        assert "hf_token='<redacted>'" in repr(args)
+        plain = Namespace(api_key="sk-BYHAND99", lr=1)
+        assert repr(plain) == "Namespace(api_key='<redacted>', lr=1)"
+
+    def test_shown_while_another_thread_writes(self) -> None:
+        """A repr taken while a trainer's thread writes and adds keys neither fails nor shows
+        the secret."""
+        args = with_secrets()
+        stop = threading.Event()
+
+        def write() -> None:
+            step = 0
+            while not stop.is_set():
+                step += 1
+                args.step = step
+                setattr(args, f"key{step % 50}", step)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            shown = [repr(args) for _ in range(200)]
+        finally:
+            stop.set()
+            writer.join()
+        assert not any(needle in text for text in shown for needle in self.NEEDLES)
+
+    def test_as_argparse_shows_it_when_nothing_is_secret(self) -> None:
+        """Without secrets, argparse's own text: keys in order, those that are no Python
+        name in a trailing ``**{...}``."""
+        args = LayerStack(
+            [Layer.from_mapping("a", {"lr": 1e-6, "my-flag": [1, "x"], "name": "n", "n": None})]
+        ).resolve()
+        shown = argparse.Namespace(**vars(args))
+        assert repr(args) == repr(shown)
+        assert repr(args).endswith("**{'my-flag': [1, 'x']})")
+
+
 class TestCopies:
     """Provenance survives copy.copy, copy.deepcopy and pickle."""
 

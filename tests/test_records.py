@@ -143,6 +143,35 @@ class TestLayer:
             Layer.from_mapping("a", [("x", 1)])  # type: ignore[arg-type]
 
 
+class TestLayerShownWithoutSecrets:
+    """A layer's repr (and so a provenance's, which holds the layers) quotes no secret; the
+    layer keeps the real values."""
+
+    def test_repr(self) -> None:
+        values = {
+            "wandb_key": "SEKRIT-1234567",
+            "lr": 1,
+            "env": {"HF_TOKEN": "hf_NESTED99", "A": "4"},
+            "group": "g-SEKRIT-1234567",
+            "load": "https://me:URLPASS99@host/ckpt",
+        }
+        layer = Layer.from_mapping("cli", values)
+        shown = repr(layer)
+        assert (
+            "values={'wandb_key': '<redacted>', 'lr': 1, 'env': {'HF_TOKEN': '<redacted>', "
+            "'A': '4'}, 'group': 'g-<redacted>', 'load': 'https://me:<redacted>@host/ckpt'}"
+        ) in shown
+        assert layer.values == values
+
+    def test_a_provenance(self) -> None:
+        from layerconf import LayerStack, provenance_of
+
+        args = LayerStack(
+            [Layer.from_mapping("cli", {"hf_token": "hf_SEKRIT99", "lr": 1})]
+        ).resolve()
+        assert "hf_SEKRIT99" not in repr(provenance_of(args))
+
+
 class TestProblems:
     """Problems print as compiler-style lines and travel inside ConfigError."""
 

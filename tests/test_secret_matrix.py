@@ -97,6 +97,9 @@ PLACEMENTS: dict[str, Placement] = {
         ("--wandb-key", f"""a'b"c\\d\té-{S}""", "--wandb-exp-name", f"""run a'b"c\\d\té-{S}""")
     ),
     "passed-on": Placement(("--sglang-api-key", f"sk-{S}"), held=False),
+    "passed-on=": Placement((f"--sglang-api-key=sk-{S}",), held=False),
+    "passed-on-abbreviation": Placement(("--sglang-api-k", f"sk-{S}"), held=False),
+    "passed-on-abbreviation=": Placement((f"--sglang-api-k=sk-{S}",), held=False),
     "env-json": Placement(("--train-env-vars", json.dumps({"HF_TOKEN": f"hf_{S}"}))),
     "env-json-escaped": Placement(("--train-env-vars", '{"HF_TOKEN": "hf_Secr\\u0065t' + S + '"}')),
     "env-json-malformed": Placement(
@@ -264,6 +267,7 @@ OUTPUTS: dict[str, Output] = {
     "audit()": lambda run, cap: run.api(cap, lambda roles: json.dumps(audit(roles))),
     "flatten": lambda run, cap: run.api(cap, lambda roles: json.dumps(flatten(audit(roles)))),
     "redacted_argv": lambda run, cap: " ".join(redacted_argv(run.argv, run.parser)),
+    "repr(args)": lambda run, cap: run.api(cap, lambda roles: "\n".join(map(repr, roles.values()))),
 }
 
 
@@ -542,6 +546,38 @@ class TestClassification:
         with pytest.raises(argparse.ArgumentError) as raised:
             resolve_roles(quiet, ["--api-key", "s3cr3t"], preset=PLAIN)
         assert "s3cr3t" not in str(raised.value)
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["login", "--api-key", "s3cr3t-value"],
+            ["login", "-k", "s3cr3t-value"],
+            ["login", "-ks3cr3t-value"],
+            ["login", "--retries", "s3cr3t-value", "-k", "s3cr3t-value"],
+            ["login", "--retries", "1", "admin", "-k", "s3cr3t-value"],
+        ],
+    )
+    @pytest.mark.parametrize("exit_on_error", [True, False])
+    def test_a_sub_command_error_does_not_quote_it(
+        self, argv: list[str], exit_on_error: bool, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A sub-command's parser reports its own errors (printed, or raised to the trainer's
+        parser): a secret flag of the sub-command, by its alias too, is hidden there; the
+        sub-parsers are left as they were."""
+        parser = argparse.ArgumentParser(prog="tool", exit_on_error=exit_on_error)
+        commands = parser.add_subparsers(dest="command")
+        login = commands.add_parser("login", exit_on_error=exit_on_error)
+        login.add_argument("-k", "--api-key", type=int)
+        login.add_argument("--retries", type=int)
+        admin = login.add_subparsers(dest="area").add_parser("admin", exit_on_error=exit_on_error)
+        admin.add_argument("-k", "--api-key", type=int)
+        with pytest.raises((SystemExit, argparse.ArgumentError)) as raised:
+            layerconf.parse_args(parser, argv)
+        shown = capsys.readouterr().err + str(raised.value) + repr(raised.value)
+        assert "invalid int value: '<redacted>'" in shown
+        assert "s3cr3t" not in shown
+        assert "error" not in vars(login)
+        assert "error" not in vars(admin)
 
     @pytest.mark.parametrize("nargs", [None, "+", 2])
     def test_a_secret_positional_in_an_error(

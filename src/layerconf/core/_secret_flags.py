@@ -3,7 +3,8 @@
 Private to `layerconf.core.secrets`. The list of a parser's secret flags is kept per table of
 options (shared by a parser's copies) and policy; a bundled profile ships the candidates of its
 scan and which of them the policy names a secret's (`seed_secret_options`), so that the parsers
-it builds are not scanned in each process, nor the policy asked about each candidate.
+it builds are not scanned in each process, nor the policy asked about each candidate. Which
+tokens of a command line a secret positional takes (`_positional_secrets`) is told here too.
 """
 
 from __future__ import annotations
@@ -239,3 +240,112 @@ def secret_candidates(actions: Mapping[str, argparse.Action], policy: SecretPoli
             last = start
             found.add(line % count)
     return [options[index] for index in sorted(found)]
+
+
+def _positional_secrets(
+    argv: Sequence[str], parser: argparse.ArgumentParser, policy: SecretPolicy
+) -> list[int]:
+    """The indices of the tokens of `argv` that a secret positional of `parser` takes, by the
+    positionals' order and nargs; every token no option takes when that cannot tell (a
+    positional of variable nargs, sub-commands, an option whose values cannot be counted)."""
+    positionals = _positionals(parser)
+    if not any(_takes(action, policy) for action in positionals):
+        return []
+    free, counted = _free_tokens(argv, parser)
+    counts = [1 if action.nargs is None else action.nargs for action in positionals]
+    if not counted or not all(isinstance(count, int) for count in counts):
+        return free
+    hidden: list[int] = []
+    start = 0
+    for action, count in zip(positionals, map(int, counts), strict=True):
+        if _takes(action, policy):
+            hidden += free[start : start + count]
+        start += count
+    return hidden
+
+
+def _free_tokens(argv: Sequence[str], parser: argparse.ArgumentParser) -> tuple[list[int], bool]:
+    """The indices of the tokens of `argv` that no option takes (what argparse gives its
+    positionals), and whether each option's values could be counted."""
+    actions = parser._option_string_actions
+    prefixes = parser.prefix_chars
+    free: list[int] = []
+    counted = True
+    taking = 0  # how many of the next tokens the last option takes (-1: all that follow)
+    for index, token in enumerate(argv):
+        if token == "--":
+            free.extend(range(index + 1, len(argv)))
+            break
+        if _is_option(token, prefixes):
+            values = _values_of(token, parser, actions)
+            counted = counted and values is not None
+            taking = values or 0
+        elif taking:
+            taking -= taking > 0
+        else:
+            free.append(index)
+    return free, counted
+
+
+def _values_of(
+    token: str, parser: argparse.ArgumentParser, actions: Mapping[str, argparse.Action]
+) -> int | None:
+    """How many of the tokens after the option `token` it takes (-1: all that follow), or None
+    when that cannot be told (an ambiguous abbreviation, a short cluster)."""
+    name, equals, _ = token.partition("=")
+    action = actions.get(token) or (actions.get(name) if equals else None)
+    if action is None and len(token) > 2 and token[1] not in parser.prefix_chars:
+        short = actions.get(token[:2])  # '-kS': the value attached, unless a cluster
+        if short is not None:
+            return 0 if short.nargs != 0 else None
+    if action is None:
+        matches = {actions[o] for o in actions if o.startswith(name)} if parser.allow_abbrev else ()
+        if len(matches) > 1:
+            return None
+        if not matches:
+            return 0  # an option the parser does not own: argparse leaves it alone
+        (action,) = matches
+    nargs = action.nargs
+    if equals:
+        return 0
+    if nargs is None or nargs == "?":
+        return 1
+    if isinstance(nargs, int):
+        return nargs
+    return -1  # '*', '+', the remainder, a sub-command's
+
+
+# The positional actions of a parser's list of actions, by the list's identity: a parser of
+# 1,000 actions is not scanned for each command line. Used while the list has the same length
+# and each of them still no option string; at most `_TABLES_KEPT` lists (then all forgotten).
+_POSITIONALS: dict[int, tuple[list[argparse.Action], int, list[argparse.Action]]] = {}
+
+
+def _positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    every = parser._actions
+    kept = _POSITIONALS.get(id(every))
+    if (
+        kept is not None
+        and kept[0] is every
+        and kept[1] == len(every)
+        and not any(action.option_strings for action in kept[2])
+    ):
+        return kept[2]
+    found = [action for action in every if not action.option_strings]
+    if len(_POSITIONALS) >= _TABLES_KEPT:
+        _POSITIONALS.clear()
+    _POSITIONALS[id(every)] = (every, len(every), found)
+    return found
+
+
+def _is_option(token: str, prefixes: str = "-") -> bool:
+    """What argparse would not take as a flag's value: ``--x``, ``-x`` (a token starting with
+    one of the parser's `prefixes`), but not a prefix alone, a negative number (``-1``) nor a
+    text with a space (``-my pass phrase``), which argparse takes as values."""
+    if len(token) < 2 or token[0] not in prefixes or " " in token:
+        return False
+    try:
+        float(token)
+    except ValueError:
+        return True
+    return False

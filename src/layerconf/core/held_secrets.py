@@ -79,7 +79,7 @@ def nested_secret_texts(mappings: Iterable[Mapping[str, Any]]) -> list[str]:
         (value, 1)
         for values in mappings
         for value in values.values()
-        if isinstance(value, (Mapping, list, tuple))
+        if type(value) not in _PLAIN and isinstance(value, (Mapping, list, tuple))
     ]
     while stack:
         value, depth = stack.pop()
@@ -97,6 +97,8 @@ def nested_secret_texts(mappings: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 _NESTED = 16
+#: The types of almost every value, which hold no container: skipped without an ABC check.
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def texts_held(

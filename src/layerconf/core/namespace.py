@@ -17,10 +17,13 @@ from typing import Any, NamedTuple, NoReturn
 
 import attrs
 
+from layerconf.core._scrub import Scrub
 from layerconf.core.checks import check_type
+from layerconf.core.held_secrets import texts_held
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import Policy
 from layerconf.core.records import Layer, Origin, Path
+from layerconf.core.secrets import SECRETS
 from layerconf.core.values import ATOMIC_TYPES, snapshot, value_text
 from layerconf.exceptions import FrozenNamespaceError, Problem
 
@@ -285,6 +288,8 @@ def _freeze(args: Namespace) -> None:
 
 
 _setattr = object.__setattr__
+#: The types of values that hold no text: a namespace's repr shows them as they are.
+_TEXTLESS = frozenset({int, float, bool, type(None)})
 _frame = sys._getframe
 _ATOMIC = ATOMIC_TYPES
 # The names an exact Namespace has a data descriptor for: a write to one goes through
@@ -358,6 +363,30 @@ class Namespace(argparse.Namespace):
         if len(log) >= PENDING_WRITES:
             with _FOLDING:
                 _fold(self)
+
+    def __repr__(self) -> str:
+        """argparse's ``Namespace(lr=1e-05, ...)``, which print(), logging and f-strings show,
+        with every secret redacted as `explain` shows it (a startup log that prints its args
+        holds no W&B key); the namespace itself keeps the real values (`vars`, attributes)."""
+        values = dict(vars(self))  # one C call: other threads may be writing
+        provenance = getattr(self, _SLOT, None)
+        layers = provenance.layers if provenance is not None else ()
+        secret = SECRETS.secret_keys(values)
+        scrub = Scrub(SECRETS, texts_held(layers, [values], secret))
+        secret_keys = set(secret)
+        memo: dict[int, Any] = {}
+        fields = []
+        others = {}  # (keys that are no Python names, which argparse writes as **{...})
+        for key, value in values.items():
+            if type(value) not in _TEXTLESS or key in secret_keys:
+                value = scrub.value(key, value, memo)
+            if type(key) is str and key.isidentifier():
+                fields.append(f"{key}={value!r}")
+            else:
+                others[key] = value
+        if others:
+            fields.append(f"**{others!r}")
+        return f"{type(self).__name__}({', '.join(fields)})"
 
     def __delattr__(self, name: str) -> None:
         if is_frozen(self):

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from layerconf.core._scrub import shown_text
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, other_keys, value_text
@@ -222,7 +223,7 @@ class Layer:
 
     name: str = attrs.field(validator=attrs.validators.min_len(1))
     kind: str
-    values: dict[str, Any]
+    values: dict[str, Any] = attrs.field(repr=shown_text)  # (its secrets redacted)
     origin: Origin
     origins: Mapping[Path, Origin] = attrs.field(converter=_origins_dict)
     key_origins: Mapping[Path, Origin] = attrs.field(converter=_origins_dict)

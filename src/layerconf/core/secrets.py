@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
-from layerconf.core._secret_flags import _TABLES_KEPT, _may_be_secret, _near_secret, _takes, listing
+from layerconf.core._secret_flags import (
+    _TABLES_KEPT,
+    _is_option,
+    _may_be_secret,
+    _near_secret,
+    _positional_secrets,
+    _takes,
+    listing,
+)
 from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core._secret_text import TextSearch as TextSearch
 from layerconf.core._secret_text import (
@@ -304,6 +312,11 @@ def redact_argv(
         if not pending and (forms or token is not given) and may_show_secret(token):
             token = _redact_text(token, policy, found)  # (which keeps any other token)
         redacted.append(token)
+    if parser is not None:  # a secret positional's own tokens (``train.py TOKEN``)
+        for index in _positional_secrets(argv, parser, policy):
+            if redacted[index] is argv[index]:
+                found.append(argv[index])
+                redacted[index] = policy.placeholder
     # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.
     texts = sorted(
         {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
@@ -485,8 +498,36 @@ def _classify(
         return max(_takes(action, policy) for action in secret), name, explicit
     if matches or policy.is_secret(name):
         return (1 if policy.is_secret(name) else 0), name, explicit
-    near = _near_secret(name, secret_flags or listing(actions, policy))
+    near = _cut_short(name, policy) or _near_secret(name, secret_flags or listing(actions, policy))
     return (1 if near else 0), name, explicit
+
+
+def _cut_short(name: str, policy: SecretPolicy) -> bool:
+    """Whether the unknown flag `name` is a secret's name cut short, as an abbreviation for
+    another program's parser is (``--sglang-api-k``: slime hands ``--sglang-*`` on to SGLang,
+    whose ``--api-key`` this parser does not know): its last word begins, and does not end,
+    the last word of one of `policy`'s names or suffixes, the words before are that one's, and
+    it shows at least `_CUT_SHORT` characters of it (``--x-tok``, not ``--x-s``)."""
+    names, suffixes = _cut_forms(policy)
+    normal = _normalize(name)
+    return normal in names or normal.endswith(suffixes)
+
+
+#: How many characters of a secret's name a flag cut short of it shows, at least.
+_CUT_SHORT = 3
+
+
+@functools.lru_cache(maxsize=64)
+def _cut_forms(policy: SecretPolicy) -> tuple[frozenset[str], tuple[str, ...]]:
+    """`policy`'s names and suffixes cut short in their last word (`_cut_short`)."""
+
+    def cut(ending: str) -> list[str]:
+        before, separator, last = ending.rpartition("_")
+        forms = (before + separator + last[:size] for size in range(1, len(last)))
+        return [form for form in forms if len(form.lstrip("_")) >= _CUT_SHORT]
+
+    names = frozenset(form for name in policy.names for form in cut(name))
+    return names, tuple(sorted({form for suffix in policy.suffixes for form in cut(suffix)}))
 
 
 # `_takes` of each option string a command line named, per table of options (shared by a
@@ -539,16 +580,3 @@ def _exact_takes(actions: Mapping[str, argparse.Action], option: str, policy: Se
     takes = _takes(action, policy)
     entries[option] = (action, action.dest, action.nargs, flags, len(flags), takes)
     return takes
-
-
-def _is_option(token: str, prefixes: str = "-") -> bool:
-    """What argparse would not take as a flag's value: ``--x``, ``-x`` (a token starting with
-    one of the parser's `prefixes`), but not a prefix alone, a negative number (``-1``) nor a
-    text with a space (``-my pass phrase``), which argparse takes as values."""
-    if len(token) < 2 or token[0] not in prefixes or " " in token:
-        return False
-    try:
-        float(token)
-    except ValueError:
-        return True
-    return False

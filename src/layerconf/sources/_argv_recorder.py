@@ -51,6 +51,7 @@ from layerconf.core.secrets import (
     shows_secret,
 )
 from layerconf.sources._argv_scan import MISSING, ONE_SETATTR, REPORTING, scan
+from layerconf.sources._argv_subparsers import guard, subparsers
 
 __all__ = ["CLI", "CLI_ORIGIN", "Changes", "Recorder", "record"]
 
@@ -248,6 +249,7 @@ class Recorder:
             hooks["_read_args_from_files"] = self.read_files
             hooks["convert_arg_line_to_args"] = self.convert_line
         vars(clone).update(hooks)
+        guard(clone, self.scrubbed)  # (a sub-parser's own errors too)
 
     @classmethod
     def of_scan(
@@ -278,6 +280,8 @@ class Recorder:
         nor a token that shows a secret where it does not belong (``--train-env-vars
         HF_TOKEN=S``: argparse quotes the value it cannot convert)."""
         texts = redact_argv(self.strings, parser=self.clone)[1]
+        for sub in subparsers(self.clone):  # (the secret flags of a sub-command: login -k S)
+            texts += redact_argv(self.strings, parser=sub)[1]
         texts += [token for token in self.strings if shows_secret(token)]
         texts += self.hidden
         return scrub_text(message, texts) if texts else message

@@ -1,0 +1,77 @@
+"""Sub-commands in a recorded parse: their parsers' errors, without the command line's secrets.
+
+A sub-parser (``parser.add_subparsers().add_parser("login")``) parses the tokens after its
+name on its own, and its own ``error()`` prints what it could not convert (``argument
+-k/--api-key: invalid int value: 'S'``) and exits: the recorder's hook on the parse's copy of
+the parser never sees it. `guard` gives that copy sub-commands of its own, whose parsers are
+copies with ``error()`` going through the recorder's scrubbing; the user's parsers are never
+changed. `subparsers` lists the parsers of a parser's sub-commands, whose actions tell which
+tokens are secret (``-k S`` under ``login``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+
+__all__ = ["guard", "subparsers"]
+
+#: How deep sub-commands of sub-commands are followed.
+_DEPTH = 8
+
+
+def subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """The parsers of the sub-commands of `parser`, theirs, and so on (each once)."""
+    seen = {id(parser)}
+    todo = [(parser, 0)]
+    while todo:
+        current, depth = todo.pop()
+        if depth >= _DEPTH:
+            continue
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action._name_parser_map.values():
+                    if id(sub) not in seen and isinstance(sub, argparse.ArgumentParser):
+                        seen.add(id(sub))
+                        yield sub
+                        todo.append((sub, depth + 1))
+
+
+def guard(clone: Any, scrubbed: Callable[[str], str], depth: int = 0) -> None:
+    """Give `clone` (a parse's copy of a parser) its own sub-commands, whose parsers report an
+    error through `scrubbed` (the message without the command line's secrets) to the
+    ``error()`` they had, down to `_DEPTH` levels."""
+    actions = clone._actions
+    if depth >= _DEPTH or not any(isinstance(a, argparse._SubParsersAction) for a in actions):
+        return
+    twins: dict[int, argparse.Action] = {}
+    guarded: dict[int, Any] = {}  # (an alias names the same parser: one copy of it)
+    for action in actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        parsers = {}
+        for name, sub in action._name_parser_map.items():
+            if id(sub) not in guarded:
+                guarded[id(sub)] = _guarded(sub, scrubbed, depth)
+            parsers[name] = guarded[id(sub)]
+        twin = copy.copy(action)
+        twin._name_parser_map = twin.choices = parsers
+        twins[id(action)] = twin
+    clone._actions = [twins.get(id(action), action) for action in actions]
+
+
+def _guarded(sub: Any, scrubbed: Callable[[str], str], depth: int) -> Any:
+    """A copy of the sub-parser `sub` whose error() scrubs its message (see `guard`)."""
+    if not isinstance(sub, argparse.ArgumentParser):
+        return sub  # (not a parser: argparse will say what it says)
+    twin = copy.copy(sub)
+    error = vars(sub).get("error") or type(sub).error.__get__(twin, type(twin))
+
+    def scrubbed_error(message: str) -> Any:
+        return error(scrubbed(message))
+
+    twin.error = scrubbed_error  # type: ignore[method-assign]
+    guard(twin, scrubbed, depth + 1)
+    return twin
