@@ -1472,6 +1472,33 @@ class TestSecrets:
         value when it is a secret's name cut short in its last word."""
         assert redacted_argv(argv, parser) == expected
 
+    @settings(max_examples=300, deadline=None)
+    @given(
+        flag=st.text(alphabet="aceiknoprstwyx_-", min_size=1, max_size=14),
+        names=st.lists(st.text(alphabet="aekt_", min_size=1, max_size=8), max_size=4),
+        suffixes=st.lists(st.text(alphabet="aekt_", min_size=1, max_size=8), max_size=4),
+    )
+    def test_cut_short_is_its_definition(
+        self, flag: str, names: list[str], suffixes: list[str]
+    ) -> None:
+        """The flag is a cut form of a name (the name's last word cut to 1..len-1 letters, 3
+        shown at least), or ends with a cut form of a suffix: `_cut_short` asks each flag
+        directly what this table of every cut form says."""
+        from layerconf.core.secrets import _cut_short, _normalize
+
+        policy = SECRETS.extend(names=names, suffixes=suffixes)
+
+        def cut(ending: str) -> list[str]:
+            before, separator, last = ending.rpartition("_")
+            forms = [before + separator + last[:size] for size in range(1, len(last))]
+            return [form for form in forms if len(form.lstrip("_")) >= 3]
+
+        normal = _normalize("--" + flag)
+        expected = any(normal == form for name in policy.names for form in cut(name)) or any(
+            normal.endswith(form) for suffix in policy.suffixes for form in cut(suffix)
+        )
+        assert _cut_short("--" + flag, policy) is expected
+
     @pytest.mark.parametrize(
         "extra",
         [("--wandb-key", SECRET), (f"--wandb-key={SECRET}",)],

@@ -4,11 +4,15 @@ Private to `layerconf.core.secrets`. The list of a parser's secret flags is kept
 options (shared by a parser's copies) and policy; a bundled profile ships the candidates of its
 scan and which of them the policy names a secret's (`seed_secret_options`), so that the parsers
 it builds are not scanned in each process, nor the policy asked about each candidate. Which
-tokens of a command line a secret positional takes (`_positional_secrets`) is told here too.
+tokens of a command line a secret positional takes (`_positional_secrets`), and whether a flag
+the parser does not own is a secret's name cut short (`_cut_short`), are told here too; so is
+the normal form of a name (`_normalize`), which the policy compares.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -18,7 +22,7 @@ if TYPE_CHECKING:
 
     from layerconf.core.secrets import SecretPolicy
 
-__all__ = ["has_seed", "secret_candidates", "seed_secret_options"]
+__all__ = ["has_seed", "no_positionals", "secret_candidates", "seed_secret_options"]
 
 
 def _takes(action: argparse.Action, policy: SecretPolicy, named: bool | None = None) -> int:
@@ -62,6 +66,72 @@ def _may_be_secret(
     if not secret:
         return frozenset()
     return frozenset(token for token in argv if id(actions.get(token)) in secret)
+
+
+def _normalize(name: str) -> str:
+    """``--Wandb-Key`` -> ``wandb_key``; ``a.b.HF_TOKEN`` -> ``hf_token``."""
+    return name.rsplit(".", 1)[-1].lstrip("-").replace("-", "_").lower()
+
+
+#: How many characters of a secret's name a flag cut short of it shows, at least.
+_CUT_SHORT = 3
+
+
+def _cut_short(name: str, policy: SecretPolicy) -> bool:
+    """Whether the unknown flag `name` is a secret's name cut short, as an abbreviation for
+    another program's parser is (``--sglang-api-k``: slime hands ``--sglang-*`` on to SGLang,
+    whose ``--api-key`` this parser does not know): its last word begins, and does not end,
+    the last word of one of `policy`'s names or suffixes, the words before are that one's, and
+    it shows at least `_CUT_SHORT` characters of it (``--x-tok``, not ``--x-s``).
+
+    Asked of each unknown flag directly, after one test in C that almost every flag fails
+    (its last word starts no secret's last word): a table of every name's and suffix's cut
+    forms cost a first call ~0.5M instructions to build."""
+    normal = _normalize(name)
+    cut = normal.rfind("_") + 1
+    stem, last = normal[:cut], normal[cut:]  # (the words before, with their "_"; the last word)
+    if not last:
+        return False
+    words, bare = _last_words(policy)
+    if not bare and "\0" + last not in words:
+        return False
+    for ending in policy.names:
+        at = ending.rfind("_") + 1
+        if ending[:at] == stem and _shortens(last, stem, ending[at:]):
+            return True
+    for ending in policy.suffixes:
+        at = ending.rfind("_") + 1
+        their_stem, word = ending[:at], ending[at:]
+        if not their_stem:  # a suffix of one word: the flag may end in any part of it
+            if any(normal.endswith(word[:size]) for size in range(_CUT_SHORT, len(word))):
+                return True
+        elif stem.endswith(their_stem) and _shortens(last, their_stem, word):
+            return True
+    return False
+
+
+def _shortens(last: str, stem: str, word: str) -> bool:
+    """Whether `last` cuts the last word `word` (after `stem`) short, showing enough of both."""
+    return (
+        len(last) < len(word)
+        and word.startswith(last)
+        and len(stem.lstrip("_")) + len(last) >= _CUT_SHORT
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _last_words(policy: SecretPolicy) -> tuple[str, bool]:
+    """The last words of `policy`'s names and suffixes, each after a NUL (``"\0key\0token"``):
+    whether a word starts one of them is one search (made in C); and whether a suffix is one
+    word (``token``: a flag may end in any part of it, not only in a last word of its own)."""
+    endings = itertools.chain(policy.names, policy.suffixes)
+    words = "\0" + "\0".join(map(_LAST, map(_SPLIT, endings)))
+    return words, not all(map(_UNDERSCORED, policy.suffixes))
+
+
+_SPLIT = operator.methodcaller("rpartition", "_")
+_LAST = operator.itemgetter(2)
+_UNDERSCORED = operator.methodcaller("__contains__", "_")
 
 
 def _near_secret(name: str, secret_flags: Callable[[], list[str]]) -> bool:
@@ -319,6 +389,15 @@ def _values_of(
 # 1,000 actions is not scanned for each command line. Used while the list has the same length
 # and each of them still no option string; at most `_TABLES_KEPT` lists (then all forgotten).
 _POSITIONALS: dict[int, tuple[list[argparse.Action], int, list[argparse.Action]]] = {}
+
+
+def no_positionals(actions: list[argparse.Action]) -> None:
+    """Note that a parser's list of `actions` holds no positional: a caller that has read each
+    action's option strings already (the command-line scan, `_argv_scan`) spares a first
+    redaction `_positionals`' pass over a thousand actions (~0.5M instructions)."""
+    if len(_POSITIONALS) >= _TABLES_KEPT:
+        _POSITIONALS.clear()
+    _POSITIONALS[id(actions)] = (actions, len(actions), [])
 
 
 def _positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:

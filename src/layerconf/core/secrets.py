@@ -20,9 +20,11 @@ import attrs
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
 from layerconf.core._secret_flags import (
     _TABLES_KEPT,
+    _cut_short,
     _is_option,
     _may_be_secret,
     _near_secret,
+    _normalize,
     _positional_secrets,
     _takes,
     listing,
@@ -60,11 +62,6 @@ __all__ = [
 
 #: What a secret's value is replaced with.
 REDACTED = "<redacted>"
-
-
-def _normalize(name: str) -> str:
-    """``--Wandb-Key`` -> ``wandb_key``; ``a.b.HF_TOKEN`` -> ``hf_token``."""
-    return name.rsplit(".", 1)[-1].lstrip("-").replace("-", "_").lower()
 
 
 def _names(names: Iterable[str]) -> frozenset[str]:
@@ -500,34 +497,6 @@ def _classify(
         return (1 if policy.is_secret(name) else 0), name, explicit
     near = _cut_short(name, policy) or _near_secret(name, secret_flags or listing(actions, policy))
     return (1 if near else 0), name, explicit
-
-
-def _cut_short(name: str, policy: SecretPolicy) -> bool:
-    """Whether the unknown flag `name` is a secret's name cut short, as an abbreviation for
-    another program's parser is (``--sglang-api-k``: slime hands ``--sglang-*`` on to SGLang,
-    whose ``--api-key`` this parser does not know): its last word begins, and does not end,
-    the last word of one of `policy`'s names or suffixes, the words before are that one's, and
-    it shows at least `_CUT_SHORT` characters of it (``--x-tok``, not ``--x-s``)."""
-    names, suffixes = _cut_forms(policy)
-    normal = _normalize(name)
-    return normal in names or normal.endswith(suffixes)
-
-
-#: How many characters of a secret's name a flag cut short of it shows, at least.
-_CUT_SHORT = 3
-
-
-@functools.lru_cache(maxsize=64)
-def _cut_forms(policy: SecretPolicy) -> tuple[frozenset[str], tuple[str, ...]]:
-    """`policy`'s names and suffixes cut short in their last word (`_cut_short`)."""
-
-    def cut(ending: str) -> list[str]:
-        before, separator, last = ending.rpartition("_")
-        forms = (before + separator + last[:size] for size in range(1, len(last)))
-        return [form for form in forms if len(form.lstrip("_")) >= _CUT_SHORT]
-
-    names = frozenset(form for name in policy.names for form in cut(name))
-    return names, tuple(sorted({form for suffix in policy.suffixes for form in cut(suffix)}))
 
 
 # `_takes` of each option string a command line named, per table of options (shared by a

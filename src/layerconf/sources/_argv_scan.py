@@ -35,6 +35,8 @@ import argparse
 import sys
 from typing import Any
 
+from layerconf.core._secret_flags import no_positionals
+
 __all__ = ["MISSING", "ONE_SETATTR", "REPORTING", "scan"]
 
 _SUPPRESS = argparse.SUPPRESS
@@ -100,6 +102,7 @@ def scan(
     if start is None:
         return None
     initial, string_defaults, required = start
+    no_positionals(parser._actions)  # (`_defaults` found none: the redaction need not look)
     seen = {id(action) for action, _, _ in steps[0]}
     if not all(id(action) in seen for action in required):
         return None  # argparse: "the following arguments are required"
