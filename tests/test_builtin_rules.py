@@ -469,13 +469,15 @@ class TestDistinctAcrossRoles:
         never = DistinctAcrossRoles(("save",), when=lambda context: False)
         assert resolve_stacks(self.stacks(never))["critic"].save == "/ckpt"
 
-    def test_paths(self) -> None:
-        """With paths, '/ckpt/' is '/ckpt'; the role file's value is the one blamed."""
+    @pytest.mark.parametrize("save", ["/ckpt/", "//ckpt", "//ckpt/./", "/x/../ckpt"])
+    def test_paths(self, save: str) -> None:
+        """With paths, '/ckpt/' is '/ckpt', and so is '//ckpt' (Linux reads two leading slashes
+        as one: '$ROOT/ckpt' with ROOT=/); the role file's value is the one blamed."""
         with pytest.raises(ConfigError) as caught:
-            resolve_stacks(self.stacks(DistinctAcrossRoles(("save",), paths=True), save="/ckpt/"))
+            resolve_stacks(self.stacks(DistinctAcrossRoles(("save",), paths=True), save=save))
         (problem,) = caught.value.problems
         assert (problem.source, problem.line) == ("ppo.yaml", 4)
-        assert resolve_stacks(self.stacks(DistinctAcrossRoles(("save",)), save="/ckpt/"))
+        assert resolve_stacks(self.stacks(DistinctAcrossRoles(("save",)), save=save))
 
     def test_a_relative_path_is_read_from_the_current_directory(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
