@@ -469,13 +469,15 @@ class TestDistinctAcrossRoles:
         never = DistinctAcrossRoles(("save",), when=lambda context: False)
         assert resolve_stacks(self.stacks(never))["critic"].save == "/ckpt"
 
-    def test_paths(self) -> None:
-        """With paths, '/ckpt/' is '/ckpt'; the role file's value is the one blamed."""
+    @pytest.mark.parametrize("save", ["/ckpt/", "//ckpt", "//ckpt/./", "/x/../ckpt"])
+    def test_paths(self, save: str) -> None:
+        """With paths, '/ckpt/' is '/ckpt', and so is '//ckpt' (Linux reads two leading slashes
+        as one: '$ROOT/ckpt' with ROOT=/); the role file's value is the one blamed."""
         with pytest.raises(ConfigError) as caught:
-            resolve_stacks(self.stacks(DistinctAcrossRoles(("save",), paths=True), save="/ckpt/"))
+            resolve_stacks(self.stacks(DistinctAcrossRoles(("save",), paths=True), save=save))
         (problem,) = caught.value.problems
         assert (problem.source, problem.line) == ("ppo.yaml", 4)
-        assert resolve_stacks(self.stacks(DistinctAcrossRoles(("save",)), save="/ckpt/"))
+        assert resolve_stacks(self.stacks(DistinctAcrossRoles(("save",)), save=save))
 
     def test_a_relative_path_is_read_from_the_current_directory(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -530,7 +532,8 @@ class TestRoleDefaults:
     def test_forced_even_over_the_file(self) -> None:
         """kl_coef is 0 for the critic, and explain says which rule made it so."""
         stack = LayerStack([*base(), role_layer({"kl_coef": 0.5})], rules=[critic_defaults()])
-        args = stack.resolve(role="critic")
+        with pytest.warns(LayerconfWarning, match=r"kl_coef=0.5 is ignored for the critic"):
+            args = stack.resolve(role="critic")
         setting = explain(args, "kl_coef")
         assert (setting.value, setting.layer, setting.rule) == (
             0,
@@ -541,6 +544,33 @@ class TestRoleDefaults:
         assert args.use_opd is False
         assert args.untie_embeddings_and_output_weights is True
         assert args.custom_advantage_function_path is None
+
+    def test_a_value_it_replaces_is_a_warning_at_the_key(self) -> None:
+        """The critic's own kl_coef, use_opd or untie_embeddings_and_output_weights is ignored
+        (slime forces them): a warning at the key, not silence; one that agrees (kl_coef: 0,
+        read as 0.0) or one the rule yields to (disable_param_buffers_cpu_backup) is none."""
+        written = {
+            "kl_coef": 0.1,
+            "use_opd": True,
+            "untie_embeddings_and_output_weights": False,
+            "custom_advantage_function_path": None,
+            "disable_param_buffers_cpu_backup": True,
+        }
+        args = LayerStack([*base(), role_layer(written)], rules=[critic_defaults()]).resolve(
+            role="critic", warn=False
+        )
+        assert [(p.key, p.severity, p.line) for p in notices(args)] == [
+            ("kl_coef", "warning", 4),
+            ("use_opd", "warning", 5),
+            ("untie_embeddings_and_output_weights", "warning", 6),
+        ]
+        assert str(notices(args)[0]).endswith(
+            "warning: kl_coef=0.1 is ignored for the critic: slime always runs the critic with "
+            "this value (kl_coef=0) (remove 'kl_coef' from the critic entry)"
+        )
+        agreeing = {"kl_coef": 0.0, "use_opd": False, "untie_embeddings_and_output_weights": True}
+        stack = LayerStack([*base(), role_layer(agreeing)], rules=[critic_defaults()])
+        assert notices(stack.resolve(role="critic")) == ()
 
     def test_unless_overridden(self) -> None:
         """disable_param_buffers_cpu_backup follows the critic's overrides when they set it,

@@ -444,7 +444,7 @@ class TestCheck:
         ]
         assert (
             lines[0]
-            == "argv[88]: note: '--sglang-mem-fraction-static 0.8' is not an argument of this parser; it is passed on (slime hands such arguments to SGLang's parser)"
+            == "argv[88]: note: '--sglang-mem-fraction-static 0.8' is not an argument of this parser; it is passed on (slime hands such arguments to its pre-parser or to SGLang's parser)"
         )
         assert result.stderr == "0 errors, 0 warnings, 4 notes\n"
 
@@ -487,7 +487,7 @@ class TestCheck:
             "ppo.yaml:5:25: error: 'micro_batch_size' must be an int (got 2.0) (write 2)",
             "ppo.yaml:6:7: warning: 'num_nodes' is ignored: resources come from the command line (remove it; set --actor-num-nodes / --critic-num-nodes on the command line)",
             "ppo.yaml:7:23: error: 'lr_decay_style' must be one of 'constant', 'linear', 'cosine', 'inverse-square-root', 'WSD' (got 'cosin') (did you mean 'cosine'?)",
-            "argv[5]: note: '--sglang-x 1' is not an argument of this parser; it is passed on (slime hands such arguments to SGLang's parser)",
+            "argv[5]: note: '--sglang-x 1' is not an argument of this parser; it is passed on (slime hands such arguments to its pre-parser or to SGLang's parser)",
         ]
         assert captured.err == "3 errors, 1 warning, 1 note\n"
 
@@ -503,6 +503,29 @@ class TestCheck:
         assert main(["check", "--", *argv]) == 0
         assert main(["check", "--strict", "--", *argv]) == 1
         assert capsys.readouterr().err == "0 errors, 1 warning\n" * 2
+
+    def test_the_flags_of_slimes_pre_parser_pass(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--train-backend, --debug-rollout-only, --debug-train-only, --load-debug-rollout-data
+        are read by slime's pre-parser, not the training parser: notes, passing --strict (they
+        were warnings, and --load-debug-rollout-data an error suggesting another flag)."""
+        argv = ["--rollout-batch-size", "8", "--train-backend", "megatron", "--debug-train-only"]
+        argv += ["--load-debug-rollout-data", "/d/{rollout_id}.pt", "--debug-rollout-only"]
+        assert main(["check", "--strict", "--", *argv]) == 0
+        captured = capsys.readouterr()
+        assert [line.split(": ")[0:2] for line in captured.out.splitlines()] == [
+            ["argv[2]", "note"],
+            ["argv[4]", "note"],
+            ["argv[5]", "note"],
+            ["argv[7]", "note"],
+        ]
+        assert captured.out.splitlines()[2] == (
+            "argv[5]: note: '--load-debug-rollout-data /d/{rollout_id}.pt' is not an argument of "
+            "this parser; it is passed on (slime hands such arguments to its pre-parser or to "
+            "SGLang's parser)"
+        )
+        assert captured.err == "0 errors, 0 warnings, 4 notes\n"
 
     def test_json_shape(self, launcher: list[str], misspelt: Path) -> None:
         """--json lists every problem with its fields; severities are error, warning, info."""

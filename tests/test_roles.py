@@ -425,9 +425,10 @@ class TestCriticDefaults:
 
     def test_values_and_origins(self, parser: argparse.ArgumentParser, tmp_path: Path) -> None:
         """kl_coef=0 even if the YAML said otherwise, and explain says which rule."""
-        roles = resolve(
-            parser, tmp_path, "megatron:\n  - role: critic\n    overrides: {kl_coef: 0.5}\n"
-        )
+        with pytest.warns(LayerconfWarning, match=r"3:17: warning: kl_coef=0.5 is ignored"):
+            roles = resolve(
+                parser, tmp_path, "megatron:\n  - role: critic\n    overrides: {kl_coef: 0.5}\n"
+            )
         critic = roles["critic"]
         assert (critic.kl_coef, critic.use_opd, critic.custom_advantage_function_path) == (
             0,

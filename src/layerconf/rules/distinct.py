@@ -33,11 +33,13 @@ def _keys(keys: Iterable[str]) -> tuple[str, ...]:
 
 def _path(text: str) -> str:
     """`text` as the directory it names: a relative path is read from the current directory,
-    as a trainer launched from it reads it (a role file's own path is read from there too)."""
+    as a trainer launched from it reads it (a role file's own path is read from there too);
+    ``//ckpt`` is ``/ckpt``, as Linux reads it (`posixpath.normpath` keeps the two slashes)."""
     if not posixpath.isabs(text):
         with contextlib.suppress(OSError):  # the current directory was removed
             text = posixpath.join(os.getcwd(), text)
-    return posixpath.normpath(text)
+    text = posixpath.normpath(text)
+    return text[1:] if text.startswith("//") else text
 
 
 @attrs.frozen

@@ -2,7 +2,9 @@
 
 slime, for one, always runs the critic with ``kl_coef=0`` and four more values whenever a role
 file is given (`layerconf.presets.slime.CRITIC_DEFAULTS`). Modelled as a rule,
-`explain(critic, "kl_coef")` says why it is 0 even when the role file said otherwise.
+`explain(critic, "kl_coef")` says why it is 0 even when the role file said otherwise, and
+such a role-file value (``kl_coef: 0.1`` under the critic) is a warning at its key: the trainer
+ignores it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import attrs
 from layerconf.core.checks import check_type, typed
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Decision, RuleContext, SetValue
+from layerconf.core.secrets import SECRETS
+from layerconf.core.values import same_value, value_text
+from layerconf.exceptions import Problem
 
 __all__ = ["RoleDefaults"]
 
@@ -32,6 +37,13 @@ def _same_items(old: tuple[tuple[str, Any], ...], new: tuple[tuple[str, Any], ..
     )
 
 
+def _agrees(forced: Any, given: Any) -> bool:
+    """Whether a role's own `given` value is the `forced` one (``0`` and ``0.0`` agree, as the
+    trainer's comparisons see them; ``True`` and ``1`` do not)."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (forced, given))
+    return forced == given if numbers else same_value(forced, given, copied=False)
+
+
 def _to_frozenset(keys: Any) -> frozenset[str]:
     return frozenset(keys)
 
@@ -42,6 +54,7 @@ class RoleDefaults:
 
     With `only_with_layer` (the default) it applies only when the stack has that role layer
     (a role file was given), as slime does. Keys are set even where the parser has no such dest.
+    A value the role layer sets otherwise at such a key is a warning at the key: it is ignored.
     """
 
     __repr__ = record_repr
@@ -77,6 +90,21 @@ class RoleDefaults:
             decisions = tuple(SetValue(key, value, note=self.note) for key, value in items)
             object.__setattr__(self, "_decisions", (items, decisions))
         for decision in decisions:
-            if decision.key in self.unless_overridden and decision.key in overridden:
-                continue
+            key = decision.key
+            if key in overridden:
+                if key in self.unless_overridden:
+                    continue
+                if not _agrees(decision.value, overridden[key]):
+                    yield self._ignored(context.role, layer, key, overridden[key], decision.value)
             yield decision
+
+    def _ignored(self, role: str, layer: Any, key: str, given: Any, forced: Any) -> Problem:
+        """The warning at a role-file key whose value the forced one replaces."""
+        shown, kept = (value_text(SECRETS.redact(key, v)) for v in (given, forced))
+        return Problem.at(
+            layer.key_origin_at((key,)),
+            f"{key}={shown} is ignored for the {role}: {self.note} ({key}={kept})",
+            key=key,
+            hint=f"remove {key!r} from the {role} entry",
+            severity="warning",
+        )

@@ -179,8 +179,8 @@ SLIME = Preset(
     config_dest=CONFIG_DEST,
     role_file=MEGATRON,
     passthrough=PASSTHROUGH,
-    passthrough_to="SGLang's parser",
-    passthrough_hint="slime hands such arguments to SGLang's parser",
+    passthrough_to="slime's pre-parser or SGLang's parser",
+    passthrough_hint="slime hands such arguments to its pre-parser or to SGLang's parser",
     unknown_tokens="note",
     extra_keys=dict.fromkeys(
         CRITIC_DEFAULTS, "Set on the critic by slime (not a command-line argument)."

@@ -33,8 +33,16 @@ ROLES = ("actor", "critic")
 CONFIG_DEST = "megatron_config_path"
 #: The role file's top-level key.
 TOP_KEY = "megatron"
-#: Command-line prefixes slime hands on to SGLang's parser.
-PASSTHROUGH = ("--sglang-",)
+#: Command-line prefixes slime's other parsers take: SGLang's (``--sglang-*``) and the small
+#: pre-parser of its training entry (``_pre_parse_mode``), whose four flags the training parser
+#: does not own either (``megatron_slime_args.json``'s ``pre_parse_actions``).
+PASSTHROUGH = (
+    "--sglang-",
+    "--train-backend",
+    "--debug-rollout-only",
+    "--debug-train-only",
+    "--load-debug-rollout-data",
+)
 
 #: The resource keys of slime's contract, each with where to set it instead.
 RESOURCE_KEYS: Mapping[str, str] = {
