@@ -875,6 +875,59 @@ class TestBaseValuesOfOtherTypes:
             assert "new" not in base.lists
 
 
+class TestObjectsSharedInTheBase:
+    """One object under two names of the base (``args.a = args.b = x``, or inside another
+    value) stays one object in each role's namespace, as slime's deep copy (one memo) keeps
+    it: a trainer changing it through one name sees the change through the other."""
+
+    @pytest.mark.parametrize("layered", [False, True], ids=["plain", "layerconf"])
+    @pytest.mark.parametrize(
+        "share",
+        [
+            lambda args: (setattr(args, "a", [1]), setattr(args, "b", args.a)),
+            lambda args: (setattr(args, "a", {"A": [1]}), setattr(args, "b", [args.a["A"]])),
+            lambda args: setattr(args, "lr", args.train_env_vars),
+            lambda args: (setattr(args, "a", [1]), setattr(args, "b", (args.a, 2))),
+            lambda args: (setattr(args, "a", _List([1])), setattr(args, "b", {"k": args.a})),
+        ],
+        ids=["two-names", "nested", "replaced", "in-a-tuple", "not-plain"],
+    )
+    def test_as_slimes_deepcopy(self, tmp_path: Path, layered: bool, share: Any) -> None:
+        import layerconf
+
+        argv = ["--rollout-batch-size", "4", "--train-env-vars", '{"X": "1"}']
+        parse = (
+            functools.partial(layerconf.parse_known_args, load_profile())
+            if layered
+            else load_profile().parse_known_args
+        )
+        base, _ = parse(argv)
+        share(base)
+        path = write(tmp_path, "megatron:\n  - role: actor\n    overrides: {seed: 3}\n")
+        for role in ("actor", "critic"):
+            result = parse_megatron_role_args(base, path, role)
+            expected = slime_parse_megatron_role_args(base, path, role)
+            assert _sharing(result) == _sharing(expected)
+            assert not _ids(vars(result)) & _ids(vars(base))
+
+
+def _ids(value: Any) -> set[int]:
+    """The ids of the lists and dicts inside `value`."""
+    if isinstance(value, dict):
+        return {id(value)}.union(*map(_ids, value.values()))
+    if isinstance(value, list):
+        return {id(value)}.union(*map(_ids, value))
+    if isinstance(value, tuple):
+        return set().union(*map(_ids, value))
+    return set()
+
+
+def _sharing(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The pairs of a namespace's keys whose values hold one list or dict in common."""
+    found = {key: _ids(value) for key, value in vars(args).items()}
+    return [(a, b) for a in found for b in found if a < b and found[a] & found[b]]
+
+
 class TestWhatPyYamlReadsOtherwise:
     """A file whose YAML PyYAML fails on, or reads to other values, is refused, located:
     never values slime would not compute."""

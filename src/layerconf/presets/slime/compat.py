@@ -260,7 +260,8 @@ def _as_slime_leaves(
     role: str,
 ) -> None:
     """As slime's deep copy of the base, for keys neither the file nor the critic's defaults set:
-    deleted keys stay deleted, a defaultdict stays one (the layers' dict if deepcopy fails)."""
+    deleted keys stay deleted, a defaultdict stays one (the layers' dict if deepcopy fails), an
+    object under two names stays one object (one memo, as slime's one deepcopy of the base)."""
     mutable = [key for below in base for key in below.mutable_keys if key in current]
     if not deleted and _all_plain(map(current.__getitem__, mutable)):
         return
@@ -271,10 +272,11 @@ def _as_slime_leaves(
         if key not in set_here:
             delattr(result, key)
     values = vars(result)  # set as the resolution set them: not a runtime write
+    memo: dict[int, Any] = {}
     for key in mutable:
-        if key not in set_here and not (is_atomic(current[key]) or _plain(current[key], 0)):
+        if key not in set_here and not is_atomic(current[key]):
             with contextlib.suppress(Exception):
-                values[key] = copy.deepcopy(current[key])
+                values[key] = copy.deepcopy(current[key], memo)
 
 
 def _resolved(
@@ -534,10 +536,10 @@ def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> tuple
 
 
 def _picker(keys: tuple[str, ...]) -> Callable[[Mapping[str, Any]], Any]:
-    """A function giving the values of `keys` (in C: an itemgetter)."""
-    if not keys:
-        return lambda values: ()
-    return operator.itemgetter(*keys, *keys[:1])  # two keys or more: always a tuple
+    """A function giving the tuple of the values of `keys` (in C: an itemgetter)."""
+    if len(keys) < 2:  # an itemgetter of one key gives the value, not a tuple
+        return lambda values: tuple(map(values.__getitem__, keys))
+    return operator.itemgetter(*keys)
 
 
 def _shown(values: Any) -> str | None:
@@ -548,42 +550,52 @@ def _shown(values: Any) -> str | None:
 
 
 def _all_plain(values: Iterable[Any]) -> bool:
-    """Whether every one of `values` is `_plain`; a list, tuple or dict of atomic values (the
-    containers of a real namespace) is told in C, without a call."""
+    """Whether every one of `values` is `_plain`, no list, tuple or dict among them held twice
+    (slime's one deep copy keeps it one object; copies per key would not); a list, tuple or
+    dict of atomic values (the containers of a real namespace) is told in C, without a call."""
     atomic = ATOMIC_TYPES
+    seen: set[int] = set()
     for value in values:
         kind = type(value)
+        if kind in atomic:
+            continue
+        if id(value) in seen:
+            return False
         if (kind is list or kind is tuple) and atomic.issuperset(map(type, value)):
+            seen.add(id(value))
             continue
         if (
             kind is dict
             and atomic.issuperset(map(type, value))
             and atomic.issuperset(map(type, value.values()))
         ):
+            seen.add(id(value))
             continue
-        if not _plain(value, 0):
+        if not _plain(value, 0, seen):
             return False
     return True
 
 
-def _plain(value: Any, depth: int) -> bool:
-    """Whether `value` is made of lists, tuples, dicts and atomic values only."""
+def _plain(value: Any, depth: int, seen: set[int]) -> bool:
+    """Whether `value` is made of lists, tuples, dicts and atomic values only, none of its
+    containers among the ids `seen` (which gets them)."""
     kind = type(value)
     if kind in ATOMIC_TYPES:
         return True
-    if depth > _PLAIN_DEPTH:  # (a container holding itself, too)
+    if depth > _PLAIN_DEPTH or id(value) in seen:  # (a container holding itself, too)
         return False
+    seen.add(id(value))
     if kind is list or kind is tuple:
-        return _plain_items(value, depth)
+        return _plain_items(value, depth, seen)
     if kind is dict:
-        return _plain_items(value.keys(), depth) and _plain_items(value.values(), depth)
+        return _plain_items(value.keys(), depth, seen) and _plain_items(value.values(), depth, seen)
     return False
 
 
-def _plain_items(items: Iterable[Any], depth: int) -> bool:
+def _plain_items(items: Iterable[Any], depth: int, seen: set[int]) -> bool:
     # Atomic items, the common case, are told in C.
     return ATOMIC_TYPES.issuperset(map(type, items)) or all(
-        _plain(item, depth + 1) for item in items
+        _plain(item, depth + 1, seen) for item in items
     )
 
 
