@@ -847,6 +847,30 @@ class TestParityOnBasesChangedAtRunTime:
         result = parse_megatron_role_args(base, write(tmp_path, "megatron: []\n"), "critic")
         assert (type(result.kl_coef), result.kl_coef) == (int, 0)
 
+    @pytest.mark.parametrize(
+        "change",
+        [
+            lambda args: (delattr(args, "seed"), setattr(args, "seed", 1234)),  # moved last
+            lambda args: (delattr(args, "kl_coef"), delattr(args, "use_opd")),  # critic sets
+            lambda args: (delattr(args, "save"), delattr(args, "lr")),  # the file sets
+            lambda args: setattr(args, "added", 1),
+        ],
+        ids=["moved-last", "critic-defaults", "file", "added"],
+    )
+    def test_the_keys_are_in_the_order_slime_gives(self, tmp_path: Path, change: Any) -> None:
+        """slime's namespace has the base's keys in their order now, then the keys it sets
+        anew (the file's, then the critic's defaults): `vars(args)` and printed args show it."""
+        import layerconf
+
+        base, _ = layerconf.parse_known_args(load_profile(), _CHANGED_ARGV)
+        change(base)
+        text = "megatron:\n  - role: actor\n    overrides: {save: /x, lr: 2, kl_coef: 1}\n"
+        path = write(tmp_path, text)
+        for role in ("actor", "critic"):
+            result = parse_megatron_role_args(base, path, role)
+            expected = slime_parse_megatron_role_args(base, path, role)
+            assert list(vars(result)) == list(vars(expected))
+
 
 class TestBaseValuesOfOtherTypes:
     """slime deep-copies the base: a mapping of another type keeps its type (a defaultdict

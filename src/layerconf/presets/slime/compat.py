@@ -206,7 +206,6 @@ class _SlimeCoercion:
 
 _IGNORED_KEYS = ("num_nodes", "num_gpus_per_node")
 _IGNORED = IgnoredKeys({k: RESOURCE_KEYS[k] for k in _IGNORED_KEYS}, because=RESOURCES_BECAUSE)
-_CRITIC_KEYS = frozenset(CRITIC_DEFAULTS)
 
 
 def _rules_without(deleted: frozenset[str]) -> RuleSet:
@@ -262,21 +261,38 @@ def _as_slime_leaves(
     """As slime's deep copy of the base, for keys neither the file nor the critic's defaults set:
     deleted keys stay deleted, a defaultdict stays one (the layers' dict if deepcopy fails), an
     object under two names stays one object (one memo, as slime's one deepcopy of the base)."""
+    values = vars(result)  # set as the resolution set them: not a runtime write
+    set_in_order = [key for key in layer.values if key not in _IGNORED_KEYS]
+    if role == "critic":
+        set_in_order.extend(CRITIC_DEFAULTS)
+    _in_slimes_order(values, current, set_in_order)
     mutable = [key for below in base for key in below.mutable_keys if key in current]
     if not deleted and _all_plain(map(current.__getitem__, mutable)):
         return
-    set_here = frozenset(layer.values).difference(_IGNORED_KEYS)
-    if role == "critic":
-        set_here |= _CRITIC_KEYS
+    set_here = frozenset(set_in_order)
     for key in deleted:
         if key not in set_here:
             delattr(result, key)
-    values = vars(result)  # set as the resolution set them: not a runtime write
     memo: dict[int, Any] = {}
     for key in mutable:
         if key not in set_here and not is_atomic(current[key]):
             with contextlib.suppress(Exception):
                 values[key] = copy.deepcopy(current[key], memo)
+
+
+def _in_slimes_order(
+    values: dict[str, Any], current: Mapping[str, Any], set_in_order: list[str]
+) -> None:
+    """Put `values` in the order of slime's namespace: the keys of the base as they are now
+    (`current`: a key the trainer deleted and set again is last), then the keys slime sets
+    anew, in the order it sets them (`set_in_order`); the resolution has the layers' order."""
+    order = [*current, *(key for key in dict.fromkeys(set_in_order) if key not in current)]
+    if len(order) == len(values) and list(values) == order:
+        return
+    ordered = {key: values[key] for key in order if key in values}
+    ordered.update(values)  # (nothing else is expected: kept, last)
+    values.clear()
+    values.update(ordered)
 
 
 def _resolved(
