@@ -13,7 +13,9 @@ role: those problems are logged); where slime raises, the drop-in raises the sam
 `SlimePermissionError`), slime's assertion words first. Differences, on purpose: an empty key
 and a Python name such as ``__doc__`` are refused (slime sets them on the namespace); a file
 PyYAML cannot read raises `SlimeConfigError`, not PyYAML's own error; so does a merge key whose
-mappings both set one key (YAML readers disagree on which wins).
+mappings both set one key (YAML readers disagree on which wins), and a file the reader refuses
+as unbounded (an alias inside its own anchor, an alias bomb); an alias gives an equal,
+independent value, not the anchor's one object.
 
 slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
 ``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
