@@ -113,13 +113,30 @@ class TestSameValuesAsSlime:
         )
         parse_megatron_role_args(base, path, "actor")
         assert [message for level, message in logged(caplog) if level == "WARNING"] == [
-            f"{path}:4:15: warning: 'my_key' is not a known argument; it is set anyway, as slime "
+            f"{path}:4:7: warning: 'my_key' is not a known argument; it is set anyway, as slime "
             "does (check the spelling against the dest names in --help)",
             f"{path}:5:11: warning: 'lr' stays the string 'fast': it is not a float "
             "(write a float, as on the command line)",
             f"{path}:6:20: warning: 'use_kl_loss': the string 'false' became True, as slime "
             "computes (write true or false without quotes)",
         ]
+
+    def test_an_unknown_key_is_warned_of_at_the_key(
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """At the key, as any problem about a key: not at its value, which for an alias is
+        the anchor's, under another key on another line."""
+        path = write(
+            tmp_path,
+            "megatron:\n  - role: actor\n    overrides:\n"
+            "      my_key: &mods [a]\n      my_other: *mods\n",
+        )
+        parse_megatron_role_args(base, path, "actor")
+        assert [
+            message.split(": warning: ")[0]
+            for level, message in logged(caplog)
+            if level == "WARNING"
+        ] == [f"{path}:4:7", f"{path}:5:7"]
 
     def test_only_two_resource_keys_are_ignored(
         self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture

@@ -173,10 +173,9 @@ class _SlimeCoercion:
         base = base_values(context.layers, LAYER)
         deleted = self.deleted
 
-        def warning(key: str, message: str, hint: str) -> Problem:
-            return Problem.at(
-                layer.origin_at((key,)), message, key=key, hint=hint, severity="warning"
-            )
+        def warning(key: str, message: str, hint: str, at_key: bool = False) -> Problem:
+            origin = (layer.key_origin_at if at_key else layer.origin_at)((key,))
+            return Problem.at(origin, message, key=key, hint=hint, severity="warning")
 
         for key, value in layer.values.items():
             if key not in base or key in deleted:
@@ -184,6 +183,7 @@ class _SlimeCoercion:
                     key,
                     f"{key!r} is not a known argument; it is set anyway, as slime does",
                     "check the spelling against the dest names in --help",
+                    at_key=True,
                 )
                 continue
             converted, kind = slime_value(base[key], value)
