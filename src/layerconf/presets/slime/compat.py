@@ -15,7 +15,8 @@ and a Python name such as ``__doc__`` are refused (slime sets them on the namesp
 PyYAML cannot read raises `SlimeConfigError`, not PyYAML's own error; so does a merge key whose
 mappings both set one key (YAML readers disagree on which wins), and a file the reader refuses
 as unbounded (an alias inside its own anchor, an alias bomb); an alias gives an equal,
-independent value, not the anchor's one object.
+independent value, not the anchor's one object; the result is a layerconf `Namespace` whatever
+the class of ``base_args`` (slime's deep copy keeps a subclass, with its methods).
 
 slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
 ``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
