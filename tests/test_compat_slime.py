@@ -581,11 +581,15 @@ class TestParityWithSlime:
             parse_megatron_role_args(base, write(tmp_path, text), "actor")
         assert isinstance(caught.value, ConfigError)
 
-    @pytest.mark.parametrize("key", ["''", "__doc__"])
+    @pytest.mark.parametrize(
+        "key", ["''", "__doc__", "_layerconf_provenance", "_layerconf_writes", "_layerconf_log"]
+    )
     def test_what_it_still_refuses(
         self, base: argparse.Namespace, tmp_path: Path, key: str
     ) -> None:
-        """An empty key and a Python name: slime sets them, the drop-in refuses them, located."""
+        """An empty key, a Python name, the name of an attribute of layerconf's namespace
+        (``args._layerconf_provenance`` would read the provenance, not the file's value):
+        slime sets them, the drop-in refuses them, located."""
         text = f"megatron:\n  - role: actor\n    overrides: {{{key}: x}}\n"
         with pytest.raises(SlimeConfigError) as caught:
             parse_megatron_role_args(base, write(tmp_path, text), "actor")

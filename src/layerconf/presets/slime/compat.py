@@ -10,13 +10,14 @@ Where slime's own function returns, the drop-in returns the same values, also fo
 layerconf's reader refuses but slime reads on (an unknown entry field, two entries of the other
 role: those problems are logged); where slime raises, the drop-in raises the same exception type
 (`SlimeTypeError`, `SlimeAttributeError`, `SlimeFileNotFoundError`, `SlimeIsADirectoryError`,
-`SlimePermissionError`), slime's assertion words first. Differences, on purpose: an empty key
-and a Python name such as ``__doc__`` are refused (slime sets them on the namespace); a file
-PyYAML cannot read raises `SlimeConfigError`, not PyYAML's own error; so does a merge key whose
-mappings both set one key (YAML readers disagree on which wins), and a file the reader refuses
-as unbounded (an alias inside its own anchor, an alias bomb); an alias gives an equal,
-independent value, not the anchor's one object; the result is a layerconf `Namespace` whatever
-the class of ``base_args`` (slime's deep copy keeps a subclass, with its methods).
+`SlimePermissionError`), slime's assertion words first. Differences, on purpose: an empty key, a
+Python name such as ``__doc__`` and a layerconf attribute's name are refused (slime sets them on
+the namespace); a file PyYAML cannot read raises `SlimeConfigError`, not PyYAML's own error; so
+does a merge key whose mappings both set one key (YAML readers disagree on which wins), and a
+file the reader refuses as unbounded (an alias inside its own anchor, an alias bomb); an alias
+gives an equal, independent value, not the anchor's one object; the result is a layerconf
+`Namespace` whatever the class of ``base_args`` (slime's deep copy keeps a subclass, with its
+methods).
 
 slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
 ``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
@@ -425,14 +426,21 @@ def _slime_layer(
 
 
 def _refuse_python_names(layer: Layer) -> None:
-    """slime's setattr refuses ``__class__`` and friends; a namespace must never hold them."""
-    names = [key for key in layer.values if key.startswith("__") and key.endswith("__")]
+    """slime's setattr refuses ``__class__`` and friends; a namespace must never hold them, nor
+    the names of layerconf's own attributes (``args._layerconf_provenance`` would read those)."""
+    names = [
+        key
+        for key in layer.values
+        if (key.startswith("__") and key.endswith("__")) or key in Namespace.__slots__
+    ]
     if names:  # slime's setattr raises TypeError on __class__ and __dict__
         raise SlimeTypeError(
             [
                 Problem.at(
                     layer.key_origin_at((name,)),
-                    f"{name!r} is a Python attribute of every namespace, not an argument",
+                    f"{name!r} is a Python attribute of every namespace, not an argument"
+                    if name.startswith("__")
+                    else f"{name!r} is an attribute of layerconf's namespace, not an argument",
                     key=name,
                     hint="remove it: role files set argument dests",
                 )
