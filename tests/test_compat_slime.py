@@ -8,6 +8,7 @@ import errno
 import functools
 import gc
 import logging
+import os
 import tempfile
 import warnings
 from pathlib import Path
@@ -488,6 +489,24 @@ class TestParityWithSlime:
         assert isinstance(caught.value, SlimeConfigError)
         assert (caught.value.errno, caught.value.filename) == (errno.EISDIR, str(tmp_path))
         assert str(caught.value).startswith(f"[Errno 21] Is a directory: '{tmp_path}'\n")
+
+    def test_a_path_of_bytes(self, base: argparse.Namespace, tmp_path: Path) -> None:
+        """slime's open() takes a path as bytes (os.fsencode'd, or a bytes PathLike): so does
+        the drop-in, with the same values."""
+
+        class BytesPath:
+            def __init__(self, path: bytes) -> None:
+                self.path = path
+
+            def __fspath__(self) -> bytes:
+                return self.path
+
+        path = write(tmp_path, "megatron:\n  - role: actor\n    overrides: {seed: '7'}\n")
+        for each in (os.fsencode(path), BytesPath(os.fsencode(path))):
+            result = parse_megatron_role_args(base, each, "actor")
+            assert result.seed == slime_parse_megatron_role_args(base, each, "actor").seed == 7
+        with pytest.raises(FileNotFoundError):
+            parse_megatron_role_args(base, os.fsencode(tmp_path / "nope.yaml"), "actor")
 
     def test_a_dangling_link_is_file_not_found(
         self, base: argparse.Namespace, tmp_path: Path

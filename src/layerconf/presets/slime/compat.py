@@ -223,7 +223,9 @@ _NO_POLICIES: _Policies = {}
 
 
 def parse_megatron_role_args(
-    base_args: argparse.Namespace, megatron_config_path: str | os.PathLike[str], role: str
+    base_args: argparse.Namespace,
+    megatron_config_path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+    role: str,
 ) -> Namespace:
     """slime's ``parse_megatron_role_args``: `base_args` with `role`'s overrides applied.
 
@@ -235,7 +237,7 @@ def parse_megatron_role_args(
             [Problem(f"unsupported Megatron config role {role!r}", hint="use 'actor' or 'critic'")],
             f"Unsupported Megatron config role: {role}",
         )
-    path = os.fspath(megatron_config_path)
+    path = os.fsdecode(megatron_config_path)  # bytes too, as slime's open() takes them
     role_file = check_role_file(path, ROLES, layer_name=LAYER)
     if role_file.errors:  # a missing file too: FileNotFoundError, as slime's open() raises
         layer = _as_slime_reads(path, role, role_file.problems)
