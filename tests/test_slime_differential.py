@@ -65,7 +65,7 @@ _KEYS = [
     "custom_advantage_function_path", "num_nodes", "num_gpus_per_node", "actor_num_nodes",
     "added", "shared", "obj", "not_an_arg",
 ]  # fmt: skip
-_ODD_KEYS = ["5", "null", "true", "1.5", "''", "__doc__", "__class__", "~"]
+_ODD_KEYS = ["5", "null", "true", "1.5", "''", "__doc__", "__class__", "~", "_layerconf_log"]
 _keys = st.one_of(*[st.sampled_from(_KEYS)] * 6, st.sampled_from(_ODD_KEYS))
 
 # A YAML node: ("scalar", text) | ("list", [node]) | ("map", [(key, node)]) | ("alias", n)
@@ -385,9 +385,12 @@ def _slime_overrides(text: str, role: str) -> Any:
     return (mine[0].get("overrides") or mine[0].get("args") or {}) if mine else {}
 
 
+_OURS = layerconf.Namespace.__slots__  # layerconf's own attributes
+
+
 def _stricter_on_purpose(text: str, role: str, error: Exception) -> bool:
-    """Whether the drop-in's error is one docs/roles.md lists: an empty key or a Python name
-    (slime sets them), a merge key whose mappings both set one key, a document the reader
+    """Whether the drop-in's error is one docs/roles.md lists: an empty key, a Python name or
+    a layerconf attribute's name (slime sets them), a merge key whose mappings both set one key, a document the reader
     refuses as unbounded (an alias inside its own anchor: PyYAML builds a list holding itself)."""
     if isinstance(error, SlimeConfigError) and any(
         "the value is infinite" in problem.message or "two merged mappings set" in problem.message
@@ -398,7 +401,10 @@ def _stricter_on_purpose(text: str, role: str, error: Exception) -> bool:
         keys = list(_slime_overrides(text, role))
     except Exception:  # slime failed on the file: only the reasons above count
         return False
-    return any(key == "" or (isinstance(key, str) and key[:2] == key[-2:] == "__") for key in keys)
+    return any(
+        key == "" or (isinstance(key, str) and (key[:2] == key[-2:] == "__" or key in _OURS))
+        for key in keys
+    )
 
 
 def _same(
