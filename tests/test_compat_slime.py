@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from layerconf import ConfigError, Layer, explain, load_profile
 from layerconf.compat.slime import SlimeConfigError, parse_megatron_role_args
-from layerconf.presets.slime import compat
+from layerconf.presets.slime import _base_layer, compat
 from tests.slime_reference import slime_parse_megatron_role_args
 
 
@@ -397,9 +397,9 @@ class TestBaseKeptBetweenRoles:
         path = fixtures_dir / "slime_ppo_megatron.yaml"
         parsed.wandb_key = "wk-planted-secret-123"
         parse_megatron_role_args(parsed, path, "actor")
-        assert compat._BASE[0] is not None
+        assert _base_layer._BASE[0] is not None
         parse_megatron_role_args(parsed, path, "critic")
-        assert compat._BASE[0] is None
+        assert _base_layer._BASE[0] is None
         parsed.wandb_key = None
         gc.collect()
         assert not any(
@@ -412,12 +412,12 @@ class TestBaseKeptBetweenRoles:
         """The namespace is held weakly: once the trainer drops it, its layer goes too."""
         parsed, _ = load_profile().parse_known_args(slime_argv)
         compat._base_layers(parsed)
-        kept = compat._BASE[0]
+        kept = _base_layer._BASE[0]
         assert kept is not None
         assert kept.ref() is parsed
         del parsed
         gc.collect()
-        assert compat._BASE[0] is None
+        assert _base_layer._BASE[0] is None
 
 
 class TestParityWithSlime:
