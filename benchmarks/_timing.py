@@ -142,7 +142,7 @@ def cold(function: Callable[[], object]) -> Callable[[], object]:
     in a fresh process costs; ``bench_first_call.py`` measures that one, a process per sample.
     """
     from layerconf.presets.role_file import _ROLE_FILES
-    from layerconf.presets.slime.compat import _BASE
+    from layerconf.presets.slime._base_layer import _BASE
 
     def call() -> object:
         _ROLE_FILES.clear()

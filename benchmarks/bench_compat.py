@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _timing import cold, measure, report, save
-from layerconf.presets.slime import check_role_file, compat
+from layerconf.presets.slime import _base_layer, check_role_file, compat
 from run import FIXTURES, real_workload, slime_parse_megatron_role_args
 
 ROLES = ("actor", "critic")
@@ -38,7 +38,7 @@ def main() -> None:
         """`function` with no base layer kept (and, through `cold`, no role file)."""
 
         def call() -> object:
-            compat._BASE[0] = None
+            _base_layer._BASE[0] = None
             return function()
 
         return cold(call)
@@ -54,18 +54,18 @@ def main() -> None:
     ]
 
     def parsed_each_time() -> object:
-        compat._BASE[0] = None
+        _base_layer._BASE[0] = None
         return [call() for call in each_cold]
 
     def layers_of_base() -> object:
         return compat._base_layers(base)
 
-    compat._BASE[0] = None
+    _base_layer._BASE[0] = None
     layers_of_base()
-    kept = compat._BASE[0]  # what the actor's call keeps for the critic's (used once)
+    kept = _base_layer._BASE[0]  # what the actor's call keeps for the critic's (used once)
 
     def layers_kept() -> object:
-        compat._BASE[0] = kept
+        _base_layer._BASE[0] = kept
         return compat._base_layers(base)
 
     def resolve(role: str) -> object:  # as the drop-in resolves

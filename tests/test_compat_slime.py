@@ -8,6 +8,7 @@ import errno
 import functools
 import gc
 import logging
+import os
 import tempfile
 import warnings
 from pathlib import Path
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 from layerconf import ConfigError, Layer, explain, load_profile
 from layerconf.compat.slime import SlimeConfigError, parse_megatron_role_args
-from layerconf.presets.slime import compat
+from layerconf.presets.slime import _base_layer, compat
 from tests.slime_reference import slime_parse_megatron_role_args
 
 
@@ -113,13 +114,30 @@ class TestSameValuesAsSlime:
         )
         parse_megatron_role_args(base, path, "actor")
         assert [message for level, message in logged(caplog) if level == "WARNING"] == [
-            f"{path}:4:15: warning: 'my_key' is not a known argument; it is set anyway, as slime "
+            f"{path}:4:7: warning: 'my_key' is not a known argument; it is set anyway, as slime "
             "does (check the spelling against the dest names in --help)",
             f"{path}:5:11: warning: 'lr' stays the string 'fast': it is not a float "
             "(write a float, as on the command line)",
             f"{path}:6:20: warning: 'use_kl_loss': the string 'false' became True, as slime "
             "computes (write true or false without quotes)",
         ]
+
+    def test_an_unknown_key_is_warned_of_at_the_key(
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """At the key, as any problem about a key: not at its value, which for an alias is
+        the anchor's, under another key on another line."""
+        path = write(
+            tmp_path,
+            "megatron:\n  - role: actor\n    overrides:\n"
+            "      my_key: &mods [a]\n      my_other: *mods\n",
+        )
+        parse_megatron_role_args(base, path, "actor")
+        assert [
+            message.split(": warning: ")[0]
+            for level, message in logged(caplog)
+            if level == "WARNING"
+        ] == [f"{path}:4:7", f"{path}:5:7"]
 
     def test_only_two_resource_keys_are_ignored(
         self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
@@ -379,9 +397,9 @@ class TestBaseKeptBetweenRoles:
         path = fixtures_dir / "slime_ppo_megatron.yaml"
         parsed.wandb_key = "wk-planted-secret-123"
         parse_megatron_role_args(parsed, path, "actor")
-        assert compat._BASE[0] is not None
+        assert _base_layer._BASE[0] is not None
         parse_megatron_role_args(parsed, path, "critic")
-        assert compat._BASE[0] is None
+        assert _base_layer._BASE[0] is None
         parsed.wandb_key = None
         gc.collect()
         assert not any(
@@ -394,12 +412,12 @@ class TestBaseKeptBetweenRoles:
         """The namespace is held weakly: once the trainer drops it, its layer goes too."""
         parsed, _ = load_profile().parse_known_args(slime_argv)
         compat._base_layers(parsed)
-        kept = compat._BASE[0]
+        kept = _base_layer._BASE[0]
         assert kept is not None
         assert kept.ref() is parsed
         del parsed
         gc.collect()
-        assert compat._BASE[0] is None
+        assert _base_layer._BASE[0] is None
 
 
 class TestParityWithSlime:
@@ -471,6 +489,24 @@ class TestParityWithSlime:
         assert isinstance(caught.value, SlimeConfigError)
         assert (caught.value.errno, caught.value.filename) == (errno.EISDIR, str(tmp_path))
         assert str(caught.value).startswith(f"[Errno 21] Is a directory: '{tmp_path}'\n")
+
+    def test_a_path_of_bytes(self, base: argparse.Namespace, tmp_path: Path) -> None:
+        """slime's open() takes a path as bytes (os.fsencode'd, or a bytes PathLike): so does
+        the drop-in, with the same values."""
+
+        class BytesPath:
+            def __init__(self, path: bytes) -> None:
+                self.path = path
+
+            def __fspath__(self) -> bytes:
+                return self.path
+
+        path = write(tmp_path, "megatron:\n  - role: actor\n    overrides: {seed: '7'}\n")
+        for each in (os.fsencode(path), BytesPath(os.fsencode(path))):
+            result = parse_megatron_role_args(base, each, "actor")
+            assert result.seed == slime_parse_megatron_role_args(base, each, "actor").seed == 7
+        with pytest.raises(FileNotFoundError):
+            parse_megatron_role_args(base, os.fsencode(tmp_path / "nope.yaml"), "actor")
 
     def test_a_dangling_link_is_file_not_found(
         self, base: argparse.Namespace, tmp_path: Path
@@ -564,11 +600,15 @@ class TestParityWithSlime:
             parse_megatron_role_args(base, write(tmp_path, text), "actor")
         assert isinstance(caught.value, ConfigError)
 
-    @pytest.mark.parametrize("key", ["''", "__doc__"])
+    @pytest.mark.parametrize(
+        "key", ["''", "__doc__", "_layerconf_provenance", "_layerconf_writes", "_layerconf_log"]
+    )
     def test_what_it_still_refuses(
         self, base: argparse.Namespace, tmp_path: Path, key: str
     ) -> None:
-        """An empty key and a Python name: slime sets them, the drop-in refuses them, located."""
+        """An empty key, a Python name, the name of an attribute of layerconf's namespace
+        (``args._layerconf_provenance`` would read the provenance, not the file's value):
+        slime sets them, the drop-in refuses them, located."""
         text = f"megatron:\n  - role: actor\n    overrides: {{{key}: x}}\n"
         with pytest.raises(SlimeConfigError) as caught:
             parse_megatron_role_args(base, write(tmp_path, text), "actor")
@@ -847,6 +887,30 @@ class TestParityOnBasesChangedAtRunTime:
         result = parse_megatron_role_args(base, write(tmp_path, "megatron: []\n"), "critic")
         assert (type(result.kl_coef), result.kl_coef) == (int, 0)
 
+    @pytest.mark.parametrize(
+        "change",
+        [
+            lambda args: (delattr(args, "seed"), setattr(args, "seed", 1234)),  # moved last
+            lambda args: (delattr(args, "kl_coef"), delattr(args, "use_opd")),  # critic sets
+            lambda args: (delattr(args, "save"), delattr(args, "lr")),  # the file sets
+            lambda args: setattr(args, "added", 1),
+        ],
+        ids=["moved-last", "critic-defaults", "file", "added"],
+    )
+    def test_the_keys_are_in_the_order_slime_gives(self, tmp_path: Path, change: Any) -> None:
+        """slime's namespace has the base's keys in their order now, then the keys it sets
+        anew (the file's, then the critic's defaults): `vars(args)` and printed args show it."""
+        import layerconf
+
+        base, _ = layerconf.parse_known_args(load_profile(), _CHANGED_ARGV)
+        change(base)
+        text = "megatron:\n  - role: actor\n    overrides: {save: /x, lr: 2, kl_coef: 1}\n"
+        path = write(tmp_path, text)
+        for role in ("actor", "critic"):
+            result = parse_megatron_role_args(base, path, role)
+            expected = slime_parse_megatron_role_args(base, path, role)
+            assert list(vars(result)) == list(vars(expected))
+
 
 class TestBaseValuesOfOtherTypes:
     """slime deep-copies the base: a mapping of another type keeps its type (a defaultdict
@@ -873,6 +937,59 @@ class TestBaseValuesOfOtherTypes:
             assert result.lists is not base.lists
             result.lists["new"].append(1)
             assert "new" not in base.lists
+
+
+class TestObjectsSharedInTheBase:
+    """One object under two names of the base (``args.a = args.b = x``, or inside another
+    value) stays one object in each role's namespace, as slime's deep copy (one memo) keeps
+    it: a trainer changing it through one name sees the change through the other."""
+
+    @pytest.mark.parametrize("layered", [False, True], ids=["plain", "layerconf"])
+    @pytest.mark.parametrize(
+        "share",
+        [
+            lambda args: (setattr(args, "a", [1]), setattr(args, "b", args.a)),
+            lambda args: (setattr(args, "a", {"A": [1]}), setattr(args, "b", [args.a["A"]])),
+            lambda args: setattr(args, "lr", args.train_env_vars),
+            lambda args: (setattr(args, "a", [1]), setattr(args, "b", (args.a, 2))),
+            lambda args: (setattr(args, "a", _List([1])), setattr(args, "b", {"k": args.a})),
+        ],
+        ids=["two-names", "nested", "replaced", "in-a-tuple", "not-plain"],
+    )
+    def test_as_slimes_deepcopy(self, tmp_path: Path, layered: bool, share: Any) -> None:
+        import layerconf
+
+        argv = ["--rollout-batch-size", "4", "--train-env-vars", '{"X": "1"}']
+        parse = (
+            functools.partial(layerconf.parse_known_args, load_profile())
+            if layered
+            else load_profile().parse_known_args
+        )
+        base, _ = parse(argv)
+        share(base)
+        path = write(tmp_path, "megatron:\n  - role: actor\n    overrides: {seed: 3}\n")
+        for role in ("actor", "critic"):
+            result = parse_megatron_role_args(base, path, role)
+            expected = slime_parse_megatron_role_args(base, path, role)
+            assert _sharing(result) == _sharing(expected)
+            assert not _ids(vars(result)) & _ids(vars(base))
+
+
+def _ids(value: Any) -> set[int]:
+    """The ids of the lists and dicts inside `value`."""
+    if isinstance(value, dict):
+        return {id(value)}.union(*map(_ids, value.values()))
+    if isinstance(value, list):
+        return {id(value)}.union(*map(_ids, value))
+    if isinstance(value, tuple):
+        return set().union(*map(_ids, value))
+    return set()
+
+
+def _sharing(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The pairs of a namespace's keys whose values hold one list or dict in common."""
+    found = {key: _ids(value) for key, value in vars(args).items()}
+    return [(a, b) for a in found for b in found if a < b and found[a] & found[b]]
 
 
 class TestWhatPyYamlReadsOtherwise:

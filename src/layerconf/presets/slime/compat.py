@@ -10,10 +10,14 @@ Where slime's own function returns, the drop-in returns the same values, also fo
 layerconf's reader refuses but slime reads on (an unknown entry field, two entries of the other
 role: those problems are logged); where slime raises, the drop-in raises the same exception type
 (`SlimeTypeError`, `SlimeAttributeError`, `SlimeFileNotFoundError`, `SlimeIsADirectoryError`,
-`SlimePermissionError`), slime's assertion words first. Differences, on purpose: an empty key
-and a Python name such as ``__doc__`` are refused (slime sets them on the namespace); a file
-PyYAML cannot read raises `SlimeConfigError`, not PyYAML's own error; so does a merge key whose
-mappings both set one key (YAML readers disagree on which wins).
+`SlimePermissionError`), slime's assertion words first. Differences, on purpose: an empty key, a
+Python name such as ``__doc__`` and a layerconf attribute's name are refused (slime sets them on
+the namespace); a file PyYAML cannot read raises `SlimeConfigError`, not PyYAML's own error; so
+does a merge key whose mappings both set one key (YAML readers disagree on which wins), and a
+file the reader refuses as unbounded (an alias inside its own anchor, an alias bomb); an alias
+gives an equal, independent value, not the anchor's one object; the result is a layerconf
+`Namespace` whatever the class of ``base_args`` (slime's deep copy keeps a subclass, with its
+methods).
 
 slime's own semantics are kept on purpose, where `resolve_roles` is stricter: only
 ``num_nodes`` and ``num_gpus_per_node`` are ignored; an unknown key is set anyway (with a
@@ -28,11 +32,9 @@ import argparse
 import contextlib
 import copy
 import errno
-import operator
 import os
 import sys
-import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import attrs
@@ -43,10 +45,11 @@ from layerconf.core.namespace import Namespace, notices, provenance_of
 from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, RuleSet
 from layerconf.core.stack import LayerStack
-from layerconf.core.values import ATOMIC_TYPES, is_atomic, same_value
+from layerconf.core.values import is_atomic, same_value
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.presets.role_file import problems_of_role
 from layerconf.presets.slime import MEGATRON, check_role_file, critic_defaults
+from layerconf.presets.slime._base_layer import _all_plain, _plain_base
 from layerconf.presets.slime.constants import (
     CRITIC_DEFAULTS,
     RESOURCE_KEYS,
@@ -171,10 +174,9 @@ class _SlimeCoercion:
         base = base_values(context.layers, LAYER)
         deleted = self.deleted
 
-        def warning(key: str, message: str, hint: str) -> Problem:
-            return Problem.at(
-                layer.origin_at((key,)), message, key=key, hint=hint, severity="warning"
-            )
+        def warning(key: str, message: str, hint: str, at_key: bool = False) -> Problem:
+            origin = (layer.key_origin_at if at_key else layer.origin_at)((key,))
+            return Problem.at(origin, message, key=key, hint=hint, severity="warning")
 
         for key, value in layer.values.items():
             if key not in base or key in deleted:
@@ -182,6 +184,7 @@ class _SlimeCoercion:
                     key,
                     f"{key!r} is not a known argument; it is set anyway, as slime does",
                     "check the spelling against the dest names in --help",
+                    at_key=True,
                 )
                 continue
             converted, kind = slime_value(base[key], value)
@@ -206,7 +209,6 @@ class _SlimeCoercion:
 
 _IGNORED_KEYS = ("num_nodes", "num_gpus_per_node")
 _IGNORED = IgnoredKeys({k: RESOURCE_KEYS[k] for k in _IGNORED_KEYS}, because=RESOURCES_BECAUSE)
-_CRITIC_KEYS = frozenset(CRITIC_DEFAULTS)
 
 
 def _rules_without(deleted: frozenset[str]) -> RuleSet:
@@ -220,7 +222,9 @@ _NO_POLICIES: _Policies = {}
 
 
 def parse_megatron_role_args(
-    base_args: argparse.Namespace, megatron_config_path: str | os.PathLike[str], role: str
+    base_args: argparse.Namespace,
+    megatron_config_path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+    role: str,
 ) -> Namespace:
     """slime's ``parse_megatron_role_args``: `base_args` with `role`'s overrides applied.
 
@@ -232,7 +236,7 @@ def parse_megatron_role_args(
             [Problem(f"unsupported Megatron config role {role!r}", hint="use 'actor' or 'critic'")],
             f"Unsupported Megatron config role: {role}",
         )
-    path = os.fspath(megatron_config_path)
+    path = os.fsdecode(megatron_config_path)  # bytes too, as slime's open() takes them
     role_file = check_role_file(path, ROLES, layer_name=LAYER)
     if role_file.errors:  # a missing file too: FileNotFoundError, as slime's open() raises
         layer = _as_slime_reads(path, role, role_file.problems)
@@ -260,21 +264,40 @@ def _as_slime_leaves(
     role: str,
 ) -> None:
     """As slime's deep copy of the base, for keys neither the file nor the critic's defaults set:
-    deleted keys stay deleted, a defaultdict stays one (the layers' dict if deepcopy fails)."""
+    deleted keys stay deleted, a defaultdict stays one (the layers' dict if deepcopy fails), an
+    object under two names stays one object (one memo, as slime's one deepcopy of the base)."""
+    values = vars(result)  # set as the resolution set them: not a runtime write
+    set_in_order = [key for key in layer.values if key not in _IGNORED_KEYS]
+    if role == "critic":
+        set_in_order.extend(CRITIC_DEFAULTS)
+    _in_slimes_order(values, current, set_in_order)
     mutable = [key for below in base for key in below.mutable_keys if key in current]
     if not deleted and _all_plain(map(current.__getitem__, mutable)):
         return
-    set_here = frozenset(layer.values).difference(_IGNORED_KEYS)
-    if role == "critic":
-        set_here |= _CRITIC_KEYS
+    set_here = frozenset(set_in_order)
     for key in deleted:
         if key not in set_here:
             delattr(result, key)
-    values = vars(result)  # set as the resolution set them: not a runtime write
+    memo: dict[int, Any] = {}
     for key in mutable:
-        if key not in set_here and not (is_atomic(current[key]) or _plain(current[key], 0)):
+        if key not in set_here and not is_atomic(current[key]):
             with contextlib.suppress(Exception):
-                values[key] = copy.deepcopy(current[key])
+                values[key] = copy.deepcopy(current[key], memo)
+
+
+def _in_slimes_order(
+    values: dict[str, Any], current: Mapping[str, Any], set_in_order: list[str]
+) -> None:
+    """Put `values` in the order of slime's namespace: the keys of the base as they are now
+    (`current`: a key the trainer deleted and set again is last), then the keys slime sets
+    anew, in the order it sets them (`set_in_order`); the resolution has the layers' order."""
+    order = [*current, *(key for key in dict.fromkeys(set_in_order) if key not in current)]
+    if len(order) == len(values) and list(values) == order:
+        return
+    ordered = {key: values[key] for key in order if key in values}
+    ordered.update(values)  # (nothing else is expected: kept, last)
+    values.clear()
+    values.update(ordered)
 
 
 def _resolved(
@@ -404,14 +427,21 @@ def _slime_layer(
 
 
 def _refuse_python_names(layer: Layer) -> None:
-    """slime's setattr refuses ``__class__`` and friends; a namespace must never hold them."""
-    names = [key for key in layer.values if key.startswith("__") and key.endswith("__")]
+    """slime's setattr refuses ``__class__`` and friends; a namespace must never hold them, nor
+    the names of layerconf's own attributes (``args._layerconf_provenance`` would read those)."""
+    names = [
+        key
+        for key in layer.values
+        if (key.startswith("__") and key.endswith("__")) or key in Namespace.__slots__
+    ]
     if names:  # slime's setattr raises TypeError on __class__ and __dict__
         raise SlimeTypeError(
             [
                 Problem.at(
                     layer.key_origin_at((name,)),
-                    f"{name!r} is a Python attribute of every namespace, not an argument",
+                    f"{name!r} is a Python attribute of every namespace, not an argument"
+                    if name.startswith("__")
+                    else f"{name!r} is an attribute of layerconf's namespace, not an argument",
                     key=name,
                     hint="remove it: role files set argument dests",
                 )
@@ -472,122 +502,3 @@ def _base_layers(
     if changed:
         layers.append(Layer("runtime", "runtime", changed, Origin("runtime", "runtime")))
     return layers, deleted, provenance.policies, False
-
-
-#: The base layer of the plain namespace given last, for the next call with it: slime asks
-#: for the actor, then the critic, with one namespace (a thousand values copied once, not
-#: twice). Used once, only while the namespace holds the very same values in the same order
-#: and its containers are still what they were (`_Kept`), then dropped: a layer (with any
-#: secret the namespace held) outlives neither that call nor the namespace.
-_BASE: list[_Kept | None] = [None]
-_PLAIN_DEPTH = 16
-
-
-@attrs.frozen
-class _Kept:
-    """A namespace's base layer, with what tells whether the namespace changed since."""
-
-    ref: weakref.ref[argparse.Namespace]
-    keys: list[str]
-    values: list[Any]
-    containers: Callable[[Mapping[str, Any]], Any]  # picks its containers (lists, dicts)
-    shown: str  # their repr then
-    layer: Layer
-
-    def holds(self, current: dict[str, Any]) -> bool:
-        """Whether `current` holds what the namespace held: the very same values under the
-        same keys, and containers of the same repr that still hold plain values only
-        (`_plain`: an item changed in place may be of any type, and its repr say anything),
-        whose repr tells 1, 1.0 and True, -0.0 and 0.0 apart: an equal repr is an equal
-        value. The common case is compared in C."""
-        if not (
-            len(current) == len(self.values)
-            and all(map(operator.is_, current.values(), self.values))
-            and list(current) == self.keys
-        ):
-            return False
-        containers = self.containers(current)
-        return _all_plain(containers) and _shown(containers) == self.shown
-
-
-def _plain_base(base_args: argparse.Namespace, current: dict[str, Any]) -> tuple[Layer, bool]:
-    """The layer of a namespace without provenance (the one kept if nothing changed since),
-    and whether its values are all plain data."""
-    kept = _BASE[0]
-    if kept is not None and kept.ref() is base_args:
-        _BASE[0] = None  # used once (slime's critic after its actor), then not kept on
-        if kept.holds(current):
-            return kept.layer, True
-    layer = Layer("base", "mapping", current, Origin("base", "mapping"))
-    mutable = tuple(layer.mutable_keys)
-    if not _all_plain(map(current.__getitem__, mutable)):  # the namespace's own, not copies
-        return layer, False
-    containers = _picker(mutable)
-    shown = _shown(containers(current))
-    try:
-        ref = weakref.ref(base_args, _forget)
-    except TypeError:  # a namespace class without weak references: nothing kept
-        return layer, True
-    if shown is not None:
-        _BASE[0] = _Kept(ref, list(current), list(current.values()), containers, shown, layer)
-    return layer, True
-
-
-def _picker(keys: tuple[str, ...]) -> Callable[[Mapping[str, Any]], Any]:
-    """A function giving the values of `keys` (in C: an itemgetter)."""
-    if not keys:
-        return lambda values: ()
-    return operator.itemgetter(*keys, *keys[:1])  # two keys or more: always a tuple
-
-
-def _shown(values: Any) -> str | None:
-    try:
-        return repr(values)
-    except ValueError:  # an int too long to write: never equal, nothing kept
-        return None
-
-
-def _all_plain(values: Iterable[Any]) -> bool:
-    """Whether every one of `values` is `_plain`; a list, tuple or dict of atomic values (the
-    containers of a real namespace) is told in C, without a call."""
-    atomic = ATOMIC_TYPES
-    for value in values:
-        kind = type(value)
-        if (kind is list or kind is tuple) and atomic.issuperset(map(type, value)):
-            continue
-        if (
-            kind is dict
-            and atomic.issuperset(map(type, value))
-            and atomic.issuperset(map(type, value.values()))
-        ):
-            continue
-        if not _plain(value, 0):
-            return False
-    return True
-
-
-def _plain(value: Any, depth: int) -> bool:
-    """Whether `value` is made of lists, tuples, dicts and atomic values only."""
-    kind = type(value)
-    if kind in ATOMIC_TYPES:
-        return True
-    if depth > _PLAIN_DEPTH:  # (a container holding itself, too)
-        return False
-    if kind is list or kind is tuple:
-        return _plain_items(value, depth)
-    if kind is dict:
-        return _plain_items(value.keys(), depth) and _plain_items(value.values(), depth)
-    return False
-
-
-def _plain_items(items: Iterable[Any], depth: int) -> bool:
-    # Atomic items, the common case, are told in C.
-    return ATOMIC_TYPES.issuperset(map(type, items)) or all(
-        _plain(item, depth + 1) for item in items
-    )
-
-
-def _forget(ref: weakref.ref[argparse.Namespace]) -> None:
-    kept = _BASE[0]
-    if kept is not None and kept.ref is ref:
-        _BASE[0] = None
