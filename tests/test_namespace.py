@@ -186,6 +186,20 @@ class TestShownWithoutSecrets:
             writer.join()
         assert not any(needle in text for text in shown for needle in self.NEEDLES)
 
+    def test_secrets_inside_sets(self) -> None:
+        """A set or frozenset value is shown without the secrets it holds, as a list is (a
+        URL's password, a secret's text), in the namespace's repr and in explain."""
+        args = with_secrets()
+        args.mirrors = {"https://me:SETPASS99@mirror/ckpt"}
+        args.tags = frozenset({"run-ROLEKEY-7654321", "ppo"})
+        shown = repr(args) + str(explain(args, "mirrors")) + str(explain(args, "tags"))
+        assert "SETPASS99" not in shown
+        assert "ROLEKEY-7654321" not in shown
+        assert "mirrors={'https://me:<redacted>@mirror/ckpt'}" in repr(args)
+        assert "run-<redacted>" in repr(args)
+        assert isinstance(args.tags, frozenset)
+        assert "run-ROLEKEY-7654321" in args.tags
+
     def test_as_argparse_shows_it_when_nothing_is_secret(self) -> None:
         """Without secrets, argparse's own text: keys in order, those that are no Python
         name in a trailing ``**{...}``."""

@@ -92,6 +92,11 @@ class Scrub:
             if all(new is old for new, old in zip(items, value, strict=True)):
                 return value
             return items if kind is list else tuple(items)
+        if kind is set or kind is frozenset:  # (no cycle: a set holds no set)
+            members = [self.value("", item, memo) for item in value]
+            if all(new is old for new, old in zip(members, value, strict=True)):
+                return value
+            return kind(members)
         return value
 
 
