@@ -1453,6 +1453,46 @@ class TestSecrets:
     @pytest.mark.parametrize(
         ("argv", "expected"),
         [
+            (["login", "-k", "sk-123456"], ["login", "-k", REDACTED]),
+            (["login", "-ksk-123456"], ["login", f"-k{REDACTED}"]),
+            (["login", "--ap", "sk-123456"], ["login", "--ap", REDACTED]),
+            (
+                ["--lr", "1", "login", "-v", "-k", "sk-1"],
+                ["--lr", "1", "login", "-v", "-k", REDACTED],
+            ),
+            (["login", "admin", "hf_12345678"], ["login", "admin", REDACTED]),
+            (["login", "-v", "admin", "-k", "sk-123456"], ["login", "-v", "admin", "-k", REDACTED]),
+            (
+                ["--name", "run-sk-123456", "login", "-k", "sk-123456"],
+                ["--name", f"run-{REDACTED}", "login", "-k", REDACTED],
+            ),
+            # before the sub-command, by the top parser's actions: its -k is no secret's
+            (["-k", "3", "login", "-k", "sk-123456"], ["-k", "3", "login", "-k", REDACTED]),
+            (["li", "-k", "sk-123456"], ["li", "-k", REDACTED]),  # (an alias)
+        ],
+    )
+    def test_a_sub_command_secret(self, argv: list[str], expected: list[str]) -> None:
+        """The tokens after a sub-command's name are its parser's: its secret flags, by an
+        alias or a cluster too, and its secret positionals hide their values in
+        redacted_argv, as its errors and an audit record of the same command line do."""
+        parser = argparse.ArgumentParser(prog="tool")
+        parser.add_argument("--lr", type=float)
+        parser.add_argument("--name")
+        parser.add_argument("-k", "--keep", type=int)
+        login = parser.add_subparsers(dest="command").add_parser("login", aliases=["li"])
+        login.add_argument("-k", "--api-key")
+        login.add_argument("-v", action="store_true")
+        admin = login.add_subparsers(dest="area").add_parser("admin")
+        admin.add_argument("-k", "--api-key")
+        admin.add_argument("hf_token", nargs="?")
+        assert redacted_argv(argv, parser) == expected
+        args = parse_args(parser, argv)
+        assert audit({"r": args})["argv"] == expected
+        assert provenance_of(args).inputs["argv"] == tuple(expected)  # (its repr shows them)
+
+    @pytest.mark.parametrize(
+        ("argv", "expected"),
+        [
             # slime hands --sglang-* on to SGLang, whose --api-key this parser does not know
             (["--sglang-api-k", "sk-123456"], ["--sglang-api-k", REDACTED]),
             (["--sglang-api-k=sk-123456"], [f"--sglang-api-k={REDACTED}"]),

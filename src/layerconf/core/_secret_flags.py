@@ -11,6 +11,7 @@ the normal form of a name (`_normalize`), which the policy compares.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import itertools
 import operator
@@ -18,8 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import argparse
-
     from layerconf.core.secrets import SecretPolicy
 
 __all__ = ["has_seed", "no_positionals", "secret_candidates", "seed_secret_options"]
@@ -332,6 +331,22 @@ def _positional_secrets(
             hidden += free[start : start + count]
         start += count
     return hidden
+
+
+def _subcommand(
+    argv: Sequence[str], parser: argparse.ArgumentParser
+) -> tuple[int, argparse.ArgumentParser] | None:
+    """Where `argv` names a sub-command of `parser`, and that sub-command's parser, which
+    reads the tokens after the name: the first token no option takes that names one."""
+    commands = [a for a in _positionals(parser) if isinstance(a, argparse._SubParsersAction)]
+    if not commands:
+        return None
+    for index in _free_tokens(argv, parser)[0]:
+        for action in commands:
+            sub = action._name_parser_map.get(argv[index])
+            if isinstance(sub, argparse.ArgumentParser):
+                return index, sub
+    return None
 
 
 def _free_tokens(argv: Sequence[str], parser: argparse.ArgumentParser) -> tuple[list[int], bool]:

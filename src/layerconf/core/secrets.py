@@ -26,6 +26,7 @@ from layerconf.core._secret_flags import (
     _near_secret,
     _normalize,
     _positional_secrets,
+    _subcommand,
     _takes,
     listing,
 )
@@ -271,11 +272,12 @@ def redact_argv(
 
     With `parser`, a token is classified by the action the parser matches (or would match):
     an abbreviation (``--wandb-k S``), an alias (``-k S``), a short cluster (``-vkS``),
-    ``--flag=S``. Without one, and for flags the parser does not own, by the flag's name,
-    or the secret flag it is a did-you-mean of. A JSON object or array holding a secret-named
-    key has those values replaced (a malformed one that names a secret key is replaced whole);
-    a URL's password is replaced. A flag's values are the tokens after it that are not
-    options, as many as its action takes.
+    ``--flag=S``; the tokens after a sub-command's name by its parser (``login -k S``), a
+    secret positional's by the positionals' order. Without one, and for flags the parser does
+    not own, by the flag's name, or the secret flag it is a did-you-mean of. A JSON object or
+    array holding a secret-named key has those values replaced (a malformed one that names a
+    secret key is replaced whole); a URL's password is replaced. A flag's values are the
+    tokens after it that are not options, as many as its action takes.
     """
     redacted: list[str] = []
     found: list[str] = []
@@ -314,6 +316,14 @@ def redact_argv(
             if redacted[index] is argv[index]:
                 found.append(argv[index])
                 redacted[index] = policy.placeholder
+        named = _subcommand(argv, parser)
+        if named is not None:  # (``tool login -k S``: the tokens after it are login's)
+            at, sub = named
+            theirs, hidden = redact_argv(argv[at + 1 :], policy, parser=sub)
+            found += hidden
+            for index, token in enumerate(theirs, at + 1):
+                if redacted[index] is argv[index]:
+                    redacted[index] = token
     # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.
     texts = sorted(
         {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True

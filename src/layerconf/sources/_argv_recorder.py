@@ -51,7 +51,7 @@ from layerconf.core.secrets import (
     shows_secret,
 )
 from layerconf.sources._argv_scan import MISSING, ONE_SETATTR, REPORTING, scan
-from layerconf.sources._argv_subparsers import guard, subparsers
+from layerconf.sources._argv_subparsers import guard
 
 __all__ = ["CLI", "CLI_ORIGIN", "Changes", "Recorder", "record"]
 
@@ -279,9 +279,7 @@ class Recorder:
         """`message` without the secret values of the command line, as the parser reads it,
         nor a token that shows a secret where it does not belong (``--train-env-vars
         HF_TOKEN=S``: argparse quotes the value it cannot convert)."""
-        texts = redact_argv(self.strings, parser=self.clone)[1]
-        for sub in subparsers(self.clone):  # (the secret flags of a sub-command: login -k S)
-            texts += redact_argv(self.strings, parser=sub)[1]
+        texts = redact_argv(self.strings, parser=self.clone)[1]  # (a sub-command's: login -k S)
         texts += [token for token in self.strings if shows_secret(token)]
         texts += self.hidden
         return scrub_text(message, texts) if texts else message

@@ -5,38 +5,21 @@ name on its own, and its own ``error()`` prints what it could not convert (``arg
 -k/--api-key: invalid int value: 'S'``) and exits: the recorder's hook on the parse's copy of
 the parser never sees it. `guard` gives that copy sub-commands of its own, whose parsers are
 copies with ``error()`` going through the recorder's scrubbing; the user's parsers are never
-changed. `subparsers` lists the parsers of a parser's sub-commands, whose actions tell which
-tokens are secret (``-k S`` under ``login``).
+changed. Which tokens are secret there (``-k S`` under ``login``) the redaction tells by the
+sub-command's actions (`layerconf.core.secrets.redact_argv`).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["guard", "subparsers"]
+__all__ = ["guard"]
 
 #: How deep sub-commands of sub-commands are followed.
 _DEPTH = 8
-
-
-def subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
-    """The parsers of the sub-commands of `parser`, theirs, and so on (each once)."""
-    seen = {id(parser)}
-    todo = [(parser, 0)]
-    while todo:
-        current, depth = todo.pop()
-        if depth >= _DEPTH:
-            continue
-        for action in current._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for sub in action._name_parser_map.values():
-                    if id(sub) not in seen and isinstance(sub, argparse.ArgumentParser):
-                        seen.add(id(sub))
-                        yield sub
-                        todo.append((sub, depth + 1))
 
 
 def guard(clone: Any, scrubbed: Callable[[str], str], depth: int = 0) -> None:
