@@ -1498,8 +1498,11 @@ class TestSecrets:
             (["--sglang-api-k=sk-123456"], [f"--sglang-api-k={REDACTED}"]),
             (["--sglang-api", "sk-123456"], ["--sglang-api", REDACTED]),
             (["--sglang-admin-api-k=sk-123456"], [f"--sglang-admin-api-k={REDACTED}"]),
+            (["--sglang-api-", "sk-123456"], ["--sglang-api-", REDACTED]),  # (no letter of 'key')
+            (["--sglang-access-=sk-123456"], [f"--sglang-access-={REDACTED}"]),
             # what shows too little of a secret's name, or another word, is no secret's
             (["--sglang-x-s", "5"], ["--sglang-x-s", "5"]),
+            (["--sglang-x-", "5"], ["--sglang-x-", "5"]),
             (["--sglang-max-tok", "5"], ["--sglang-max-tok", "5"]),
             (["--sglang-api-url", "http://h"], ["--sglang-api-url", "http://h"]),
             (["--sglang-tp-size", "2"], ["--sglang-tp-size", "2"]),
@@ -1521,7 +1524,7 @@ class TestSecrets:
     def test_cut_short_is_its_definition(
         self, flag: str, names: list[str], suffixes: list[str]
     ) -> None:
-        """The flag is a cut form of a name (the name's last word cut to 1..len-1 letters, 3
+        """The flag is a cut form of a name (the name's last word cut to 0..len-1 letters, 3
         shown at least), or ends with a cut form of a suffix: `_cut_short` asks each flag
         directly what this table of every cut form says."""
         from layerconf.core.secrets import _cut_short, _normalize
@@ -1530,7 +1533,7 @@ class TestSecrets:
 
         def cut(ending: str) -> list[str]:
             before, separator, last = ending.rpartition("_")
-            forms = [before + separator + last[:size] for size in range(1, len(last))]
+            forms = [before + separator + last[:size] for size in range(len(last))]
             return [form for form in forms if len(form.lstrip("_")) >= 3]
 
         normal = _normalize("--" + flag)

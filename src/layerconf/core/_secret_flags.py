@@ -80,8 +80,9 @@ def _cut_short(name: str, policy: SecretPolicy) -> bool:
     """Whether the unknown flag `name` is a secret's name cut short, as an abbreviation for
     another program's parser is (``--sglang-api-k``: slime hands ``--sglang-*`` on to SGLang,
     whose ``--api-key`` this parser does not know): its last word begins, and does not end,
-    the last word of one of `policy`'s names or suffixes, the words before are that one's, and
-    it shows at least `_CUT_SHORT` characters of it (``--x-tok``, not ``--x-s``).
+    the last word of one of `policy`'s names or suffixes (or is empty: ``--sglang-api-``), the
+    words before are that one's, and it shows at least `_CUT_SHORT` characters of it
+    (``--x-tok``, not ``--x-s``).
 
     Asked of each unknown flag directly, after one test in C that almost every flag fails
     (its last word starts no secret's last word): a table of every name's and suffix's cut
@@ -89,10 +90,8 @@ def _cut_short(name: str, policy: SecretPolicy) -> bool:
     normal = _normalize(name)
     cut = normal.rfind("_") + 1
     stem, last = normal[:cut], normal[cut:]  # (the words before, with their "_"; the last word)
-    if not last:
-        return False
     words, bare = _last_words(policy)
-    if not bare and "\0" + last not in words:
+    if not bare and "\0" + last not in words:  # (an empty last word, '--api-', starts any)
         return False
     for ending in policy.names:
         at = ending.rfind("_") + 1
