@@ -125,8 +125,9 @@ def _environment(cache: str) -> dict[str, str]:
 
 
 def count(how: str, arguments: list[str], cache: str) -> int | None:
-    """Instructions of one workload (None: callgrind counted nothing, or failed). One run
-    outside callgrind first fills the bytecode cache: what is counted reads it."""
+    """Instructions of one workload (None: callgrind counted nothing); a workload that fails
+    ends the run, exit status 1. One run outside callgrind first fills the bytecode cache:
+    what is counted reads it."""
     env = _environment(cache)
     subprocess.run([sys.executable, *arguments], cwd=FIXTURES, env=env, capture_output=True)
     with tempfile.TemporaryDirectory(prefix="layerconf-callgrind-") as scratch:
@@ -150,8 +151,12 @@ def count(how: str, arguments: list[str], cache: str) -> int | None:
         found = (
             re.search(r"^summary:\s*(\d+)", out.read_text(), re.MULTILINE) if out.exists() else None
         )
-    if done.returncode not in (0, 1) or found is None or int(found.group(1)) == 0:
-        return None  # (`check` exits 1 when it finds an error; the fixture has none)
+    if done.returncode != 0:  # (its count stops where it failed: not the workload's)
+        sys.exit(
+            f"failed under callgrind (exit {done.returncode}): {arguments}\n{done.stderr[-3000:]}"
+        )
+    if found is None or int(found.group(1)) == 0:
+        return None
     total = int(found.group(1))
     return total // STEADY_CALLS if how == "calls" else total
 

@@ -117,6 +117,28 @@ def test_instruction_counts(runs: dict[str, Any]) -> None:
     assert 1e6 < counts["first call: the drop-in's pair"] < 50e6, output[-3000:]
 
 
+def test_no_instruction_count_of_a_failed_workload(tmp_path: Path) -> None:
+    """A workload that fails (an uncaught exception exits 1) ends the run with its error, no
+    count: callgrind's count stops where it failed, which is not the workload's."""
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    code = (
+        "import sys, bench_instructions as b; "
+        "print(b.count('call', ['-c', 'divmod(7, 2); 1 / 0'], sys.argv[1]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        cwd=BENCHMARKS,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert "failed under callgrind (exit 1)" in done.stderr
+    assert "ZeroDivisionError" in done.stderr
+
+
 def test_run_json_shape(run_json: dict[str, Any]) -> None:
     assert run_json["format"] == 1
     assert run_json["quick"] is True
