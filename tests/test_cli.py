@@ -527,6 +527,21 @@ class TestCheck:
         )
         assert captured.err == "0 errors, 0 warnings, 4 notes\n"
 
+    def test_what_only_begins_like_a_pre_parser_flag_does_not_pass(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The pre-parser's four are flags, not prefixes: a typo of the training parser's
+        --load-debug-rollout-data-subsample is an error with its did-you-mean, as any flag very
+        close to one of the parser's, and --train-backend-x a warning (--strict fails)."""
+        argv = ["--rollout-batch-size", "8", "--load-debug-rollout-data-subsamp", "0.5"]
+        assert main(["check", "--", *argv]) == 1
+        out = capsys.readouterr().out
+        assert "argv[2]: error: '--load-debug-rollout-data-subsamp' is not an argument" in out
+        assert "did you mean '--load-debug-rollout-data-subsample'?" in out
+        argv = ["--rollout-batch-size", "8", "--train-backend-x", "megatron"]
+        assert main(["check", "--strict", "--", *argv]) == 1
+        assert "argv[2]: warning: '--train-backend-x megatron'" in capsys.readouterr().out
+
     def test_json_shape(self, launcher: list[str], misspelt: Path) -> None:
         """--json lists every problem with its fields; severities are error, warning, info."""
         result = run(launcher, "check", "--json", "--", *SLIME_ARGV, cwd=misspelt)

@@ -131,6 +131,16 @@ class TestPlain:
         [note] = notices(roles["main"])
         assert (note.severity, note.hint) == ("info", "vLLM takes it")
 
+    def test_a_passthrough_flag_is_one_flag(self) -> None:
+        """An entry that does not end in '-' names one flag (with its value attached too),
+        not every flag it begins: what only begins like it is the parser's unknown token."""
+        preset = attrs.evolve(PLAIN, passthrough=("--vllm-", "--backend"))
+        roles = resolve_roles(small_parser(), ["--backend", "x", "--backend=y"], preset=preset)
+        assert [note.severity for note in notices(roles["main"])] == ["info", "info"]
+        with pytest.raises(ConfigError, match="'--backend-x 1' is not an argument") as caught:
+            resolve_roles(small_parser(), ["--backend-x", "1"], preset=preset)
+        assert "declared to take" not in str(caught.value)
+
 
 class TestOwnTrainer:
     """examples/own_trainer: three roles, a `roles:` file, and one rule of the user's own."""

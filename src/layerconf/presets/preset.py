@@ -121,8 +121,9 @@ class Preset:
     - `rules`: builds the rule set for a parser, once per parser; None gives the preset's
       `standard_rules(preset, parser)`: `default_rules` unless the preset says otherwise
       (slime's are `slime_rules` on the preset's role layer).
-    - `passthrough`: the declared pass-through: command-line prefixes of tokens that another
-      program takes (slime's ``--sglang-``), `passthrough_to` names the program,
+    - `passthrough`: the declared pass-through: the flags another program takes, each a
+      prefix ending in ``-`` (slime's ``--sglang-``) or one whole flag (``--train-backend``,
+      not ``--train-backend-x``), `passthrough_to` names the program,
       `passthrough_hint` says so in a note. They are notes, never problems.
     - `unknown_tokens`: any other token the parser does not own is an ``error`` (as
       ``parse_args`` would have it), or with ``note``, for trainers that hand the rest of the

@@ -237,8 +237,8 @@ def unknown_tokens(
 ) -> list[Problem]:
     """One problem per flag the parser does not own, with the values that follow it.
 
-    A token with one of the preset's declared pass-through prefixes is a note: another program
-    takes it. A flag very close to one of the parser's is an error with a did-you-mean, in
+    A flag the preset declares passed through (`_passed`) is a note: another program takes
+    it. A flag very close to one of the parser's is an error with a did-you-mean, in
     every mode: as written the trainer drops it and silently runs with the default. Any other
     is an error, or with ``unknown_tokens="note"`` a warning (passed on, but not declared).
     argparse returns unknown tokens in argv order, so each is found after the previous one.
@@ -248,7 +248,7 @@ def unknown_tokens(
     if redacted is not None and len(redacted) != len(argv):
         redacted = None
     problems = []
-    declared = ", ".join(f"{prefix}*" for prefix in preset.passthrough) or "no flag"
+    declared = ", ".join(e + "*" if e[-1] == "-" else e for e in preset.passthrough) or "no flag"
     for index, tokens in _groups(argv, unknown):
         flag = tokens[0].split("=", 1)[0]
         if (
@@ -259,7 +259,7 @@ def unknown_tokens(
             shown = " ".join(redacted[index : index + len(tokens)])
         else:
             shown = " ".join(redact_argv(tokens, parser=parser)[0])  # quoted without a secret
-        passed = flag.startswith(preset.passthrough) if preset.passthrough else False
+        passed = _passed(flag, preset.passthrough)
         match = None
         if not passed and flag.startswith("--"):
             match = _close_option(parser, flag)
@@ -314,6 +314,13 @@ def _groups(argv: Sequence[str], unknown: Sequence[str]) -> list[tuple[int | Non
             groups[-1][1].append(token)
         last = index
     return groups
+
+
+def _passed(flag: str, passthrough: Sequence[str]) -> bool:
+    """Whether `flag` (its ``=value`` cut off) is declared passed through: it begins with an
+    entry ending in ``-`` (``--sglang-``), or is an entry that names one flag
+    (``--train-backend``, not ``--train-backend-x``)."""
+    return any(flag.startswith(e) if e[-1] == "-" else flag == e for e in passthrough)
 
 
 def _close_option(parser: argparse.ArgumentParser, flag: str) -> str | None:

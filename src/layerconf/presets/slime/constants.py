@@ -33,9 +33,9 @@ ROLES = ("actor", "critic")
 CONFIG_DEST = "megatron_config_path"
 #: The role file's top-level key.
 TOP_KEY = "megatron"
-#: Command-line prefixes slime's other parsers take: SGLang's (``--sglang-*``) and the small
-#: pre-parser of its training entry (``_pre_parse_mode``), whose four flags the training parser
-#: does not own either (``megatron_slime_args.json``'s ``pre_parse_actions``).
+#: The flags slime's other parsers take: SGLang's (the prefix ``--sglang-``) and the four of the
+#: small pre-parser of its training entry (``_pre_parse_mode``), each that flag only, which the
+#: training parser does not own either (``megatron_slime_args.json``'s ``pre_parse_actions``).
 PASSTHROUGH = (
     "--sglang-",
     "--train-backend",
