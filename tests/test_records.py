@@ -171,6 +171,23 @@ class TestLayerShownWithoutSecrets:
         ).resolve()
         assert "hf_SEKRIT99" not in repr(provenance_of(args))
 
+    def test_a_provenance_with_a_secret_of_another_layer(self) -> None:
+        """A layer's value that quotes a secret another layer holds (a role file's run name
+        holding the key given on the command line) is scrubbed in the provenance's repr, as in
+        the namespace's."""
+        from layerconf import LayerStack, provenance_of
+
+        args = LayerStack(
+            [
+                Layer.from_mapping("default", {"wandb_key": None, "group": "g"}),
+                Layer.from_mapping("role", {"group": "g-SEKRIT-1234567"}),
+                Layer.from_mapping("cli", {"wandb_key": "SEKRIT-1234567"}),
+            ]
+        ).resolve()
+        shown = repr(provenance_of(args))
+        assert "SEKRIT-1234567" not in shown
+        assert "values={'group': 'g-<redacted>'}" in shown
+
 
 class TestProblems:
     """Problems print as compiler-style lines and travel inside ConfigError."""

@@ -66,12 +66,11 @@ class Event:
 class Provenance:
     """Everything needed to explain a resolved namespace; immutable, shared by copies."""
 
-    __repr__ = record_repr
     __eq__ = record_eq
     __hash__ = record_hash
 
     role: str | None
-    layers: tuple[Layer, ...]
+    layers: tuple[Layer, ...]  # (each shown with its values redacted: `Layer`)
     policies: Mapping[Path, Policy]
     events: Mapping[Path, tuple[Event, ...]]
     notices: tuple[Problem, ...] = ()
@@ -83,6 +82,11 @@ class Provenance:
     _secret_keys: frozenset[str] | None = attrs.field(
         default=None, init=False, eq=False, repr=False
     )
+
+    def __repr__(self) -> str:
+        """attrs' text, with the texts of every layer's secrets scrubbed from all of it: a
+        layer knows only its own (a role file's ``group: run-KEY`` beside ``--wandb-key KEY``)."""
+        return Scrub(SECRETS, texts_held(self.layers, [{}])).text(record_repr(self))
 
     # Pickled without what is worked out on first use (a worker works it out again).
     def __getstate__(self) -> dict[str, Any]:
