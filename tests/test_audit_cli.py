@@ -119,6 +119,37 @@ class TestRelaunch:
             "which the command line does not hold: set it again (the record's value: 1)",
         ]
 
+    def test_a_value_that_held_a_secret_is_not_to_set_again(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A value the record holds scrubbed (a URL's password) is the secret to supply, said
+        with what the record shows, not its JSON marker to set again; a forged record's URL
+        password is not printed."""
+        from layerconf import EnvSource
+        from layerconf.audits.fingerprint import fingerprint
+
+        environ = {"SLIME_LOAD": "https://me:PASSWORD99@host/ckpt"}
+        source = EnvSource(prefix="SLIME_", environ=environ)
+        record = audit(resolve_roles(PARSER, ["--rollout-batch-size", "8"], sources=[source]))
+        settings = record["roles"]["actor"]["settings"]
+        forged = {"value": "https://me:FORGED99@host/x", "layer": "env", "kind": "env"}
+        settings["mirror"] = {**forged, "token": "SLIME_MIRROR"}
+        record["fingerprint"] = fingerprint(record["roles"])
+        (tmp_path / "r.json").write_text(json.dumps(record))
+        assert main(["audit", "relaunch", str(tmp_path / "r.json")]) == 0
+        err = capsys.readouterr().err
+        assert "PASSWORD99" not in err
+        assert "FORGED99" not in err
+        assert "$type" not in err
+        assert err.splitlines() == [
+            "layerconf audit relaunch: environment variable SLIME_LOAD set load, which the "
+            "command line does not hold: supply the secret it held (the record shows "
+            '"https://me:<redacted>@host/ckpt")',
+            "layerconf audit relaunch: environment variable SLIME_MIRROR set mirror, which the "
+            "command line does not hold: supply the secret it held (the record shows "
+            '"https://me:<redacted>@host/x")',
+        ]
+
     def test_no_command_line(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A record of values without a command line says there is nothing to re-launch."""
         import argparse

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from layerconf.audits.codec import compact
+from layerconf.audits.scrubbed import SCRUBBED
 from layerconf.cli.command import Command, a_path, usage
 from layerconf.cli.commands.audit import _key_option, _types_option, read_record
 from layerconf.cli.commands.explain import explain_keys, print_explained
@@ -83,13 +84,19 @@ def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
         [options.role] if options.role is not None else [r for r in record.roles if r not in others]
     )
     for variable, (keys, value) in _from_the_environment(sections, roles).items():
-        # (by name too: an edited or foreign record may hold a secret's value)
-        secret = value == SECRETS.placeholder or any(map(SECRETS.is_secret, [variable, *keys]))
-        what = (
-            "supply the secret it held"
-            if secret
-            else f"set it again (the record's value: {compact(value)})"
-        )
+        # A secret by name, a value the record holds scrubbed (a URL's password), or one
+        # whose form shows a secret (an edited or foreign record may hold its value): the
+        # secret to supply, with what the record shows of it, never its marker nor the secret.
+        shown = value
+        if isinstance(value, Mapping) and value.get("$type") == SCRUBBED:
+            shown = value.get("shown")
+        shown = SECRETS.redact(keys[0], shown)
+        if any(map(SECRETS.is_secret, [variable, *keys])) or shown == SECRETS.placeholder:
+            what = "supply the secret it held"
+        elif shown != value:
+            what = f"supply the secret it held (the record shows {compact(shown)})"
+        else:
+            what = f"set it again (the record's value: {compact(value)})"
         print(
             f"{prog}: environment variable {shell_word(variable)} set "
             f"{', '.join(map(shell_word, keys))}, which the "
