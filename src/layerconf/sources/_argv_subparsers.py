@@ -16,6 +16,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from layerconf.core._secret_flags import _positionals
+
 __all__ = ["guard"]
 
 #: How deep sub-commands of sub-commands are followed.
@@ -26,14 +28,15 @@ def guard(clone: Any, scrubbed: Callable[[str], str], depth: int = 0) -> None:
     """Give `clone` (a parse's copy of a parser) its own sub-commands, whose parsers report an
     error through `scrubbed` (the message without the command line's secrets) to the
     ``error()`` they had, down to `_DEPTH` levels."""
-    actions = clone._actions
-    if depth >= _DEPTH or not any(isinstance(a, argparse._SubParsersAction) for a in actions):
+    if depth >= _DEPTH:
+        return
+    # (among the positionals, kept per list of actions: not a pass over a thousand per parse)
+    commands = [a for a in _positionals(clone) if isinstance(a, argparse._SubParsersAction)]
+    if not commands:
         return
     twins: dict[int, argparse.Action] = {}
     guarded: dict[int, Any] = {}  # (an alias names the same parser: one copy of it)
-    for action in actions:
-        if not isinstance(action, argparse._SubParsersAction):
-            continue
+    for action in commands:
         parsers = {}
         for name, sub in action._name_parser_map.items():
             if id(sub) not in guarded:
@@ -42,7 +45,7 @@ def guard(clone: Any, scrubbed: Callable[[str], str], depth: int = 0) -> None:
         twin = copy.copy(action)
         twin._name_parser_map = twin.choices = parsers
         twins[id(action)] = twin
-    clone._actions = [twins.get(id(action), action) for action in actions]
+    clone._actions = [twins.get(id(action), action) for action in clone._actions]
 
 
 def _guarded(sub: Any, scrubbed: Callable[[str], str], depth: int) -> Any:
