@@ -1135,7 +1135,11 @@ class TestPresetsAndSources:
         assert main([*command, "--env-prefix", "", "--", "--rollout-batch-size", "8"]) == 2
         captured = capsys.readouterr()
         assert captured.out == ""
-        assert "error: --env-prefix '' names no prefix" in captured.err
+        assert captured.err == (
+            f"layerconf {command[0]}: error: --env-prefix '' names no prefix (is the shell "
+            "variable that gives it unset?): with it, every variable of the environment (PATH, "
+            "HOME...) would be read as configuration; give the trainer's prefix, such as SLIME_\n"
+        )
 
 
 class TestUsersParser:
