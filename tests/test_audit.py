@@ -2107,6 +2107,11 @@ class TestLoadAudit:
                 ' "roles": {"r": {"settings": {"lr": {"layer": 1}}, "events": {}}}}',
                 r"roles.r.settings.lr has no 'value'; roles.r.events is not an array",
             ),
+            (  # a wrong field and a wrong role section: both told at once
+                '{"format": 1, "layerconf": "0", "fingerprint": "", "argv": 3, "files": {},'
+                ' "roles": {"r": {"settings": {"lr": {"layer": "cli"}}}}}',
+                "'argv' is a number, not an array or null; roles.r.settings.lr has no 'value'",
+            ),
             ('{"format": 1, "x": NaN}', "not valid JSON"),
         ],
     )

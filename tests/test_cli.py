@@ -585,12 +585,29 @@ class TestCheck:
                 ["--lr", "1e-6"],
                 "cli: error: the following arguments are required: --rollout-batch-size (add them to the command line)",
             ),
+            (  # the required flag misspelt: the token meant is named, with what to write
+                ["--lr", "1e-6", "--rollout-batch-sise=8"],
+                "argv[2]: error: the following arguments are required: --rollout-batch-size ('--rollout-batch-sise' is not --rollout-batch-size: write --rollout-batch-size)",
+            ),
+            (  # `$(cat argv.txt)` of a file with Windows line endings: every token ends in \r
+                ["--lr\r", "1e-6\r", "--rollout-batch-size\r", "8\r"],
+                "argv[2]: error: the following arguments are required: --rollout-batch-size ('--rollout-batch-size\\r' ends in a carriage return: the command line was read from a file with Windows line endings; convert it (dos2unix FILE))",
+            ),
             (
                 ["--rollout-batch-size", "8", "--help"],
                 "argv[2]: error: '--help' makes the trainer print and exit instead of training (remove it)",
             ),
         ],
-        ids=["type", "type-equals", "choice", "uncaught-enum", "required", "help"],
+        ids=[
+            "type",
+            "type-equals",
+            "choice",
+            "uncaught-enum",
+            "required",
+            "required-misspelt",
+            "required-crlf",
+            "help",
+        ],
     )
     def test_command_line_errors(
         self, argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
@@ -1135,7 +1152,11 @@ class TestPresetsAndSources:
         assert main([*command, "--env-prefix", "", "--", "--rollout-batch-size", "8"]) == 2
         captured = capsys.readouterr()
         assert captured.out == ""
-        assert "error: --env-prefix '' names no prefix" in captured.err
+        assert captured.err == (
+            f"layerconf {command[0]}: error: --env-prefix '' names no prefix (is the shell "
+            "variable that gives it unset?): with it, every variable of the environment (PATH, "
+            "HOME...) would be read as configuration; give the trainer's prefix, such as SLIME_\n"
+        )
 
 
 class TestUsersParser:

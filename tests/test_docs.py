@@ -54,3 +54,36 @@ def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                 + "\n".join(lines)
             )
     assert os.getcwd() == str(tmp_path)
+
+
+#: The width the prose of the pages keeps (a link's target is not counted: a URL cannot wrap).
+PROSE_WIDTH = 97
+FENCE = re.compile(r"^\s*```")
+LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+
+
+def long_prose_lines(text: str) -> list[tuple[int, int]]:
+    """The line numbers and widths of the lines of prose (outside code blocks and tables)
+    wider than `PROSE_WIDTH`."""
+    found: list[tuple[int, int]] = []
+    in_code = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if FENCE.match(line):
+            in_code = not in_code
+        elif not in_code and not line.startswith("|"):
+            width = len(LINK_TARGET.sub("]()", line))
+            if width > PROSE_WIDTH:
+                found.append((number, width))
+    return found
+
+
+# docs/performance.md is left out: its results are pasted from benchmarks/run.py's Markdown,
+# whose lines (a machine's name, a command, a row of figures) are as long as they come.
+PROSE_PAGES = [page for page in DOCS if page.name != "performance.md"]
+
+
+@pytest.mark.parametrize("page", PROSE_PAGES, ids=[str(p.relative_to(ROOT)) for p in PROSE_PAGES])
+def test_prose_keeps_the_width(page: Path) -> None:
+    """Every page's prose is wrapped at the width the others keep, so that it reads in a
+    terminal and a side-by-side diff."""
+    assert long_prose_lines(page.read_text(encoding="utf-8")) == [], page.name

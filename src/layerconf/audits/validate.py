@@ -75,9 +75,9 @@ def validate(data: Any) -> _Problems:
     """Every structural problem of a record (empty when fine), and what to do about them.
 
     The checks run in turn, each on what the ones before it accepted; the first that finds
-    problems says them.
+    problems says them. The last says every problem of the fields and of the role sections.
     """
-    checks = (_check_object, _check_size, _check_json, _check_format, _check_fields, _check_roles)
+    checks = (_check_object, _check_size, _check_json, _check_format, _check_fields)
     for check in checks:
         problems, advice = check(data)
         if problems:
@@ -174,6 +174,7 @@ def _check_format(data: dict[str, Any]) -> _Problems:
 
 
 def _check_fields(data: dict[str, Any]) -> _Problems:
+    """The top-level fields' problems, and the role sections' when `roles` is an object."""
     problems: list[str] = []
     for name, (kind, wanted) in _FIELDS.items():
         if name not in data:
@@ -184,13 +185,9 @@ def _check_fields(data: dict[str, Any]) -> _Problems:
             problems.append(f"{name!r} is not an array of strings or null")
     if "signature" in data and not isinstance(data["signature"], dict):
         problems.append(f"'signature' is {_json_type(data['signature'])}, not an object")
-    return problems, AGAIN
-
-
-def _check_roles(data: dict[str, Any]) -> _Problems:
-    problems: list[str] = []
-    for role, section in data["roles"].items():
-        problems.extend(_section_problems(f"roles.{_name(role)}", section))
+    if isinstance(data.get("roles"), dict):
+        for role, section in data["roles"].items():
+            problems.extend(_section_problems(f"roles.{_name(role)}", section))
     return problems, AGAIN
 
 

@@ -329,8 +329,31 @@ def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: li
             names = [str(getattr(choice, "name", choice)) for choice in action.choices]
             hint = did_you_mean_hint(value.group(1), names)
     elif message.startswith("the following arguments are required"):
-        hint = "add them to the command line"
+        index, hint = _meant_as_required(message, argv)
     return Problem(message, layer="cli", argv_index=index, hint=hint)
+
+
+def _meant_as_required(message: str, argv: list[str]) -> tuple[int | None, str]:
+    """Where a missing required option was written otherwise (``--rollout-batch-sise``; a
+    token from a file with Windows line endings, ``'--rollout-batch-size\\r'``), with what
+    to write (the flag quoted, never a value after its ``=``); else no index, and "add them to
+    the command line"."""
+    from layerconf.core.suggest import did_you_mean
+
+    listed = message.partition(": ")[2].split(", ")
+    required = [name for names in listed for name in names.split("/") if name.startswith("-")]
+    end = argv.index("--") if "--" in argv else len(argv)
+    for index, token in enumerate(argv[:end]):
+        flag = token.partition("=")[0]
+        meant = did_you_mean(flag, required) if token.startswith("-") else None
+        if meant is not None and flag != meant:
+            if flag.rstrip("\r") == meant:
+                return index, (
+                    f"{flag!r} ends in a carriage return: the command line was read from a "
+                    "file with Windows line endings; convert it (dos2unix FILE)"
+                )
+            return index, f"{flag!r} is not {meant}: write {meant}"
+    return None, "add them to the command line"
 
 
 def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:

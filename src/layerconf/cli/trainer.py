@@ -112,7 +112,8 @@ def sources_of(options: argparse.Namespace) -> list[Source]:
         return []
     if not prefix:  # `--env-prefix "$PREFIX"` with PREFIX unset: not "read nothing"
         raise UsageError(
-            "--env-prefix '' names no prefix: every variable of the environment is not "
+            "--env-prefix '' names no prefix (is the shell variable that gives it unset?): "
+            "with it, every variable of the environment (PATH, HOME...) would be read as "
             "configuration; give the trainer's prefix, such as SLIME_"
         )
     from layerconf.sources import EnvSource
