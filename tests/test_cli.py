@@ -591,7 +591,15 @@ class TestCheck:
             ),
             (  # `$(cat argv.txt)` of a file with Windows line endings: every token ends in \r
                 ["--lr\r", "1e-6\r", "--rollout-batch-size\r", "8\r"],
-                "argv[2]: error: the following arguments are required: --rollout-batch-size ('--rollout-batch-size\\r' ends in a carriage return: the command line was read from a file with Windows line endings; convert it (dos2unix FILE))",
+                "argv[2]: error: the following arguments are required: --rollout-batch-size ('--rollout-batch-size\\r' ends in a carriage return: the command line was read from a file with Windows line endings; convert the file (dos2unix FILE) and run again)",
+            ),
+            (  # a flag of the parser's own close to the required one is not taken for it
+                ["--rollout-shuffle\r", "--lr\r", "1e-6\r", "--rollout-batch-size\r", "8\r"],
+                "argv[3]: error: the following arguments are required: --rollout-batch-size ('--rollout-batch-size\\r' ends in a carriage return: the command line was read from a file with Windows line endings; convert the file (dos2unix FILE) and run again)",
+            ),
+            (  # argparse refuses 'adam' + CR: the line ending is named, not a did-you-mean
+                ["--rollout-batch-size", "8", "--optimizer", "adam\r"],
+                "argv[3]: error: argument --optimizer: invalid choice: 'adam\\r' (choose from ... (argv[3] ends in a carriage return: the command line was read from a file with Windows line endings; convert the file (dos2unix FILE) and run again)",
             ),
             (
                 ["--rollout-batch-size", "8", "--help"],
@@ -606,6 +614,8 @@ class TestCheck:
             "required",
             "required-misspelt",
             "required-crlf",
+            "required-crlf-near-flag",
+            "choice-crlf",
             "help",
         ],
     )
@@ -630,6 +640,30 @@ class TestCheck:
             "argv[2]: error: '--tensor-model-paralel-size' is not an argument of this parser "
             "(did you mean '--tensor-model-parallel-size'?)"
         )
+
+    def test_what_a_files_encoding_leaves_on_the_command_line_is_an_error(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`$(cat argv.txt)` of a file with Windows line endings or a byte-order mark: the
+        parser takes '/ckpt' + CR as a directory of that name and a flag behind a BOM as an
+        unknown token; check stops the launch once for each, naming the other tokens, and
+        quotes no secret's value."""
+        argv = ["\ufeff--lr", "1e-6", "--save", "/ckpt\r", "--load", "/in\r"]
+        argv += ["--wandb-key", "SEKRIT-1234567\r", "--rollout-batch-size", "8"]
+        assert main(["check", "--", *argv]) == 1
+        out = capsys.readouterr().out
+        assert out.splitlines() == [
+            "argv[0]: error: '\\ufeff--lr' begins with a byte-order mark "
+            "(U+FEFF): the command line was read from a file saved with one (save the file as "
+            "UTF-8 without a byte-order mark and run again)",
+            "argv[3]: error: '/ckpt\\r' ends in a carriage return: the command line was read "
+            "from a file with Windows line endings; so do argv[5], argv[7] (convert the file "
+            "(dos2unix FILE) and run again)",
+        ]
+        assert main(["check", "--", "--rollout-batch-size", "8", *argv[6:8]]) == 1
+        out = capsys.readouterr().out
+        assert "SEKRIT" not in out
+        assert out.startswith("argv[3]: error: a secret's value (not shown) ends in a carriage")
 
     @pytest.mark.parametrize(
         ("flag", "meant"),

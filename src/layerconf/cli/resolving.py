@@ -312,6 +312,7 @@ def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: li
 
     from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
+    from layerconf.presets.resolve import stray_of
 
     if message is None:  # --help, --version, or an action that exits
         return _exit_problem(parser, argv)
@@ -328,31 +329,41 @@ def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: li
         if value is not None and action is not None and action.choices is not None:
             names = [str(getattr(choice, "name", choice)) for choice in action.choices]
             hint = did_you_mean_hint(value.group(1), names)
+        stray = stray_of(argv[index]) if index is not None and index < len(argv) else None
+        if stray is not None:  # ('adam' + CR: the file's line ending, not a misspelling)
+            what, why, fix = stray
+            hint = f"argv[{index}] {what}: {why}; {fix}"
     elif message.startswith("the following arguments are required"):
-        index, hint = _meant_as_required(message, argv)
+        index, hint = _meant_as_required(message, parser, argv)
     return Problem(message, layer="cli", argv_index=index, hint=hint)
 
 
-def _meant_as_required(message: str, argv: list[str]) -> tuple[int | None, str]:
-    """Where a missing required option was written otherwise (``--rollout-batch-sise``; a
-    token from a file with Windows line endings, ``'--rollout-batch-size\\r'``), with what
-    to write (the flag quoted, never a value after its ``=``); else no index, and "add them to
-    the command line"."""
+def _meant_as_required(
+    message: str, parser: argparse.ArgumentParser, argv: list[str]
+) -> tuple[int | None, str]:
+    """Where a missing required option was written otherwise, with what to write (the flag
+    quoted, never a value after its ``=``): first a token that is the option with what a
+    file's encoding leaves on it (``'--rollout-batch-size\\r'``, a byte-order mark before
+    it), then a close misspelling (``--rollout-batch-sise``) that is none of the parser's own
+    options; else no index, and "add them to the command line"."""
     from layerconf.core.suggest import did_you_mean
+    from layerconf.presets.resolve import stray_of
 
     listed = message.partition(": ")[2].split(", ")
     required = [name for names in listed for name in names.split("/") if name.startswith("-")]
     end = argv.index("--") if "--" in argv else len(argv)
-    for index, token in enumerate(argv[:end]):
-        flag = token.partition("=")[0]
-        meant = did_you_mean(flag, required) if token.startswith("-") else None
-        if meant is not None and flag != meant:
-            if flag.rstrip("\r") == meant:
-                return index, (
-                    f"{flag!r} ends in a carriage return: the command line was read from a "
-                    "file with Windows line endings; convert it (dos2unix FILE)"
-                )
-            return index, f"{flag!r} is not {meant}: write {meant}"
+    flags = [(index, token.partition("=")[0]) for index, token in enumerate(argv[:end])]
+    for index, flag in flags:
+        stray = stray_of(flag)
+        if stray is not None and flag.strip("\r\ufeff") in required:
+            what, why, hint = stray
+            return index, f"{flag!r} {what}: {why}; {hint}"
+    owned = parser._option_string_actions
+    for index, flag in flags:
+        if flag.startswith("-") and flag not in owned:
+            meant = did_you_mean(flag, required, cutoff=0.85)
+            if meant is not None:
+                return index, f"{flag!r} is not {meant}: write {meant}"
     return None, "add them to the command line"
 
 
@@ -389,9 +400,11 @@ def _last_option_index(argv: list[str], options: Iterable[str]) -> int | None:
 
 
 def _value_index(argv: list[str], option: int, value: str) -> int:
-    """Where `value` follows the option at `option` (the option itself for ``--x=value``)."""
+    """Where `value` (as argparse's message quotes it: its repr, quotes off) follows the
+    option at `option` (the option itself for ``--x=value``)."""
     for index in range(option, len(argv)):
-        if argv[index] == value or (index == option and argv[index].endswith("=" + value)):
+        token = argv[index]
+        if value in (token, repr(token)[1:-1]) or (index == option and token.endswith("=" + value)):
             return index
     return option
 

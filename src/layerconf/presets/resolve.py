@@ -64,7 +64,9 @@ def resolve_roles(
     assert provenance is not None
     policies = provenance.policies  # argparse replaces a dict default; the stack must too
     found: list[Problem] = list(provenance.notices)
-    found.extend(unknown_tokens(parser, argv, unknown, preset, provenance.inputs.get(ARGV)))
+    redacted = provenance.inputs.get(ARGV)
+    found.extend(unknown_tokens(parser, argv, unknown, preset, redacted))
+    found.extend(stray_characters(parser, argv, redacted))
     inputs: dict[str, Any] = dict(provenance.inputs)
     _check_layer_names(sources, preset)
     read: list[Layer] = []
@@ -251,6 +253,8 @@ def unknown_tokens(
     declared = ", ".join(e + "*" if e[-1] == "-" else e for e in preset.passthrough) or "no flag"
     for index, tokens in _groups(argv, unknown):
         flag = tokens[0].split("=", 1)[0]
+        if stray_of(flag) is not None:
+            continue  # an error of its own (stray_characters) says what it is
         if (
             redacted is not None
             and index is not None
@@ -287,6 +291,72 @@ def unknown_tokens(
             hint = f"did you mean {match!r}?" if match else "check the spelling in --help"
             problems.append(at(f"{shown!r} is not an argument of this parser", hint=hint))
     return problems
+
+
+#: What a file's encoding leaves on a command line read from it with ``$(cat FILE)``.
+_STRAY = {
+    "\r": (
+        "ends in a carriage return",
+        "the command line was read from a file with Windows line endings",
+        "convert the file (dos2unix FILE) and run again",
+    ),
+    "\ufeff": (
+        "begins with a byte-order mark (U+FEFF)",
+        "the command line was read from a file saved with one",
+        "save the file as UTF-8 without a byte-order mark and run again",
+    ),
+}
+
+
+def stray_of(token: str) -> tuple[str, str, str] | None:
+    """What a file's encoding left on `token` (a carriage return at its end, a byte-order mark
+    at its start), as (what, why, what to do), or None."""
+    if token[-1:] == "\r":
+        return _STRAY["\r"]
+    if token[:1] == "\ufeff":
+        return _STRAY["\ufeff"]
+    return None
+
+
+def stray_characters(
+    parser: argparse.ArgumentParser, argv: Sequence[str], redacted: Sequence[str] | None = None
+) -> list[Problem]:
+    """An error where a token ends in a carriage return or begins with a byte-order mark:
+    no one types either, a file read with ``$(cat FILE)`` leaves them, and the trainer would
+    take ``--save /ckpt`` + CR as a directory of that name, or drop the option a byte-order
+    mark hides, without a word. One error for each of the two, at its first token, naming the
+    others. A token is quoted as `redacted` (`argv` as it may be shown) shows it: a secret's
+    is not quoted.
+    """
+    joined = "".join(argv)  # (in C: almost every command line holds neither)
+    if "\r" not in joined and "\ufeff" not in joined:
+        return []
+    if redacted is None or len(redacted) != len(argv):
+        redacted = redact_argv(argv, parser=parser)[0]
+    found: dict[str, list[int]] = {}
+    for index, token in enumerate(argv):
+        if token[-1:] == "\r":
+            found.setdefault("\r", []).append(index)
+        if token[:1] == "\ufeff":
+            found.setdefault("\ufeff", []).append(index)
+    problems = []
+    for character, (what, why, hint) in _STRAY.items():
+        if character not in found:
+            continue
+        first, *others = found[character]
+        shown = redacted[first]
+        quoted = repr(shown) if shown == argv[first] else "a secret's value (not shown)"
+        message = f"{quoted} {what}: {why}"
+        if others:
+            listed = ", ".join(f"argv[{index}]" for index in others[:_LISTED])
+            more = f", ... ({len(others)} in all)" if len(others) > _LISTED else ""
+            message += f"; so do {listed}{more}"
+        problems.append(Problem(message, layer="cli", argv_index=first, hint=hint))
+    return problems
+
+
+#: How many further tokens a stray character's error names.
+_LISTED = 5
 
 
 def _groups(argv: Sequence[str], unknown: Sequence[str]) -> list[tuple[int | None, list[str]]]:
