@@ -422,3 +422,26 @@ class TestAMissingRecord:
             assert "layerconf audit -o FILE" in err
             assert str(tmp_path) in err  # (the current directory, named)
             assert err.count("\n") == 1
+
+
+def test_replay_yaml_comment_cannot_add_a_line(
+    recorded: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A forged record's layer name holding a line break: ``replay --yaml`` wrote it raw in
+    the origin's comment, so that the text after it became a YAML line of its own, a value
+    the record does not hold (``seed: 999``). Now the comment is one line, escaped."""
+    import yaml
+
+    from layerconf.audits import record as record_module
+
+    forged = tmp_path / "forged.json"
+    data = json.loads(recorded[0].read_text())
+    data["roles"]["critic"]["settings"]["lr"]["layer"] = "cli\n  seed: 999 #\x1b[2J"
+    data["fingerprint"] = record_module._fingerprint(data["roles"])
+    forged.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["audit", "replay", str(forged), "--role", "critic", "--yaml"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "seed" not in yaml.safe_load(out)["critic"]
+    assert "# cli\\n  seed: 999 #\\x1b[2J" in out
