@@ -256,6 +256,18 @@ class TestNumbersJSONCannotHold:
         with pytest.raises(AuditError, match="1e400"):
             load_audit(path)
 
+    @pytest.mark.parametrize("large", [False, True])
+    def test_a_long_number_is_shown_cut(self, tmp_path: pathlib.Path, large: bool) -> None:
+        """1 followed by 5,000 zeros and .5 was shown as 'the number 1000...000 (40 digits)
+        is out of range', a number in range: now cut with '...', as the file is read (a
+        small file, located) or past the size where it is located."""
+        path = tmp_path / "long.json"
+        text = with_value("1" + "0" * 5000 + ".5")
+        path.write_text(text + " " * (3 * 1024 * 1024 if large else 0))
+        with pytest.raises(AuditError) as raised:
+            load_audit(path)
+        assert f"the number 1{'0' * 36}... is out of range" in raised.value.message
+
     def test_from_dict(self) -> None:
         data = plain()
         data["roles"]["r"]["settings"]["x"]["value"] = float("inf")
