@@ -247,6 +247,18 @@ def tempfile_path(data: bytes) -> Iterator[pathlib.Path]:
         yield path
 
 
+def test_write_audit_into_a_file_says_it_is_no_directory(tmp_path: pathlib.Path) -> None:
+    """The directory given is a file: 'File exists' was raised (mkdir's), which reads as if
+    the record were there already. Now: not a directory, naming it; the file is untouched."""
+    roles = {"r": LayerStack([Layer.from_mapping("cli", {"lr": 1})]).resolve()}
+    file = tmp_path / "run-001"
+    file.write_text("mine")
+    with pytest.raises(NotADirectoryError) as raised:
+        write_audit(roles, file)
+    assert str(raised.value) == f"[Errno {raised.value.errno}] Not a directory: '{file}'"
+    assert file.read_text() == "mine"
+
+
 class TestNumbersJSONCannotHold:
     """A number out of range (1e400 reads as inf) is refused as not JSON, never a traceback."""
 

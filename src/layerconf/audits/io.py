@@ -106,7 +106,10 @@ def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Pat
     check_type("write_atomic", "directory", directory, pathlib.Path, "a pathlib.Path")
     check_type("write_atomic", "name", name, str, "a file name (str)")
     check_type("write_atomic", "data", data, bytes, "bytes")
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # ("File exists": what is there is no directory)
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(directory)) from None
     path = directory / name
     target = _destination(path)
     mode = _existing_mode(target)
