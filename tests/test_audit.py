@@ -1316,6 +1316,21 @@ class TestFingerprint:
             load_audit(path)
         assert load_audit(path, verify=False).namespace("r").lr == 2e-05
 
+    def test_the_cli_names_the_python_call(
+        self, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`audit verify` of an edited record told a command-line user to 'read it with
+        verify=False', which no command takes: the Python call is named as one."""
+        from layerconf.cli import main
+
+        path = write_audit({"r": stack(lr=1e-05)}, tmp_path, key=b"k")
+        path.write_text(path.read_text().replace("1e-05", "2e-05"))
+        (tmp_path / "key").write_bytes(b"k")
+        assert main(["audit", "verify", "--key-file", str(tmp_path / "key"), str(path)]) == 1
+        err = capsys.readouterr().err
+        assert "the record was edited or damaged" in err
+        assert "or read it as it is in Python: load_audit(path, verify=False)" in err
+
 
 class TestSecrets:
     """Credentials never reach a record: not as values, not in argv, not in any text."""

@@ -247,6 +247,18 @@ def tempfile_path(data: bytes) -> Iterator[pathlib.Path]:
         yield path
 
 
+def test_write_audit_into_a_file_says_it_is_no_directory(tmp_path: pathlib.Path) -> None:
+    """The directory given is a file: 'File exists' was raised (mkdir's), which reads as if
+    the record were there already. Now: not a directory, naming it; the file is untouched."""
+    roles = {"r": LayerStack([Layer.from_mapping("cli", {"lr": 1})]).resolve()}
+    file = tmp_path / "run-001"
+    file.write_text("mine")
+    with pytest.raises(NotADirectoryError) as raised:
+        write_audit(roles, file)
+    assert str(raised.value) == f"[Errno {raised.value.errno}] Not a directory: '{file}'"
+    assert file.read_text() == "mine"
+
+
 class TestNumbersJSONCannotHold:
     """A number out of range (1e400 reads as inf) is refused as not JSON, never a traceback."""
 
@@ -255,6 +267,18 @@ class TestNumbersJSONCannotHold:
         path.write_text(with_value("1e400"))
         with pytest.raises(AuditError, match="1e400"):
             load_audit(path)
+
+    @pytest.mark.parametrize("large", [False, True])
+    def test_a_long_number_is_shown_cut(self, tmp_path: pathlib.Path, large: bool) -> None:
+        """1 followed by 5,000 zeros and .5 was shown as 'the number 1000...000 (40 digits)
+        is out of range', a number in range: now cut with '...', as the file is read (a
+        small file, located) or past the size where it is located."""
+        path = tmp_path / "long.json"
+        text = with_value("1" + "0" * 5000 + ".5")
+        path.write_text(text + " " * (3 * 1024 * 1024 if large else 0))
+        with pytest.raises(AuditError) as raised:
+            load_audit(path)
+        assert f"the number 1{'0' * 36}... is out of range" in raised.value.message
 
     def test_from_dict(self) -> None:
         data = plain()

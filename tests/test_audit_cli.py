@@ -349,6 +349,8 @@ def _forge(path: Path, where: str) -> None:
         roles["critic"]["settings"]["lr"]["value"] = value
     elif where == "file":
         data["files"]["roles" + FORGED + ".yaml"] = "0" * 64
+    elif where == "layer":
+        roles["critic"]["settings"]["lr"]["layer"] = "cli" + FORGED
     else:
         value = {"$type": "enum", "class": "x.Y" + FORGED, "name": "n"}
         roles["critic"]["settings"]["lr"]["value"] = value
@@ -356,7 +358,7 @@ def _forge(path: Path, where: str) -> None:
     path.write_text(json.dumps(data))
 
 
-@pytest.mark.parametrize("where", ["role", "key", "object", "file", "enum"])
+@pytest.mark.parametrize("where", ["role", "key", "object", "file", "enum", "layer"])
 def test_a_forged_record_cannot_forge_output_lines(
     recorded: tuple[Path, list[str]],
     tmp_path: Path,
@@ -364,7 +366,8 @@ def test_a_forged_record_cannot_forge_output_lines(
     where: str,
 ) -> None:
     """The text of a record from anywhere reaches no output as a control character or a line
-    of its own: explain, replay, diff (their headings, titles, file lines and errors too)."""
+    of its own: explain, replay, diff (their headings, titles, file lines and errors too),
+    as text, JSON or YAML (its comments too)."""
     record = recorded[0]
     forged = tmp_path / "forged.json"
     shutil.copy(record, forged)
@@ -375,7 +378,11 @@ def test_a_forged_record_cannot_forge_output_lines(
         ["explain", str(forged), "lr", "--role", "critc"],
         ["replay", str(forged), "--changed"],
         ["replay", str(forged), "--role", "actor"],
+        ["replay", str(forged), "--yaml"],
+        ["replay", str(forged), "--json"],
+        ["explain", str(forged), "lr*", "--json"],
         ["diff", str(record), str(forged)],
+        ["diff", str(record), str(forged), "--json"],
     ):
         main(["audit", *command])
         out, err = capsys.readouterr()
@@ -422,3 +429,59 @@ class TestAMissingRecord:
             assert "layerconf audit -o FILE" in err
             assert str(tmp_path) in err  # (the current directory, named)
             assert err.count("\n") == 1
+
+
+def test_replay_yaml_comment_cannot_add_a_line(
+    recorded: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A forged record's layer name holding a line break: ``replay --yaml`` wrote it raw in
+    the origin's comment, so that the text after it became a YAML line of its own, a value
+    the record does not hold (``seed: 999``). Now the comment is one line, escaped."""
+    import yaml
+
+    from layerconf.audits import record as record_module
+
+    forged = tmp_path / "forged.json"
+    data = json.loads(recorded[0].read_text())
+    data["roles"]["critic"]["settings"]["lr"]["layer"] = "cli\n  seed: 999 #\x1b[2J"
+    data["fingerprint"] = record_module._fingerprint(data["roles"])
+    forged.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["audit", "replay", str(forged), "--role", "critic", "--yaml"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "seed" not in yaml.safe_load(out)["critic"]
+    assert "# cli\\n  seed: 999 #\\x1b[2J" in out
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "a\u202eb",
+        "a\x9bb",
+        "a\u2028b",
+        "a\x85b",
+        "a\U000e0041b",
+        "a\udcffb",
+        "l1\nl2\u202e\U000e0041",
+        {"k\u202e": ["x\u200by"]},
+        "é ü 日本",
+    ],
+)
+def test_json_and_yaml_values_are_printable_and_read_back(value: object) -> None:
+    """A character a terminal acts on (a bidi override, a C1 control, a line separator) is
+    escaped in --json and --yaml output, which still read back as the value; printable
+    text outside ASCII stays as written."""
+    import yaml
+
+    from layerconf.cli.render import json_text, yaml_flow
+
+    shown = yaml_flow(value)
+    assert shown.isprintable()
+    assert yaml.safe_load(shown) == value
+    text = json_text(value)
+    assert text.rstrip("\n").replace("\n", "").isprintable()
+    assert json.loads(text) == value
+    if value == "é ü 日本":
+        assert shown == value
+        assert text == f'"{value}"\n'

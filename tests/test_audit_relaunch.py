@@ -3,6 +3,7 @@ line printed still gives back the recorded tokens in a shell."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from layerconf import audit, load_profile, resolve_roles
+from layerconf import AuditRecord, audit, load_profile, resolve_roles
 from layerconf.cli import main
+from layerconf.presets import PLAIN
 
 PARSER = load_profile()
 #: An OSC title change, a bell, a clear screen, a right-to-left override, a line break, and a
@@ -75,3 +77,44 @@ class TestRelaunchOfAForgedRecord:
         err = capsys.readouterr().err
         assert _shown(err) == []
         assert "argv[1]: supply the secret of $'--key\\x1b[2J'" in err
+
+
+class TestAFlagNamedLikeASecretThatTakesNoValue:
+    """``--use-auth-token data.txt`` (a ``store_true`` flag named like a secret's, then a
+    positional): the positional's token is no secret. It was hidden in the record's command
+    line, its value scrubbed (replay refused it) and relaunch asked for a secret."""
+
+    @staticmethod
+    def _roles() -> dict[str, argparse.Namespace]:
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--use-auth-token", action="store_true")
+        parser.add_argument("--lr", type=float, default=0.1)
+        parser.add_argument("data")
+        return resolve_roles(parser, ["--use-auth-token", "data.txt", "--lr", "0.5"], preset=PLAIN)
+
+    def test_the_record_keeps_the_positional(self) -> None:
+        record = audit(self._roles())
+        assert record["argv"] == ["--use-auth-token", "data.txt", "--lr", "0.5"]
+        assert record["roles"]["main"]["settings"]["use_auth_token"]["value"] == "<redacted>"
+        assert AuditRecord.from_dict(record).namespace("main").data == "data.txt"
+
+    def test_relaunch_prints_it(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        path = tmp_path / "r.json"
+        path.write_text(json.dumps(audit(self._roles())))
+        assert main(["audit", "relaunch", str(path)]) == 0
+        out, err = capsys.readouterr()
+        assert out == "--use-auth-token data.txt --lr 0.5\n"
+        assert "supply the secret" not in err
+
+    def test_a_secret_after_it_is_still_hidden(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A forged record whose secret flag is followed by a token no entry owns."""
+        record = audit(self._roles())
+        record["argv"] = ["--use-auth-token", "SEKRIT-1234567", "--lr", "0.5"]
+        path = tmp_path / "r.json"
+        path.write_text(json.dumps(record))
+        assert main(["audit", "relaunch", str(path)]) == 0
+        out, err = capsys.readouterr()
+        assert "SEKRIT" not in out + err
+        assert "argv[1]: supply the secret of --use-auth-token" in err

@@ -4,7 +4,10 @@ A provenance keeps the command line as its resolution showed it: redacted under 
 resolution's policy, with the parser at hand to tell an abbreviation (``--wandb-k``), an alias
 (``-k``) or a short cluster (``-kS``) from other tokens. A record's policy may name more
 secrets, and the parser is gone by then: `kept_argv` redacts by the flags' names
-(`redact_argv` without a parser), then where the provenance says a value came from. A key the
+(`redact_argv` without a parser), then where the provenance says a value came from. A token
+the provenance says a key that is no secret's took as its own (a positional's, after a flag
+named like a secret's that takes no value: ``--use-auth-token data.txt``) stays as written
+(`keep_own_tokens`): by its name alone it looked like that flag's value. A key the
 record's policy names a secret's, set by the flag at ``argv[i]``, has its value hidden there,
 however that flag was spelt: in the flag's own token (``--my-cr=S``, ``-kS``), in the tokens
 after it that it took (whatever their text), or a positional's own token (`_hide`).
@@ -12,13 +15,13 @@ after it that it took (whatever their text), or a positional's own token (`_hide
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from layerconf.core.namespace import Provenance
 from layerconf.core.secrets import SecretPolicy, redact_argv, secret_texts
 
-__all__ = ["kept_argv"]
+__all__ = ["keep_own_tokens", "kept_argv"]
 
 
 def kept_argv(
@@ -26,9 +29,47 @@ def kept_argv(
 ) -> tuple[list[str], list[str]]:
     """`command_line` as a record under `policy` keeps it, and the secret texts it hid."""
     own, found = _redacted_argv(command_line, policy)
+    if found:
+        owners = [
+            (path[0], origin.argv_index, origin.token)
+            for layer in provenance.layers
+            if layer.kind == "argv"
+            for path, origin in layer.origins.items()
+            if len(path) == 1 and origin.source is None
+        ]
+        keep_own_tokens(command_line, own, found, owners, policy)
     for index, value in _secret_flags(provenance, policy):
         _hide(own, index, value, policy.placeholder, found)
     return own, found
+
+
+def keep_own_tokens(
+    command_line: Any,
+    own: list[str],
+    found: list[str],
+    owners: Iterable[tuple[str, Any, Any]],
+    policy: SecretPolicy,
+) -> None:
+    """Give back in `own` (`command_line` redacted by the flags' names) each token hidden
+    whole that one of `owners` (key, argv index, token: what set a value) says is the own
+    token of a key `policy` names no secret's, and take its text out of `found`.
+
+    Without the parser, a flag named like a secret's is taken to take the token after it; one
+    that takes none (``--use-auth-token``, a ``store_true``) is followed by another key's
+    token (a positional's), which the provenance names: not a secret, and not to be scrubbed
+    from the record's values (replay would refuse them)."""
+    placeholder = policy.placeholder
+    for key, index, token in owners:
+        if (
+            type(index) is int
+            and 0 <= index < len(own)
+            and own[index] == placeholder
+            and command_line[index] == token != placeholder
+            and not policy.is_secret(key)
+        ):
+            own[index] = token
+            if token in found:
+                found.remove(token)
 
 
 def _secret_flags(provenance: Provenance, policy: SecretPolicy) -> Iterator[tuple[int, Any]]:

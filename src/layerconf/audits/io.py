@@ -34,6 +34,7 @@ from layerconf.audits.texts import Texts
 from layerconf.audits.validate import AGAIN
 from layerconf.core.checks import PATH, check_type
 from layerconf.core.secrets import SECRETS, SecretPolicy
+from layerconf.core.values import shorten
 from layerconf.exceptions import AuditError
 from layerconf.sources.files import UnreadableFile, describe_mode, read_bounded
 
@@ -105,7 +106,10 @@ def write_atomic(directory: pathlib.Path, name: str, data: bytes) -> pathlib.Pat
     check_type("write_atomic", "directory", directory, pathlib.Path, "a pathlib.Path")
     check_type("write_atomic", "name", name, str, "a file name (str)")
     check_type("write_atomic", "data", data, bytes, "bytes")
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # ("File exists": what is there is no directory)
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(directory)) from None
     path = directory / name
     target = _destination(path)
     mode = _existing_mode(target)
@@ -378,7 +382,7 @@ def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
             if colon is not None and keys is not None:
                 key = _key_of(token[: len(token) - len(colon)])
                 if key in keys:
-                    why = f"the key {key[:80]!r} appears twice in one object"
+                    why = f"the key {shorten(key, 80)!r} appears twice in one object"
                 keys.add(key)
         elif first == "{":
             objects.append(set())
@@ -394,7 +398,7 @@ def _first_refused(raw: bytes) -> tuple[str, int, int] | None:
         elif "." in token or "e" in token or "E" in token:
             with contextlib.suppress(ValueError):
                 if not math.isfinite(float(token)):
-                    why = f"the number {token[:40]} is out of range"
+                    why = f"the number {shorten(token, 40)} is out of range"
         if why is not None:
             start = match.start()
             line_start = text.rfind("\n", 0, start) + 1
@@ -462,7 +466,7 @@ def _finite_float(text: str) -> float:
     """A JSON number as a float; one out of a float's range (``1e400``) is refused."""
     number = float(text)
     if not math.isfinite(number):
-        raise ValueError(f"the number {text[:40]} is out of range")
+        raise ValueError(f"the number {shorten(text, 40)} is out of range")
     return number
 
 
@@ -478,6 +482,6 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise ValueError(f"the key {key[:80]!r} appears twice in one object")
+                raise ValueError(f"the key {shorten(key, 80)!r} appears twice in one object")
             seen.add(key)
     return data

@@ -369,7 +369,7 @@ class AuditRecord:
                 raise AuditError(
                     f"the fingerprint {data['fingerprint']!r} does not match the recorded values "
                     f"(they give {computed!r}): the record was edited or damaged; write it again, "
-                    "or read it with verify=False",
+                    "or read it as it is in Python: load_audit(path, verify=False)",
                     path,
                 )
         if key is None:

@@ -132,15 +132,36 @@ def json_text(data: Any) -> str:
 
 
 def utf8_text(text: str) -> str:
-    """`text` with each lone surrogate (a byte of argv or of a path that was not UTF-8) as
-    JSON escapes it, ``\\udcff``: what must be UTF-8 (JSON, workflow commands) stays so
-    whatever the output's error handler (surrogateescape, in the C locale, would write the
-    byte back)."""
-    if text.isascii():
+    """`text` with each character outside ASCII that is not printable as JSON escapes it: a
+    lone surrogate (a byte of argv or of a path that was not UTF-8), ``\\udcff``, so that what
+    must be UTF-8 (JSON, workflow commands) stays so whatever the output's error handler
+    (surrogateescape, in the C locale, would write the byte back); a C1 control, a bidi
+    override or a line separator (from a record from anywhere), ``\\u202e``, so that it does
+    not reach a terminal. (JSON's own escapes cover ASCII's controls.)"""
+    return _escape_unprintable(text, yaml=False)
+
+
+def _escape_unprintable(text: str, *, yaml: bool) -> str:
+    """`text` (JSON, or YAML whose characters outside ASCII are all in double-quoted strings)
+    with each character outside ASCII that is not printable escaped: ``\\u202e``; past
+    U+FFFF, JSON's surrogate pair or YAML's ``\\U000e0001``."""
+    if text.isascii() or text.isprintable():
         return text
     import re
 
-    return re.sub("[\ud800-\udfff]", lambda match: f"\\u{ord(match.group()):04x}", text)
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        code = ord(char)
+        if char.isprintable():
+            return char
+        if code <= 0xFFFF:
+            return f"\\u{code:04x}"
+        if yaml:
+            return f"\\U{code:08x}"
+        high, low = divmod(code - 0x10000, 0x400)
+        return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+    return re.sub("[^\x00-\x7f]", escape, text)
 
 
 def value_json(value: Any, origin: Origin | None) -> dict[str, Any]:
@@ -181,10 +202,12 @@ def yaml_flow(value: Any) -> str:
         return hex(value)
 
     text = flow_line(_yamlable(value))
+    if text is not None and not text.isprintable():  # (a bidi override, a C1 control...)
+        text = flow_line(_yamlable(value), ascii=True)  # escaped in double quotes
     if text is None:  # a multi-line string: JSON's escapes are YAML double-quoted strings
         import json
 
-        return json.dumps(jsonable(value), ensure_ascii=False)
+        return _escape_unprintable(json.dumps(jsonable(value), ensure_ascii=False), yaml=True)
     return text
 
 

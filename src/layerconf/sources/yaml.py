@@ -191,11 +191,12 @@ def parse_yaml_bytes(
     return _decode(data, source, layer, empty_hint or _EMPTY_HINT, sha256)
 
 
-def flow_line(data: Any) -> str | None:
+def flow_line(data: Any, *, ascii: bool = False) -> str | None:
     """Plain `data` as one line of YAML flow style that `parse_yaml` reads back, or None when
-    YAML needs more than one line for it (a string with a line break)."""
+    YAML needs more than one line for it (a string with a line break); with `ascii`, every
+    character outside ASCII escaped in a double-quoted string."""
     text: str = yaml.safe_dump(
-        data, default_flow_style=True, width=1 << 30, allow_unicode=True, sort_keys=False
+        data, default_flow_style=True, width=1 << 30, allow_unicode=not ascii, sort_keys=False
     )
     if text.endswith("\n...\n"):
         text = text[: -len("\n...\n")]

@@ -68,10 +68,23 @@ def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
             "resolved from values, not parsed): there is nothing to re-launch"
         )
         return EXIT_PROBLEMS
+    from layerconf.audits._argv import keep_own_tokens
     from layerconf.core.secrets import SECRETS, redact_argv
 
-    # A record never holds a secret's value, but an edited or foreign one may: redacted too.
-    recorded = tuple(redact_argv(recorded)[0])
+    roles = (
+        [options.role] if options.role is not None else [r for r in record.roles if r not in others]
+    )
+    # A record never holds a secret's value, but an edited or foreign one may: redacted too,
+    # but for a token the record says a key that is no secret's took (a positional's).
+    hidden = redact_argv(recorded)[0]
+    owners = [
+        (key, entry.get("argv_index"), entry.get("token"))
+        for role in roles
+        for key, entry in sections[role]["settings"].items()
+        if entry.get("kind") == "argv"
+    ]
+    keep_own_tokens(recorded, hidden, [], owners, SECRETS)
+    recorded = tuple(hidden)
     print(" ".join(map(shell_word, recorded)), file=stdout())
     for index, flag in redacted_flags(recorded):
         print(
@@ -80,9 +93,6 @@ def _run_relaunch(options: argparse.Namespace, argv: list[str]) -> int:
             file=stderr(),
         )
     # The command line alone does not set what the environment did: each variable is said.
-    roles = (
-        [options.role] if options.role is not None else [r for r in record.roles if r not in others]
-    )
     for variable, (keys, value) in _from_the_environment(sections, roles).items():
         # A secret by name, a value the record holds scrubbed (a URL's password), or one
         # whose form shows a secret (an edited or foreign record may hold its value): the

@@ -253,8 +253,8 @@ def _show_yaml(shown_settings: Mapping[str, Sequence[Setting]]) -> str:
         rows = [(f"{yaml_flow(s.key)}: {yaml_flow(s.value)}", s.origin) for s in settings]
         width = max((len(text) for text, _ in rows if len(text) <= 60), default=0)
         for text, origin in rows:
-            comment = origin.where
-            lines.append(f"  {text.ljust(width)}  # {comment}")
+            # (an audit record's layer name is any text: a line break would start a YAML line)
+            lines.append(f"  {text.ljust(width)}  # {one_line(origin.where)}")
     return "\n".join(lines) + "\n"
 
 
