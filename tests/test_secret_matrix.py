@@ -100,6 +100,8 @@ PLACEMENTS: dict[str, Placement] = {
     "passed-on=": Placement((f"--sglang-api-key=sk-{S}",), held=False),
     "passed-on-abbreviation": Placement(("--sglang-api-k", f"sk-{S}"), held=False),
     "passed-on-abbreviation=": Placement((f"--sglang-api-k=sk-{S}",), held=False),
+    "passed-on-prefixed-name": Placement(("--sglang-hf-token", f"hf_{S}"), held=False),
+    "passed-on-prefixed-name=": Placement((f"--sglang-wandb-key=sk-{S}",), held=False),
     "env-json": Placement(("--train-env-vars", json.dumps({"HF_TOKEN": f"hf_{S}"}))),
     "env-json-escaped": Placement(("--train-env-vars", '{"HF_TOKEN": "hf_Secr\\u0065t' + S + '"}')),
     "env-json-malformed": Placement(
@@ -334,6 +336,11 @@ class TestNames:
             "--token",
             "replicate_api_token",
             "google_refresh_token",
+            "sglang_hf_token",
+            "--sglang-wandb-key",
+            "train_env_vars.MY_HF_TOKEN",
+            "MY_GITHUB_TOKEN",
+            "ci_huggingface_token",
         ],
     )
     def test_secret(self, name: str) -> None:

@@ -123,6 +123,20 @@ _DEFAULT_SUFFIXES = (
     "_refresh_token",
     "_oauth_token",
     "_storage_key",
+    # The names above that say whose credential they are, as the end of a longer name: a
+    # prefixed flag another program's parser reads (``--sglang-hf-token``), an environment
+    # variable of one's own (``MY_HF_TOKEN``). A bare ``_token`` or ``_key`` is no suffix
+    # (``fim_pad_token``, ``input_key``).
+    "_wandb_key",
+    "_hf_token",
+    "_github_token",
+    "_gh_token",
+    "_gitlab_token",
+    "_databricks_token",
+    "_slack_token",
+    "_npm_token",
+    "_pypi_token",
+    "_huggingface_token",
 )
 
 
