@@ -102,6 +102,8 @@ PLACEMENTS: dict[str, Placement] = {
     "passed-on-abbreviation=": Placement((f"--sglang-api-k=sk-{S}",), held=False),
     "passed-on-prefixed-name": Placement(("--sglang-hf-token", f"hf_{S}"), held=False),
     "passed-on-prefixed-name=": Placement((f"--sglang-wandb-key=sk-{S}",), held=False),
+    "passed-on-misspelt": Placement(("--sglang-api-keyy", f"sk-{S}"), held=False),
+    "passed-on-misspelt=": Placement((f"--sglang-pasword=pw-{S}",), held=False),
     "env-json": Placement(("--train-env-vars", json.dumps({"HF_TOKEN": f"hf_{S}"}))),
     "env-json-escaped": Placement(("--train-env-vars", '{"HF_TOKEN": "hf_Secr\\u0065t' + S + '"}')),
     "env-json-malformed": Placement(
@@ -447,6 +449,16 @@ class TestClassification:
             (["--api-k", "s3cr3t"], ["--api-k", REDACTED]),
             (["--api=s3cr3t"], [f"--api={REDACTED}"]),
             (["--api-kye", "s3cr3t"], ["--api-kye", REDACTED]),
+            # Flags the parser does not own, one edit from a secret's name (another program's
+            # parser may take them for it), or not:
+            (["--x-api-keyy", "s3cr3t"], ["--x-api-keyy", REDACTED]),
+            (["--x-aip-key=s3cr3t"], [f"--x-aip-key={REDACTED}"]),
+            (["--hf-tokn", "s3cr3t"], ["--hf-tokn", REDACTED]),
+            (["--db-pasword", "s3cr3t"], ["--db-pasword", REDACTED]),
+            (
+                ["--tokens", "5", "--x-fim-pad-tokn", "6"],
+                ["--tokens", "5", "--x-fim-pad-tokn", "6"],
+            ),
             (["--name", "run", "--lr", "-1"], ["--name", "run", "--lr", "-1"]),
             (["-k", "--name", "n"], ["-k", "--name", "n"]),
             (["@args.txt", "-v"], ["@args.txt", "-v"]),
@@ -461,6 +473,32 @@ class TestClassification:
     )
     def test_own_parser(self, argv: list[str], shown: list[str]) -> None:
         assert redacted_argv(argv, own_parser()) == shown
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        ending=st.sampled_from(
+            [e for e in (*SECRETS.names, *(s[1:] for s in SECRETS.suffixes)) if len(e) >= 6]
+        ),
+        edit=st.sampled_from(["add", "drop", "change", "swap"]),
+        at=st.integers(min_value=0),
+        prefix=st.sampled_from(["", "sglang_"]),
+    )
+    def test_a_flag_one_edit_from_a_secrets_name(
+        self, ending: str, edit: str, at: int, prefix: str
+    ) -> None:
+        """A flag the parser does not own, one edit from a secret's name (as a whole, or at
+        its end after a word for a suffix's), takes a secret: another program may read it."""
+        at %= len(ending) - 1
+        spelt = {
+            "add": ending[:at] + "q" + ending[at:],
+            "drop": ending[:at] + ending[at + 1 :],
+            "change": ending[:at] + ("q" if ending[at] != "q" else "z") + ending[at + 1 :],
+            "swap": ending[:at] + ending[at + 1] + ending[at] + ending[at + 2 :],
+        }[edit]
+        if prefix and ending not in (s[1:] for s in SECRETS.suffixes):
+            prefix = ""  # (a name is a secret's as a whole flag only)
+        flag = "--" + (prefix + spelt).replace("_", "-")
+        assert redacted_argv([flag, "s3cr3t"], own_parser()) == [flag, REDACTED]
 
     @pytest.mark.parametrize("parser", [load_profile(), own_parser()], ids=["profile", "own"])
     def test_the_separator_is_no_abbreviation(

@@ -23,6 +23,7 @@ from layerconf.core._secret_flags import (
     _cut_short,
     _is_option,
     _may_be_secret,
+    _misspelt,
     _near_secret,
     _normalize,
     _positional_secrets,
@@ -519,7 +520,11 @@ def _classify(
         return max(_takes(action, policy) for action in secret), name, explicit
     if matches or policy.is_secret(name):
         return (1 if policy.is_secret(name) else 0), name, explicit
-    near = _cut_short(name, policy) or _near_secret(name, secret_flags or listing(actions, policy))
+    near = (
+        _cut_short(name, policy)
+        or _misspelt(name, policy)
+        or _near_secret(name, secret_flags or listing(actions, policy))
+    )
     return (1 if near else 0), name, explicit
 
 
