@@ -116,6 +116,15 @@ PLACEMENTS: dict[str, Placement] = {
         ("--train-env-vars", json.dumps({"GITHUB_TOKEN": f"gh_{S}", "AWS_SESSION_TOKEN": S}))
     ),
     "url": Placement(("--wandb-host", f"https://user:pw{S}@wandb.example.com")),
+    # A URL's password is found by its place, however short (no free-text search finds it).
+    "url-short": Placement(("--wandb-host", "https://user:Zq8@wandb.example.com"), needle="Zq8"),
+    "url-short-passed-on": Placement(
+        ("--sglang-url", "https://user:Zq8@host"), needle="Zq8", held=False
+    ),
+    "url-short-passed-on=": Placement(
+        ("--sglang-url=https://u:Zq8@host",), needle="Zq8", held=False
+    ),
+    "role-file-url-short": Placement((), "wandb_host: https://user:Zq8@wandb.example.com", "Zq8"),
     "value-equal-to-a-secret": Placement(("--wandb-key", f"cos{S}", "--wandb-exp-name", f"cos{S}")),
     "role-file": Placement((), f"wandb_key: sk-{S}"),
     "role-file-no-space": Placement((), f"wandb_key:sk-{S}", held=False),
@@ -309,7 +318,8 @@ def test_the_secret_does_reach_a_value(
     monkeypatch.chdir(ROOT if PLACEMENTS[placement].file is None else tmp_path)
     run = Run(PLACEMENTS[placement], tmp_path)
     roles = resolve_roles(run.parser, run.argv, **({"preset": PLAIN} if run.placement.own else {}))
-    assert any(S in repr(vars(namespace)) for namespace in roles.values())
+    needle = PLACEMENTS[placement].needle
+    assert any(needle in repr(vars(namespace)) for namespace in roles.values())
 
 
 # Letters whose lower() is not one letter in its place: dotted I (two), the final sigma.

@@ -26,7 +26,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from layerconf.audits.codec import TAG, Encoder, canonical
-from layerconf.core.secrets import SECRETS, TextSearch
+from layerconf.core.secrets import (
+    SECRETS,
+    SecretPolicy,
+    TextSearch,
+    embedded_secrets,
+    may_show_secret,
+)
+from layerconf.core.secrets import _redact_text as _redact_text
 
 __all__ = ["SCRUBBED", "digest_key", "first_marker", "given_matches", "matches", "scrub_record"]
 
@@ -55,18 +62,29 @@ def matches(marker: Mapping[str, Any], encoded: Any, signing_key: bytes) -> bool
 
 
 class _Scrubber:
-    """Replaces the secrets' texts: in shown text, and as markers in recorded values."""
+    """Replaces the secrets' texts: in shown text, and as markers in recorded values. A secret
+    a string's form shows (a URL's password, a secret key's value in JSON text) is found by
+    its place, however short: no search for its text in free text is needed."""
 
-    def __init__(self, texts: Sequence[str], placeholder: str, key: bytes, keyed: bool) -> None:
+    def __init__(self, texts: Sequence[str], policy: SecretPolicy, key: bytes, keyed: bool) -> None:
         self.found = TextSearch(texts)  # (in time linear in a string, however many texts)
-        self.placeholder = placeholder
+        self.policy = policy
+        self.placeholder = policy.placeholder
         self.key = key
         self.keyed = keyed
+
+    def shows(self, text: str) -> bool:
+        """Whether the form of `text` shows a secret other than the placeholder."""
+        return may_show_secret(text) and any(
+            secret != self.placeholder for secret in embedded_secrets(text, self.policy)
+        )
 
     def text(self, value: Any) -> Any:
         """`value` (any JSON) with each secret's text replaced in its strings."""
         kind = type(value)
         if kind is str:
+            if may_show_secret(value):
+                value = _redact_text(value, self.policy, [])
             for secret in self.found(value):  # the longest first, as `texts` are given
                 value = value.replace(secret, self.placeholder)
             return value
@@ -83,7 +101,7 @@ class _Scrubber:
             item = pending.pop()
             kind = type(item)
             if kind is str:
-                if self.found(item):
+                if self.found(item) or self.shows(item):
                     return True
             elif kind is dict:
                 pending.extend(item)
@@ -143,16 +161,20 @@ class _Scrubber:
 
 
 def scrub_record(
-    record: dict[str, Any], texts: Sequence[str], placeholder: str, signing_key: bytes | None
+    record: dict[str, Any],
+    texts: Sequence[str],
+    policy: SecretPolicy,
+    signing_key: bytes | None,
 ) -> dict[str, Any]:
-    """`record` with the secrets' `texts` scrubbed: values marked (see above), texts replaced.
+    """`record` with the secrets' `texts`, and those the forms of its strings show under
+    `policy` (a URL's password), scrubbed: values marked (see above), texts replaced.
 
     The ``value`` of every entry, history item and event becomes a marker where it holds a
     secret's text (the value of a secret key is already the placeholder); the command line,
     notices, origins' tokens and every other text just have the secret's text replaced.
     """
     key, keyed = digest_key(signing_key)
-    scrubber = _Scrubber(texts, placeholder, key, keyed)
+    scrubber = _Scrubber(texts, policy, key, keyed)
     shown = {name: scrubber.text(item) for name, item in record.items() if name != "roles"}
     shown["roles"] = {role: scrubber.section(item) for role, item in record["roles"].items()}
     return {name: shown[name] for name in record}

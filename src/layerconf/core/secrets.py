@@ -150,7 +150,8 @@ class SecretPolicy:
     ``SECRETS.extend(names=["my_token"])`` and pass the result where a policy is taken.
     `min_scrub_length`: a secret value at least this long is also searched for in free text
     (argv tokens, notices, other values) and replaced there; a shorter one is redacted only
-    where it is a secret key's value, so that a secret such as ``"1"`` cannot wreck the text.
+    where it is a secret key's value, or where the form of a text shows it (a URL's password),
+    so that a secret such as ``"1"`` cannot wreck the text.
     """
 
     __repr__ = record_repr
