@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from layerconf.cli.streams import standard_error
-from layerconf.core.secrets import TextSearch
+from layerconf.core.secrets import TextSearch, hide_url_passwords
 
 if TYPE_CHECKING:
     import argparse
@@ -62,6 +62,8 @@ class Scrubber:
         self.add(redact_argv(argv, self.policy)[1])
 
     def __call__(self, text: str) -> str:
+        if "://" in text:  # a URL's password, however short (a record's written by hand)
+            text = hide_url_passwords(text, self.policy.placeholder)[0]
         for secret in self.found(text):
             text = text.replace(secret, self.policy.placeholder)
         return text

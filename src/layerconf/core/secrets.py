@@ -35,6 +35,7 @@ from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core._secret_text import TextSearch as TextSearch
 from layerconf.core._secret_text import (
     _may_hold_a_form,
+    hide_url_passwords,
     may_show_secret,
     secret_texts,
     url_passwords,
@@ -50,6 +51,7 @@ __all__ = [
     "SECRETS",
     "SecretPolicy",
     "embedded_secrets",
+    "hide_url_passwords",
     "is_secret",
     "may_show_secret",
     "redact",
