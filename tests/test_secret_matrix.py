@@ -124,6 +124,12 @@ PLACEMENTS: dict[str, Placement] = {
     "url-short-passed-on=": Placement(
         ("--sglang-url=https://u:Zq8@host",), needle="Zq8", held=False
     ),
+    # A URL's password in a mapping's key: found by its place too.
+    "url-in-a-key": Placement(("--train-env-vars", json.dumps({f"https://u:pw{S}@h": "1"}))),
+    "url-in-a-key-short": Placement(
+        ("--train-env-vars", json.dumps({"https://u:Zq8@h": "1"})), needle="Zq8"
+    ),
+    "role-file-url-in-a-key": Placement((), "train_env_vars: {'https://u:Zq8@h': 1}", "Zq8"),
     "role-file-url-short": Placement((), "wandb_host: https://user:Zq8@wandb.example.com", "Zq8"),
     "value-equal-to-a-secret": Placement(("--wandb-key", f"cos{S}", "--wandb-exp-name", f"cos{S}")),
     "role-file": Placement((), f"wandb_key: sk-{S}"),

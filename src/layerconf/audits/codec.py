@@ -337,6 +337,9 @@ def _encode_path(encoder: Encoder, value: pathlib.PurePath) -> dict[str, Any]:
 def _encode_mapping(encoder: Encoder, value: Mapping[Any, Any]) -> Any:
     is_secret = encoder.policy.is_secret
     if type(value) is dict and TAG not in value and all(type(k) is str for k in value):
+        for key in value:
+            if may_show_secret(key):  # a URL's password in a key ({"https://u:pw@h": 1})
+                encoder.embedded_in(key)
         return {key: encoder.field(is_secret(key), item) for key, item in value.items()}
     # Keys JSON cannot hold (or a key that would read as a tag): a sorted list of pairs.
     items = [

@@ -79,8 +79,9 @@ class _Scrubber:
             secret != self.placeholder for secret in embedded_secrets(text, self.policy)
         )
 
-    def text(self, value: Any) -> Any:
-        """`value` (any JSON) with each secret's text replaced in its strings."""
+    def text(self, value: Any, keys: bool = False) -> Any:
+        """`value` (any JSON) with each secret's text replaced in its strings (its objects'
+        keys too with `keys`: in a value shown, not in the record's own names)."""
         kind = type(value)
         if kind is str:
             if may_show_secret(value):
@@ -89,9 +90,12 @@ class _Scrubber:
                 value = value.replace(secret, self.placeholder)
             return value
         if kind is dict:
-            return {key: self.text(item) for key, item in value.items()}
+            return {
+                self.text(key) if keys else key: self.text(item, keys)
+                for key, item in value.items()
+            }
         if kind is list:
-            return [self.text(item) for item in value]
+            return [self.text(item, keys) for item in value]
         return value
 
     def holds(self, value: Any) -> bool:
@@ -125,7 +129,7 @@ class _Scrubber:
         if (kind is str or kind is dict) and self.holds(encoded):
             return {
                 TAG: SCRUBBED,
-                "shown": self.text(encoded),
+                "shown": self.text(encoded, keys=True),
                 "digest": _digest(self.key, encoded),
                 "keyed": self.keyed,
             }
@@ -151,8 +155,11 @@ class _Scrubber:
             return self.text(section)
         shown: dict[str, Any] = {}
         for name, item in section.items():
-            if name in ("settings", "leaves") and type(item) is dict:
+            if name == "settings" and type(item) is dict:
                 shown[name] = {key: self.entry(entry) for key, entry in item.items()}
+            elif name == "leaves" and type(item) is dict:
+                # (a leaf's path holds its mapping's keys: {"https://u:pw@h": 1}'s, say)
+                shown[name] = {self.text(key): self.entry(entry) for key, entry in item.items()}
             elif name == "events" and type(item) is list:
                 shown[name] = [self.entry(event) for event in item]
             else:

@@ -53,6 +53,8 @@ def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active:
     if isinstance(value, Mapping):
         active.add(id(value))
         for name, item in value.items():
+            if isinstance(name, str):  # a key's form may show a secret: a URL's password
+                found.extend(embedded_secrets(name, policy))
             _visit(name, item, policy, found, active)
     elif type(value) in (list, tuple, set, frozenset):
         active.add(id(value))

@@ -81,9 +81,12 @@ class Scrub:
         if isinstance(value, Mapping):
             mapping: dict[Any, Any] = {}
             memo[id(value)] = mapping
+            same = True
             for name, item in value.items():
-                mapping[name] = self.value(name, item, memo)
-            same = all(mapping[name] is item for name, item in value.items())
+                # (a key shown as a text is: it may hold a secret's, or a URL's password)
+                shown = self.value("", name, memo) if type(name) is str else name
+                mapping[shown] = self.value(name, item, memo)
+                same = same and shown is name and mapping[shown] is item
             return value if same else mapping
         if kind is list or kind is tuple:
             items: list[Any] = []

@@ -221,10 +221,17 @@ class SecretPolicy:
         if type(value) is str:  # a URL's password, JSON text holding a secret key
             return _redact_text(value, self, [])
         if isinstance(value, Mapping):
-            mapping = {name: self.redact(name, item) for name, item in value.items()}
-            if all(mapping[name] is item for name, item in value.items()):
+            # (a key's form may show a secret too: {"https://u:pw@host": 1})
+            shown = [
+                (self._redact_inside(name) if type(name) is str else name, self.redact(name, item))
+                for name, item in value.items()
+            ]
+            if all(
+                new is old and item is value[old]
+                for (new, item), old in zip(shown, value, strict=True)
+            ):
                 return value
-            return mapping
+            return dict(shown)
         if type(value) is list or type(value) is tuple:
             items = [self._redact_inside(item) for item in value]
             if all(new is old for new, old in zip(items, value, strict=True)):
