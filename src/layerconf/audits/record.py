@@ -151,7 +151,7 @@ def record_of(
         texts.make_entries()
         texts.lines = False
         signing = None if key is None else key_bytes(key)
-        record = scrub_record(record, scrub, secrets, signing)
+        record = scrub_record(record, scrub, secrets, signing, forms=encoder.embedded)
         record["fingerprint"] = _fingerprint(record["roles"])
     else:  # the value texts worked out on the way, the others encoded
         record["fingerprint"] = _fingerprint(record["roles"], texts=texts)

@@ -66,17 +66,22 @@ class _Scrubber:
     a string's form shows (a URL's password, a secret key's value in JSON text) is found by
     its place, however short: no search for its text in free text is needed."""
 
-    def __init__(self, texts: Sequence[str], policy: SecretPolicy, key: bytes, keyed: bool) -> None:
+    def __init__(
+        self, texts: Sequence[str], policy: SecretPolicy, forms: bool, key: bytes, keyed: bool
+    ) -> None:
         self.found = TextSearch(texts)  # (in time linear in a string, however many texts)
         self.policy = policy
+        self.forms = forms  # whether a string's form may show a secret (else none is asked)
         self.placeholder = policy.placeholder
         self.key = key
         self.keyed = keyed
 
     def shows(self, text: str) -> bool:
         """Whether the form of `text` shows a secret other than the placeholder."""
-        return may_show_secret(text) and any(
-            secret != self.placeholder for secret in embedded_secrets(text, self.policy)
+        return (
+            self.forms
+            and may_show_secret(text)
+            and any(secret != self.placeholder for secret in embedded_secrets(text, self.policy))
         )
 
     def text(self, value: Any, keys: bool = False) -> Any:
@@ -84,7 +89,7 @@ class _Scrubber:
         keys too with `keys`: in a value shown, not in the record's own names)."""
         kind = type(value)
         if kind is str:
-            if may_show_secret(value):
+            if self.forms and may_show_secret(value):
                 value = _redact_text(value, self.policy, [])
             for secret in self.found(value):  # the longest first, as `texts` are given
                 value = value.replace(secret, self.placeholder)
@@ -172,16 +177,18 @@ def scrub_record(
     texts: Sequence[str],
     policy: SecretPolicy,
     signing_key: bytes | None,
+    forms: bool = True,
 ) -> dict[str, Any]:
     """`record` with the secrets' `texts`, and those the forms of its strings show under
-    `policy` (a URL's password), scrubbed: values marked (see above), texts replaced.
+    `policy` (a URL's password; with `forms`, whether a string of the record may show one),
+    scrubbed: values marked (see above), texts replaced.
 
     The ``value`` of every entry, history item and event becomes a marker where it holds a
     secret's text (the value of a secret key is already the placeholder); the command line,
     notices, origins' tokens and every other text just have the secret's text replaced.
     """
     key, keyed = digest_key(signing_key)
-    scrubber = _Scrubber(texts, policy, key, keyed)
+    scrubber = _Scrubber(texts, policy, forms, key, keyed)
     shown = {name: scrubber.text(item) for name, item in record.items() if name != "roles"}
     shown["roles"] = {role: scrubber.section(item) for role, item in record["roles"].items()}
     return {name: shown[name] for name in record}
