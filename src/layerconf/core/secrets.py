@@ -385,7 +385,10 @@ def redacted_token(
 
 def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS) -> str:
     """`text` without `secrets`: each quoted as repr() quotes it, however short, and each at
-    least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text)."""
+    least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text);
+    and without the password of any URL in it, however short (found by its place)."""
+    if "://" in text:
+        text = hide_url_passwords(text, policy.placeholder)[0]
     for secret in sorted(secrets, key=len, reverse=True):  # a secret holding another goes whole
         if not secret:
             continue
