@@ -218,6 +218,8 @@ class Run:
             paths = [paths[0], paths[-1]]
         elif args[:2] == ("audit", "verify"):
             args = (*args, "--key-file", str(self.directory / "key"))
+        elif args[:2] == ("audit", "explain"):  # (the record, then the keys)
+            return said + self.cli(capsys, *args, paths[0], *self.keys)
         else:
             paths = paths[:1]
         return said + self.cli(capsys, *args, *paths)
@@ -274,6 +276,8 @@ OUTPUTS: dict[str, Output] = {
     "audit replay --json": lambda run, cap: run.record_command(cap, "audit", "replay", "--json"),
     "audit replay --yaml": lambda run, cap: run.record_command(cap, "audit", "replay", "--yaml"),
     "audit verify": lambda run, cap: run.record_command(cap, "audit", "verify"),
+    "audit relaunch": lambda run, cap: run.record_command(cap, "audit", "relaunch"),
+    "audit explain": lambda run, cap: run.record_command(cap, "audit", "explain", "--json"),
     "str(explain)": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, str)),
     "repr(explain)": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, repr)),
     "explain.to_dict": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, _to_dict)),
