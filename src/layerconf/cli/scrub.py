@@ -29,7 +29,8 @@ class Scrubber:
     This catches a secret's text wherever it is written: an argv notice that quotes
     ``--sglang-api-key ...``, a raw JSON string that embeds an ``HF_TOKEN``. As in audit
     records, values shorter than ``SECRETS.min_scrub_length`` are redacted as values only, so
-    that a key such as ``"1"`` cannot wreck the output.
+    that a key such as ``"1"`` cannot wreck the output; a URL's password, found by its place,
+    is hidden however short.
     """
 
     def __init__(self) -> None:
