@@ -159,6 +159,47 @@ class TestRelaunch:
         assert "holds no command line" in capsys.readouterr().err
 
 
+class TestForgedURLPasswords:
+    """A record written by hand shows a URL's password, however short, in no command's output:
+    not in a value, nor in an origin's token."""
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            ["audit", "explain", "RECORD", "load"],
+            ["audit", "explain", "--json", "RECORD", "load"],
+            ["audit", "replay", "RECORD"],
+            ["audit", "replay", "--json", "RECORD"],
+            ["audit", "diff", "BEFORE", "RECORD"],
+        ],
+    )
+    def test_not_printed(
+        self, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        from layerconf.audits.fingerprint import fingerprint
+
+        record = audit(resolve_roles(PARSER, ["--rollout-batch-size", "8"]))
+        (tmp_path / "before.json").write_text(json.dumps(record))
+        forged = "https://me:Qx7@host/ckpt"
+        for section in record["roles"].values():
+            section["settings"]["load"] = {
+                "value": forged,
+                "layer": "cli",
+                "kind": "argv",
+                "argv_index": 2,
+                "token": forged,
+            }
+        record["fingerprint"] = fingerprint(record["roles"])
+        path = tmp_path / "r.json"
+        path.write_text(json.dumps(record))
+        capsys.readouterr()
+        paths = {"RECORD": str(path), "BEFORE": str(tmp_path / "before.json")}
+        main([paths.get(part, part) for part in command])
+        out, err = capsys.readouterr()
+        assert "Qx7" not in out + err
+        assert "https://me:<redacted>@host/ckpt" in out + err
+
+
 class TestAuditExplain:
     """``audit explain`` prints what ``explain`` prints, from the record."""
 

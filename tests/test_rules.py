@@ -545,6 +545,31 @@ class TestSecretsInProblems:
         assert "DROPPED-SECRET" not in shown
         assert "NESTED-SECRET" not in shown
 
+    @pytest.mark.parametrize("password", ["pw1", "LONGER-PASSWORD-9"])
+    def test_a_urls_password(self, password: str) -> None:
+        """A URL's password a user rule quotes is hidden by its place, however short, when
+        the role holds no secret by name; and so is it in a rule's exception."""
+        url = f"https://me:{password}@host/ckpt"
+
+        @rule("resolved", name="quotes-url")
+        def quotes(context: RuleContext) -> Iterable[Decision]:
+            yield Problem(f"cannot reach {context.values['load']}", severity="warning")
+
+        @rule("resolved", name="raises")
+        def raises(context: RuleContext) -> None:
+            raise ValueError(f"no such host in {context.values['load']!r}")
+
+        layers = [Layer.from_mapping("cli", {"load": url})]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            roles = resolve_stacks({"a": LayerStack(layers, rules=[quotes])})
+        shown = [str(w.message) for w in caught] + [str(n) for n in notices(roles["a"])]
+        assert shown == ["warning: cannot reach https://me:<redacted>@host/ckpt"] * 2
+        with pytest.raises(RuleError) as error:
+            resolve_stacks({"a": LayerStack(layers, rules=[raises])})
+        assert password not in f"{error.value}{error.value!r}"
+        assert "https://me:<redacted>@host/ckpt" in str(error.value)
+
 
 class TestWhoseBug:
     """An exception in layerconf's own rule is its bug (the command's exit 70), not a

@@ -100,6 +100,10 @@ PLACEMENTS: dict[str, Placement] = {
     "passed-on=": Placement((f"--sglang-api-key=sk-{S}",), held=False),
     "passed-on-abbreviation": Placement(("--sglang-api-k", f"sk-{S}"), held=False),
     "passed-on-abbreviation=": Placement((f"--sglang-api-k=sk-{S}",), held=False),
+    "passed-on-prefixed-name": Placement(("--sglang-hf-token", f"hf_{S}"), held=False),
+    "passed-on-prefixed-name=": Placement((f"--sglang-wandb-key=sk-{S}",), held=False),
+    "passed-on-misspelt": Placement(("--sglang-api-keyy", f"sk-{S}"), held=False),
+    "passed-on-misspelt=": Placement((f"--sglang-pasword=pw-{S}",), held=False),
     "env-json": Placement(("--train-env-vars", json.dumps({"HF_TOKEN": f"hf_{S}"}))),
     "env-json-escaped": Placement(("--train-env-vars", '{"HF_TOKEN": "hf_Secr\\u0065t' + S + '"}')),
     "env-json-malformed": Placement(
@@ -112,6 +116,21 @@ PLACEMENTS: dict[str, Placement] = {
         ("--train-env-vars", json.dumps({"GITHUB_TOKEN": f"gh_{S}", "AWS_SESSION_TOKEN": S}))
     ),
     "url": Placement(("--wandb-host", f"https://user:pw{S}@wandb.example.com")),
+    # A URL's password is found by its place, however short (no free-text search finds it).
+    "url-short": Placement(("--wandb-host", "https://user:Zq8@wandb.example.com"), needle="Zq8"),
+    "url-short-passed-on": Placement(
+        ("--sglang-url", "https://user:Zq8@host"), needle="Zq8", held=False
+    ),
+    "url-short-passed-on=": Placement(
+        ("--sglang-url=https://u:Zq8@host",), needle="Zq8", held=False
+    ),
+    # A URL's password in a mapping's key: found by its place too.
+    "url-in-a-key": Placement(("--train-env-vars", json.dumps({f"https://u:pw{S}@h": "1"}))),
+    "url-in-a-key-short": Placement(
+        ("--train-env-vars", json.dumps({"https://u:Zq8@h": "1"})), needle="Zq8"
+    ),
+    "role-file-url-in-a-key": Placement((), "train_env_vars: {'https://u:Zq8@h': 1}", "Zq8"),
+    "role-file-url-short": Placement((), "wandb_host: https://user:Zq8@wandb.example.com", "Zq8"),
     "value-equal-to-a-secret": Placement(("--wandb-key", f"cos{S}", "--wandb-exp-name", f"cos{S}")),
     "role-file": Placement((), f"wandb_key: sk-{S}"),
     "role-file-no-space": Placement((), f"wandb_key:sk-{S}", held=False),
@@ -199,6 +218,8 @@ class Run:
             paths = [paths[0], paths[-1]]
         elif args[:2] == ("audit", "verify"):
             args = (*args, "--key-file", str(self.directory / "key"))
+        elif args[:2] == ("audit", "explain"):  # (the record, then the keys)
+            return said + self.cli(capsys, *args, paths[0], *self.keys)
         else:
             paths = paths[:1]
         return said + self.cli(capsys, *args, *paths)
@@ -255,6 +276,8 @@ OUTPUTS: dict[str, Output] = {
     "audit replay --json": lambda run, cap: run.record_command(cap, "audit", "replay", "--json"),
     "audit replay --yaml": lambda run, cap: run.record_command(cap, "audit", "replay", "--yaml"),
     "audit verify": lambda run, cap: run.record_command(cap, "audit", "verify"),
+    "audit relaunch": lambda run, cap: run.record_command(cap, "audit", "relaunch"),
+    "audit explain": lambda run, cap: run.record_command(cap, "audit", "explain", "--json"),
     "str(explain)": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, str)),
     "repr(explain)": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, repr)),
     "explain.to_dict": lambda run, cap: run.api(cap, lambda roles: run.explained(roles, _to_dict)),
@@ -305,7 +328,8 @@ def test_the_secret_does_reach_a_value(
     monkeypatch.chdir(ROOT if PLACEMENTS[placement].file is None else tmp_path)
     run = Run(PLACEMENTS[placement], tmp_path)
     roles = resolve_roles(run.parser, run.argv, **({"preset": PLAIN} if run.placement.own else {}))
-    assert any(S in repr(vars(namespace)) for namespace in roles.values())
+    needle = PLACEMENTS[placement].needle
+    assert any(needle in repr(vars(namespace)) for namespace in roles.values())
 
 
 # Letters whose lower() is not one letter in its place: dotted I (two), the final sigma.
@@ -334,6 +358,11 @@ class TestNames:
             "--token",
             "replicate_api_token",
             "google_refresh_token",
+            "sglang_hf_token",
+            "--sglang-wandb-key",
+            "train_env_vars.MY_HF_TOKEN",
+            "MY_GITHUB_TOKEN",
+            "ci_huggingface_token",
         ],
     )
     def test_secret(self, name: str) -> None:
@@ -440,6 +469,16 @@ class TestClassification:
             (["--api-k", "s3cr3t"], ["--api-k", REDACTED]),
             (["--api=s3cr3t"], [f"--api={REDACTED}"]),
             (["--api-kye", "s3cr3t"], ["--api-kye", REDACTED]),
+            # Flags the parser does not own, one edit from a secret's name (another program's
+            # parser may take them for it), or not:
+            (["--x-api-keyy", "s3cr3t"], ["--x-api-keyy", REDACTED]),
+            (["--x-aip-key=s3cr3t"], [f"--x-aip-key={REDACTED}"]),
+            (["--hf-tokn", "s3cr3t"], ["--hf-tokn", REDACTED]),
+            (["--db-pasword", "s3cr3t"], ["--db-pasword", REDACTED]),
+            (
+                ["--tokens", "5", "--x-fim-pad-tokn", "6"],
+                ["--tokens", "5", "--x-fim-pad-tokn", "6"],
+            ),
             (["--name", "run", "--lr", "-1"], ["--name", "run", "--lr", "-1"]),
             (["-k", "--name", "n"], ["-k", "--name", "n"]),
             (["@args.txt", "-v"], ["@args.txt", "-v"]),
@@ -454,6 +493,32 @@ class TestClassification:
     )
     def test_own_parser(self, argv: list[str], shown: list[str]) -> None:
         assert redacted_argv(argv, own_parser()) == shown
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        ending=st.sampled_from(
+            [e for e in (*SECRETS.names, *(s[1:] for s in SECRETS.suffixes)) if len(e) >= 6]
+        ),
+        edit=st.sampled_from(["add", "drop", "change", "swap"]),
+        at=st.integers(min_value=0),
+        prefix=st.sampled_from(["", "sglang_"]),
+    )
+    def test_a_flag_one_edit_from_a_secrets_name(
+        self, ending: str, edit: str, at: int, prefix: str
+    ) -> None:
+        """A flag the parser does not own, one edit from a secret's name (as a whole, or at
+        its end after a word for a suffix's), takes a secret: another program may read it."""
+        at %= len(ending) - 1
+        spelt = {
+            "add": ending[:at] + "q" + ending[at:],
+            "drop": ending[:at] + ending[at + 1 :],
+            "change": ending[:at] + ("q" if ending[at] != "q" else "z") + ending[at + 1 :],
+            "swap": ending[:at] + ending[at + 1] + ending[at] + ending[at + 2 :],
+        }[edit]
+        if prefix and ending not in (s[1:] for s in SECRETS.suffixes):
+            prefix = ""  # (a name is a secret's as a whole flag only)
+        flag = "--" + (prefix + spelt).replace("_", "-")
+        assert redacted_argv([flag, "s3cr3t"], own_parser()) == [flag, REDACTED]
 
     @pytest.mark.parametrize("parser", [load_profile(), own_parser()], ids=["profile", "own"])
     def test_the_separator_is_no_abbreviation(

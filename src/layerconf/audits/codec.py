@@ -203,6 +203,9 @@ class Encoder:
     def __init__(self, policy: SecretPolicy) -> None:
         self.policy = policy
         self.found: list[str] = []  # secret values met, to search for in the record's text
+        #: Whether a value's form showed a secret (a URL's password, a secret key's in JSON
+        #: text): such a secret is hidden by its place, however short (`scrub_record`).
+        self.embedded = False
         self._active: set[int] = set()  # containers being encoded (a cycle is not followed)
         # Per origin object (kept alive here, so that its id is not reused by another one).
         self._origins: dict[int, tuple[Origin, dict[str, Any]]] = {}
@@ -224,7 +227,7 @@ class Encoder:
         kind = type(value)
         if kind is str:
             if may_show_secret(value):  # a URL's password, JSON's secrets
-                self.found.extend(embedded_secrets(value, self.policy))
+                self.embedded_in(value)
             return value
         if kind is bool or value is None:
             return value
@@ -243,6 +246,13 @@ class Encoder:
         except Exception:  # a value whose int(), str(), iteration... raises is still recorded
             pass
         return _object(value)
+
+    def embedded_in(self, text: str) -> None:
+        """Note the secrets the form of `text` shows (`embedded_secrets`)."""
+        found = embedded_secrets(text, self.policy)
+        if found:
+            self.found.extend(found)
+            self.embedded = True
 
     def container(self, value: Any, encode: Callable[[], Any]) -> Any:
         """encode(), or a ``<cycle>`` object when `value` is already being encoded."""
@@ -302,7 +312,7 @@ def _encode_int(encoder: Encoder, value: Any) -> dict[str, Any]:
 def _encode_str(encoder: Encoder, value: str) -> dict[str, Any]:
     text = str(value)
     if may_show_secret(text):  # a str subclass's text shows what a str's would
-        encoder.found.extend(embedded_secrets(text, encoder.policy))
+        encoder.embedded_in(text)
     return {TAG: "str", "class": qualified_name(type(value)), "value": text}
 
 
@@ -327,6 +337,9 @@ def _encode_path(encoder: Encoder, value: pathlib.PurePath) -> dict[str, Any]:
 def _encode_mapping(encoder: Encoder, value: Mapping[Any, Any]) -> Any:
     is_secret = encoder.policy.is_secret
     if type(value) is dict and TAG not in value and all(type(k) is str for k in value):
+        for key in value:
+            if may_show_secret(key):  # a URL's password in a key ({"https://u:pw@h": 1})
+                encoder.embedded_in(key)
         return {key: encoder.field(is_secret(key), item) for key, item in value.items()}
     # Keys JSON cannot hold (or a key that would read as a tag): a sorted list of pairs.
     items = [

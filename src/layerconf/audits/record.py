@@ -147,11 +147,11 @@ def record_of(
         key=len,
         reverse=True,  # the longest first, so a secret that contains another goes whole
     )
-    if scrub:
+    if scrub or encoder.embedded:
         texts.make_entries()
         texts.lines = False
         signing = None if key is None else key_bytes(key)
-        record = scrub_record(record, scrub, secrets.placeholder, signing)
+        record = scrub_record(record, scrub, secrets, signing, forms=encoder.embedded)
         record["fingerprint"] = _fingerprint(record["roles"])
     else:  # the value texts worked out on the way, the others encoded
         record["fingerprint"] = _fingerprint(record["roles"], texts=texts)

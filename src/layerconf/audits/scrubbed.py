@@ -26,7 +26,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from layerconf.audits.codec import TAG, Encoder, canonical
-from layerconf.core.secrets import SECRETS, TextSearch
+from layerconf.core.secrets import (
+    SECRETS,
+    SecretPolicy,
+    TextSearch,
+    embedded_secrets,
+    may_show_secret,
+)
+from layerconf.core.secrets import _redact_text as _redact_text
 
 __all__ = ["SCRUBBED", "digest_key", "first_marker", "given_matches", "matches", "scrub_record"]
 
@@ -55,25 +62,45 @@ def matches(marker: Mapping[str, Any], encoded: Any, signing_key: bytes) -> bool
 
 
 class _Scrubber:
-    """Replaces the secrets' texts: in shown text, and as markers in recorded values."""
+    """Replaces the secrets' texts: in shown text, and as markers in recorded values. A secret
+    a string's form shows (a URL's password, a secret key's value in JSON text) is found by
+    its place, however short: no search for its text in free text is needed."""
 
-    def __init__(self, texts: Sequence[str], placeholder: str, key: bytes, keyed: bool) -> None:
+    def __init__(
+        self, texts: Sequence[str], policy: SecretPolicy, forms: bool, key: bytes, keyed: bool
+    ) -> None:
         self.found = TextSearch(texts)  # (in time linear in a string, however many texts)
-        self.placeholder = placeholder
+        self.policy = policy
+        self.forms = forms  # whether a string's form may show a secret (else none is asked)
+        self.placeholder = policy.placeholder
         self.key = key
         self.keyed = keyed
 
-    def text(self, value: Any) -> Any:
-        """`value` (any JSON) with each secret's text replaced in its strings."""
+    def shows(self, text: str) -> bool:
+        """Whether the form of `text` shows a secret other than the placeholder."""
+        return (
+            self.forms
+            and may_show_secret(text)
+            and any(secret != self.placeholder for secret in embedded_secrets(text, self.policy))
+        )
+
+    def text(self, value: Any, keys: bool = False) -> Any:
+        """`value` (any JSON) with each secret's text replaced in its strings (its objects'
+        keys too with `keys`: in a value shown, not in the record's own names)."""
         kind = type(value)
         if kind is str:
+            if self.forms and may_show_secret(value):
+                value = _redact_text(value, self.policy, [])
             for secret in self.found(value):  # the longest first, as `texts` are given
                 value = value.replace(secret, self.placeholder)
             return value
         if kind is dict:
-            return {key: self.text(item) for key, item in value.items()}
+            return {
+                self.text(key) if keys else key: self.text(item, keys)
+                for key, item in value.items()
+            }
         if kind is list:
-            return [self.text(item) for item in value]
+            return [self.text(item, keys) for item in value]
         return value
 
     def holds(self, value: Any) -> bool:
@@ -83,7 +110,7 @@ class _Scrubber:
             item = pending.pop()
             kind = type(item)
             if kind is str:
-                if self.found(item):
+                if self.found(item) or self.shows(item):
                     return True
             elif kind is dict:
                 pending.extend(item)
@@ -107,7 +134,7 @@ class _Scrubber:
         if (kind is str or kind is dict) and self.holds(encoded):
             return {
                 TAG: SCRUBBED,
-                "shown": self.text(encoded),
+                "shown": self.text(encoded, keys=True),
                 "digest": _digest(self.key, encoded),
                 "keyed": self.keyed,
             }
@@ -133,8 +160,11 @@ class _Scrubber:
             return self.text(section)
         shown: dict[str, Any] = {}
         for name, item in section.items():
-            if name in ("settings", "leaves") and type(item) is dict:
+            if name == "settings" and type(item) is dict:
                 shown[name] = {key: self.entry(entry) for key, entry in item.items()}
+            elif name == "leaves" and type(item) is dict:
+                # (a leaf's path holds its mapping's keys: {"https://u:pw@h": 1}'s, say)
+                shown[name] = {self.text(key): self.entry(entry) for key, entry in item.items()}
             elif name == "events" and type(item) is list:
                 shown[name] = [self.entry(event) for event in item]
             else:
@@ -143,16 +173,22 @@ class _Scrubber:
 
 
 def scrub_record(
-    record: dict[str, Any], texts: Sequence[str], placeholder: str, signing_key: bytes | None
+    record: dict[str, Any],
+    texts: Sequence[str],
+    policy: SecretPolicy,
+    signing_key: bytes | None,
+    forms: bool = True,
 ) -> dict[str, Any]:
-    """`record` with the secrets' `texts` scrubbed: values marked (see above), texts replaced.
+    """`record` with the secrets' `texts`, and those the forms of its strings show under
+    `policy` (a URL's password; with `forms`, whether a string of the record may show one),
+    scrubbed: values marked (see above), texts replaced.
 
     The ``value`` of every entry, history item and event becomes a marker where it holds a
     secret's text (the value of a secret key is already the placeholder); the command line,
     notices, origins' tokens and every other text just have the secret's text replaced.
     """
     key, keyed = digest_key(signing_key)
-    scrubber = _Scrubber(texts, placeholder, key, keyed)
+    scrubber = _Scrubber(texts, policy, forms, key, keyed)
     shown = {name: scrubber.text(item) for name, item in record.items() if name != "roles"}
     shown["roles"] = {role: scrubber.section(item) for role, item in record["roles"].items()}
     return {name: shown[name] for name in record}

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from layerconf.cli.streams import standard_error
-from layerconf.core.secrets import TextSearch
+from layerconf.core.secrets import TextSearch, hide_url_passwords
 
 if TYPE_CHECKING:
     import argparse
@@ -29,7 +29,8 @@ class Scrubber:
     This catches a secret's text wherever it is written: an argv notice that quotes
     ``--sglang-api-key ...``, a raw JSON string that embeds an ``HF_TOKEN``. As in audit
     records, values shorter than ``SECRETS.min_scrub_length`` are redacted as values only, so
-    that a key such as ``"1"`` cannot wreck the output.
+    that a key such as ``"1"`` cannot wreck the output; a URL's password, found by its place,
+    is hidden however short.
     """
 
     def __init__(self) -> None:
@@ -62,6 +63,8 @@ class Scrubber:
         self.add(redact_argv(argv, self.policy)[1])
 
     def __call__(self, text: str) -> str:
+        if "://" in text:  # a URL's password, however short (a record's written by hand)
+            text = hide_url_passwords(text, self.policy.placeholder)[0]
         for secret in self.found(text):
             text = text.replace(secret, self.policy.placeholder)
         return text

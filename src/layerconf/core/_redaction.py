@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from layerconf.core._scrub import Scrub
+from layerconf.core._scrub import Scrub, token_may_hold
 from layerconf.core.records import Setting
 from layerconf.core.secrets import SecretPolicy, embedded_secrets, redact_argv, secret_texts
 
@@ -24,8 +24,9 @@ def redacted(setting: Setting, policy: SecretPolicy) -> Setting:
     for entry in _entries(setting):
         _visit(entry.key, entry.value, policy, found, set())
         token = entry.origin.token
-        if token is not None and "=" in token:
-            # A secret flag's token (--wandb-key=...), whatever the key: its value too.
+        if token is not None and token_may_hold(token):
+            # A secret flag's token (--wandb-key=...), whatever the key: its value too; a
+            # URL's password in the token (a record's, written by hand).
             found.extend(redact_argv([token], policy)[1])
     if not found:
         return setting
@@ -52,6 +53,8 @@ def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active:
     if isinstance(value, Mapping):
         active.add(id(value))
         for name, item in value.items():
+            if isinstance(name, str):  # a key's form may show a secret: a URL's password
+                found.extend(embedded_secrets(name, policy))
             _visit(name, item, policy, found, active)
     elif type(value) in (list, tuple, set, frozenset):
         active.add(id(value))

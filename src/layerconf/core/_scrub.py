@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
-from layerconf.core.secrets import SECRETS, SecretPolicy, TextSearch, redact_argv
+from layerconf.core.secrets import SECRETS, SecretPolicy, TextSearch, may_show_secret, redact_argv
 
-__all__ = ["Scrub", "shown_text"]
+__all__ = ["Scrub", "shown_text", "token_may_hold"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -55,7 +55,7 @@ class Scrub:
 
     def origin(self, origin: Any) -> Any:
         token, label = origin.token, origin.label
-        if token is not None and "=" in token:
+        if token is not None and token_may_hold(token):
             token = redact_argv([token], self.policy)[0][0]
         token = self.text(token) if token is not None else None
         label = self.text(label) if label is not None else None
@@ -81,9 +81,12 @@ class Scrub:
         if isinstance(value, Mapping):
             mapping: dict[Any, Any] = {}
             memo[id(value)] = mapping
+            same = True
             for name, item in value.items():
-                mapping[name] = self.value(name, item, memo)
-            same = all(mapping[name] is item for name, item in value.items())
+                # (a key shown as a text is: it may hold a secret's, or a URL's password)
+                shown = self.value("", name, memo) if type(name) is str else name
+                mapping[shown] = self.value(name, item, memo)
+                same = same and shown is name and mapping[shown] is item
             return value if same else mapping
         if kind is list or kind is tuple:
             items: list[Any] = []
@@ -98,6 +101,13 @@ class Scrub:
                 return value
             return kind(members)
         return value
+
+
+def token_may_hold(token: str) -> bool:
+    """Whether an origin's argv `token` may hold a secret of its own: a flag's value after
+    ``=`` (``--wandb-key=S``, whatever the key), a URL's password (however short), JSON
+    text's secret keys. `redact_argv` of the token finds it, and shows it without."""
+    return "=" in token or may_show_secret(token)
 
 
 def shown_text(values: Mapping[str, Any], policy: SecretPolicy = SECRETS) -> str:

@@ -5,8 +5,8 @@ options (shared by a parser's copies) and policy; a bundled profile ships the ca
 scan and which of them the policy names a secret's (`seed_secret_options`), so that the parsers
 it builds are not scanned in each process, nor the policy asked about each candidate. Which
 tokens of a command line a secret positional takes (`_positional_secrets`), and whether a flag
-the parser does not own is a secret's name cut short (`_cut_short`), are told here too; so is
-the normal form of a name (`_normalize`), which the policy compares.
+the parser does not own is a secret's name cut short (`_cut_short`) or misspelt (`_misspelt`),
+are told here too; so is the normal form of a name (`_normalize`), which the policy compares.
 """
 
 from __future__ import annotations
@@ -125,6 +125,58 @@ def _last_words(policy: SecretPolicy) -> tuple[str, bool]:
     endings = itertools.chain(policy.names, policy.suffixes)
     words = "\0" + "\0".join(map(_LAST, map(_SPLIT, endings)))
     return words, not all(map(_UNDERSCORED, policy.suffixes))
+
+
+#: How many letters a secret's name (or a suffix's, after its "_") has, at least, for a flag
+#: one edit away from it to be taken for it: ``--x-tokn`` is no secret's, ``--x-api-keyy`` is.
+_MISSPELT_FROM = 6
+
+
+def _misspelt(name: str, policy: SecretPolicy) -> bool:
+    """Whether the unknown flag `name` is one edit (a letter added, dropped, changed, or two
+    swapped) away from a secret's name, as another program's parser would still be handed it
+    (``--sglang-api-keyy``: slime passes ``--sglang-*`` on; SGLang's parser may take it for
+    ``--api-key``, or the user meant that): the whole flag from one of `policy`'s names, or its
+    last words from one of its suffixes (``--x-pasword``). Only names and suffixes of at least
+    `_MISSPELT_FROM` letters are matched so (``--tokens`` is no secret's).
+
+    Two texts one edit apart have one of them, or a text one letter shorter than both, in
+    common: each of the flag's endings that starts a word is looked up, with each of its
+    one-letter-shorter forms, among those of the names and suffixes (`_misspellings`)."""
+    normal = _normalize(name)
+    table, shortest, longest = _misspellings(policy)
+    size = len(normal)
+    for start in range(max(0, size - longest - 1), size - shortest + 2):
+        if start and normal[start - 1] != "_":
+            continue
+        tail = normal[start:]
+        for form in (tail, *(tail[:at] + tail[at + 1 :] for at in range(len(tail)))):
+            kinds = table.get(form)
+            if kinds is not None and (start == 0 or kinds & _ENDING):
+                return True
+    return False
+
+
+_WHOLE, _ENDING = 1, 2  # a form of a name (of a whole flag only), of a suffix (of its end too)
+
+
+@functools.lru_cache(maxsize=64)
+def _misspellings(policy: SecretPolicy) -> tuple[dict[str, int], int, int]:
+    """Each name and suffix of `policy` at least `_MISSPELT_FROM` letters long (a suffix
+    without its leading "_"), and each of them with one letter dropped, mapped to whether it
+    is a name's form (`_WHOLE`), a suffix's (`_ENDING`) or both; the shortest and the longest
+    length of those names and suffixes."""
+    table: dict[str, int] = {}
+    sizes = []
+    for kind, endings in ((_WHOLE, policy.names), (_ENDING, policy.suffixes)):
+        for ending in endings:
+            word = ending[1:] if kind == _ENDING and ending.startswith("_") else ending
+            if len(word) < _MISSPELT_FROM:
+                continue
+            sizes.append(len(word))
+            for form in (word, *(word[:at] + word[at + 1 :] for at in range(len(word)))):
+                table[form] = table.get(form, 0) | kind
+    return table, min(sizes, default=1), max(sizes, default=0)
 
 
 _SPLIT = operator.methodcaller("rpartition", "_")

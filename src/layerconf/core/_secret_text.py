@@ -19,7 +19,7 @@ from layerconf.core.values import MAX_INT_BITS
 if TYPE_CHECKING:
     from layerconf.core.secrets import SecretPolicy
 
-__all__ = ["TextSearch", "may_show_secret", "secret_texts", "url_passwords"]
+__all__ = ["TextSearch", "hide_url_passwords", "may_show_secret", "secret_texts", "url_passwords"]
 
 
 def secret_texts(value: Any) -> list[str]:
@@ -69,6 +69,20 @@ def url_passwords(text: str) -> list[str]:
     return _URL_PASSWORD.findall(text) if "://" in text else []
 
 
+def hide_url_passwords(text: str, placeholder: str) -> tuple[str, list[str]]:
+    """`text` with the password of each URL in it replaced by `placeholder`, however short
+    (found by its place, not searched for), and the passwords replaced."""
+    passwords: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        passwords.append(match.group(1))
+        return match.group(0)[: match.start(1) - match.start(0)] + placeholder + "@"
+
+    if "://" not in text:
+        return text, passwords
+    return _URL_PASSWORD.sub(hide, text), passwords  # one pass, however many there are
+
+
 def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
     """`text` (an argv token, a value) without the secrets its form shows: URL passwords,
     values of secret keys in JSON text (a malformed one naming a secret key goes whole).
@@ -78,13 +92,7 @@ def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
     """
     whole = text
     if "://" in text:
-        passwords: list[str] = []
-
-        def hide(match: re.Match[str]) -> str:
-            passwords.append(match.group(1))
-            return match.group(0)[: match.start(1) - match.start(0)] + policy.placeholder + "@"
-
-        text = _URL_PASSWORD.sub(hide, text)  # one pass, however many there are
+        text, passwords = hide_url_passwords(text, policy.placeholder)
         if len(set(passwords)) > _MAX_FOUND:
             found.append(whole)
             return policy.placeholder

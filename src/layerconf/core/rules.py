@@ -250,7 +250,7 @@ def _scrubbed(message: str, context: RuleContext) -> str:
         layers += provenance.layers if provenance is not None else ()
     named = {key for held in values for key in held}  # (values a rule set: in no layer)
     texts = texts_held(layers, values, SECRETS.secret_keys(named))
-    return scrub_text(message, texts) if texts else message
+    return scrub_text(message, texts)  # (a URL's password too, with no texts)
 
 
 def _decisions_of(candidate: Rule, context: RuleContext) -> Iterator[Decision]:

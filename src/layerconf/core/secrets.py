@@ -23,6 +23,7 @@ from layerconf.core._secret_flags import (
     _cut_short,
     _is_option,
     _may_be_secret,
+    _misspelt,
     _near_secret,
     _normalize,
     _positional_secrets,
@@ -34,6 +35,7 @@ from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core._secret_text import TextSearch as TextSearch
 from layerconf.core._secret_text import (
     _may_hold_a_form,
+    hide_url_passwords,
     may_show_secret,
     secret_texts,
     url_passwords,
@@ -49,6 +51,7 @@ __all__ = [
     "SECRETS",
     "SecretPolicy",
     "embedded_secrets",
+    "hide_url_passwords",
     "is_secret",
     "may_show_secret",
     "redact",
@@ -123,6 +126,20 @@ _DEFAULT_SUFFIXES = (
     "_refresh_token",
     "_oauth_token",
     "_storage_key",
+    # The names above that say whose credential they are, as the end of a longer name: a
+    # prefixed flag another program's parser reads (``--sglang-hf-token``), an environment
+    # variable of one's own (``MY_HF_TOKEN``). A bare ``_token`` or ``_key`` is no suffix
+    # (``fim_pad_token``, ``input_key``).
+    "_wandb_key",
+    "_hf_token",
+    "_github_token",
+    "_gh_token",
+    "_gitlab_token",
+    "_databricks_token",
+    "_slack_token",
+    "_npm_token",
+    "_pypi_token",
+    "_huggingface_token",
 )
 
 
@@ -135,7 +152,8 @@ class SecretPolicy:
     ``SECRETS.extend(names=["my_token"])`` and pass the result where a policy is taken.
     `min_scrub_length`: a secret value at least this long is also searched for in free text
     (argv tokens, notices, other values) and replaced there; a shorter one is redacted only
-    where it is a secret key's value, so that a secret such as ``"1"`` cannot wreck the text.
+    where it is a secret key's value, or where the form of a text shows it (a URL's password),
+    so that a secret such as ``"1"`` cannot wreck the text.
     """
 
     __repr__ = record_repr
@@ -203,10 +221,17 @@ class SecretPolicy:
         if type(value) is str:  # a URL's password, JSON text holding a secret key
             return _redact_text(value, self, [])
         if isinstance(value, Mapping):
-            mapping = {name: self.redact(name, item) for name, item in value.items()}
-            if all(mapping[name] is item for name, item in value.items()):
+            # (a key's form may show a secret too: {"https://u:pw@host": 1})
+            shown = [
+                (self._redact_inside(name) if type(name) is str else name, self.redact(name, item))
+                for name, item in value.items()
+            ]
+            if all(
+                new is old and item is value[old]
+                for (new, item), old in zip(shown, value, strict=True)
+            ):
                 return value
-            return mapping
+            return dict(shown)
         if type(value) is list or type(value) is tuple:
             items = [self._redact_inside(item) for item in value]
             if all(new is old for new, old in zip(items, value, strict=True)):
@@ -360,7 +385,10 @@ def redacted_token(
 
 def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS) -> str:
     """`text` without `secrets`: each quoted as repr() quotes it, however short, and each at
-    least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text)."""
+    least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text);
+    and without the password of any URL in it, however short (found by its place)."""
+    if "://" in text:
+        text = hide_url_passwords(text, policy.placeholder)[0]
     for secret in sorted(secrets, key=len, reverse=True):  # a secret holding another goes whole
         if not secret:
             continue
@@ -505,7 +533,11 @@ def _classify(
         return max(_takes(action, policy) for action in secret), name, explicit
     if matches or policy.is_secret(name):
         return (1 if policy.is_secret(name) else 0), name, explicit
-    near = _cut_short(name, policy) or _near_secret(name, secret_flags or listing(actions, policy))
+    near = (
+        _cut_short(name, policy)
+        or _misspelt(name, policy)
+        or _near_secret(name, secret_flags or listing(actions, policy))
+    )
     return (1 if near else 0), name, explicit
 
 

@@ -356,8 +356,7 @@ def _without_secrets(
         # (the layers as given too: a value a rule dropped or converted is still a secret)
         layers = [*resolution.stack.layers, *resolution.layers]
         texts += texts_held(layers, [resolution.values], resolution.set_secret_keys())
-    if not texts:
-        return shared
+    # (with no texts too: a URL's password a message quotes is hidden by its place)
     for resolution in resolutions.values():
         resolution.problems = [_scrubbed(problem, texts) for problem in resolution.problems]
     return [_scrubbed(problem, texts) for problem in shared]
