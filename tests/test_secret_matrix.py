@@ -520,6 +520,34 @@ class TestClassification:
         flag = "--" + (prefix + spelt).replace("_", "-")
         assert redacted_argv([flag, "s3cr3t"], own_parser()) == [flag, REDACTED]
 
+    @given(
+        flag=st.text(alphabet="apiketoswrdcnhu_x", min_size=1, max_size=24),
+        ending=st.sampled_from(
+            [e for e in (*SECRETS.names, *(s[1:] for s in SECRETS.suffixes)) if len(e) >= 6]
+        ),
+        edit=st.integers(min_value=0),
+    )
+    def test_the_misspelling_precheck_rejects_no_misspelling(
+        self, flag: str, ending: str, edit: int
+    ) -> None:
+        """`_misspelt` builds its table only for a flag whose last words may end a misspelt
+        name (`_may_end_as`): that check never turns away a flag the table would take, for
+        text around a secret's name and a random edit of it (on a "_" too)."""
+        from layerconf.core._secret_flags import _misspelt, _normalize, _one_edit_from
+
+        at = edit % (len(ending) + 1)
+        for spelt in (
+            ending[:at] + flag[:1] + ending[at:],
+            ending[:at] + ending[at + 1 :],
+            ending[:at] + flag[:1] + ending[at + 1 :],
+            ending[:at] + ending[at + 1 : at + 2] + ending[at : at + 1] + ending[at + 2 :],
+            flag,
+            flag + "_" + ending,
+        ):
+            for text in (spelt, flag + "_" + spelt):
+                normal = _normalize("--" + text)
+                assert _misspelt("--" + text, SECRETS) == _one_edit_from(normal, SECRETS)
+
     @pytest.mark.parametrize("parser", [load_profile(), own_parser()], ids=["profile", "own"])
     def test_the_separator_is_no_abbreviation(
         self, parser: argparse.ArgumentParser, capsys: pytest.CaptureFixture[str]

@@ -142,8 +142,18 @@ def _misspelt(name: str, policy: SecretPolicy) -> bool:
 
     Two texts one edit apart have one of them, or a text one letter shorter than both, in
     common: each of the flag's endings that starts a word is looked up, with each of its
-    one-letter-shorter forms, among those of the names and suffixes (`_misspellings`)."""
+    one-letter-shorter forms, among those of the names and suffixes (`_misspellings`), once
+    its last words may be (`_may_end_as`: almost every flag is not, and the table, ~2M
+    instructions to build, is not built for it)."""
     normal = _normalize(name)
+    head, _, last = normal.rpartition("_")
+    if not _may_end_as(last, head.rpartition("_")[2] + last, _last_words_near(policy)):
+        return False
+    return _one_edit_from(normal, policy)
+
+
+def _one_edit_from(normal: str, policy: SecretPolicy) -> bool:
+    """`_misspelt`'s answer for the normal form `normal`, from the table alone."""
     table, shortest, longest = _misspellings(policy)
     size = len(normal)
     for start in range(max(0, size - longest - 1), size - shortest + 2):
@@ -155,6 +165,35 @@ def _misspelt(name: str, policy: SecretPolicy) -> bool:
             if kinds is not None and (start == 0 or kinds & _ENDING):
                 return True
     return False
+
+
+def _may_end_as(last: str, joined: str, near: frozenset[str]) -> bool:
+    """Whether a flag whose last word is `last` (`joined`: with the word before it) may be one
+    edit from a name or a suffix whose last words `near` holds (`_last_words_near`)."""
+    for word in (last, joined):
+        if word in near or any(word[:at] + word[at + 1 :] in near for at in range(len(word))):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _last_words_near(policy: SecretPolicy) -> frozenset[str]:
+    """What a text one edit from a name or a suffix `_misspelt` matches ends in: the last word
+    of each (``key``), as it is and with one letter dropped, and its last two words joined
+    (``apikey``, for an edit on the "_" between them). Such a text's last word, or its last
+    two joined, has one of these forms or one of its own one-letter-dropped forms among them.
+    A few words' forms, not every name's: built for a flag the policy may not know at all."""
+    lasts: set[str] = set()
+    near: set[str] = set()
+    for ending in (*policy.names, *policy.suffixes):
+        word = ending.removeprefix("_")
+        if len(word) >= _MISSPELT_FROM:
+            head, _, last = word.rpartition("_")
+            lasts.add(last)
+            near.add(head.rpartition("_")[2] + last)
+    for last in lasts:
+        near.update((last, *(last[:at] + last[at + 1 :] for at in range(len(last)))))
+    return frozenset(near)
 
 
 _WHOLE, _ENDING = 1, 2  # a form of a name (of a whole flag only), of a suffix (of its end too)
