@@ -15,7 +15,7 @@ import argparse
 import functools
 import itertools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -132,6 +132,7 @@ def _last_words(policy: SecretPolicy) -> tuple[str, bool]:
 _MISSPELT_FROM = 6
 
 
+@functools.lru_cache(maxsize=256)  # (a trainer's few unknown flags, asked on every call)
 def _misspelt(name: str, policy: SecretPolicy) -> bool:
     """Whether the unknown flag `name` is one edit (a letter added, dropped, changed, or two
     swapped) away from a secret's name, as another program's parser would still be handed it
@@ -147,7 +148,7 @@ def _misspelt(name: str, policy: SecretPolicy) -> bool:
     instructions to build, is not built for it)."""
     normal = _normalize(name)
     head, _, last = normal.rpartition("_")
-    if not _may_end_as(last, head.rpartition("_")[2] + last, _last_words_near(policy)):
+    if not _may_end_as(last, head.rpartition("_")[2] + last, policy):
         return False
     return _one_edit_from(normal, policy)
 
@@ -167,33 +168,28 @@ def _one_edit_from(normal: str, policy: SecretPolicy) -> bool:
     return False
 
 
-def _may_end_as(last: str, joined: str, near: frozenset[str]) -> bool:
+def _may_end_as(last: str, joined: str, policy: SecretPolicy) -> bool:
     """Whether a flag whose last word is `last` (`joined`: with the word before it) may be one
-    edit from a name or a suffix whose last words `near` holds (`_last_words_near`)."""
-    for word in (last, joined):
-        if word in near or any(word[:at] + word[at + 1 :] in near for at in range(len(word))):
-            return True
-    return False
+    edit from one of `policy`'s names or suffixes, by their last words (``key``): `last` is
+    one edit from one of them, or ends in one (the edit on the "_" before it: ``accesskey``),
+    or `joined` is one or one letter short of one (the edit a "_" in it: ``ke_y``)."""
+    lasts, near = _last_words_near(policy)
+    if last in near or joined in near or last.endswith(lasts):
+        return True
+    return any(last[:at] + last[at + 1 :] in near for at in range(len(last)))
 
 
 @functools.lru_cache(maxsize=64)
-def _last_words_near(policy: SecretPolicy) -> frozenset[str]:
-    """What a text one edit from a name or a suffix `_misspelt` matches ends in: the last word
-    of each (``key``), as it is and with one letter dropped, and its last two words joined
-    (``apikey``, for an edit on the "_" between them). Such a text's last word, or its last
-    two joined, has one of these forms or one of its own one-letter-dropped forms among them.
-    A few words' forms, not every name's: built for a flag the policy may not know at all."""
-    lasts: set[str] = set()
-    near: set[str] = set()
-    for ending in (*policy.names, *policy.suffixes):
-        word = ending.removeprefix("_")
-        if len(word) >= _MISSPELT_FROM:
-            head, _, last = word.rpartition("_")
-            lasts.add(last)
-            near.add(head.rpartition("_")[2] + last)
-    for last in lasts:
-        near.update((last, *(last[:at] + last[at + 1 :] for at in range(len(last)))))
-    return frozenset(near)
+def _last_words_near(policy: SecretPolicy) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The last words of `policy`'s names and suffixes (`_last_words`'), and the same with each
+    form one letter shorter: a handful of words, not every name's forms."""
+    lasts = tuple(set(_last_words(policy)[0].split("\0")) - {""})
+    near = {form for last in lasts for form in (last, *_shorter(last))}
+    return lasts, frozenset(near)
+
+
+def _shorter(word: str) -> Iterator[str]:
+    return (word[:at] + word[at + 1 :] for at in range(len(word)))
 
 
 _WHOLE, _ENDING = 1, 2  # a form of a name (of a whole flag only), of a suffix (of its end too)
