@@ -132,7 +132,6 @@ def _last_words(policy: SecretPolicy) -> tuple[str, bool]:
 _MISSPELT_FROM = 6
 
 
-@functools.lru_cache(maxsize=256)  # (a trainer's few unknown flags, asked on every call)
 def _misspelt(name: str, policy: SecretPolicy) -> bool:
     """Whether the unknown flag `name` is one edit (a letter added, dropped, changed, or two
     swapped) away from a secret's name, as another program's parser would still be handed it
@@ -146,11 +145,21 @@ def _misspelt(name: str, policy: SecretPolicy) -> bool:
     one-letter-shorter forms, among those of the names and suffixes (`_misspellings`), once
     its last words may be (`_may_end_as`: almost every flag is not, and the table, ~2M
     instructions to build, is not built for it)."""
+    if name[:2] == "--":  # (a long flag's name, its value cut off: no secret's text to keep)
+        return _misspelt_kept(name, policy)
+    return _misspelt_now(name, policy)
+
+
+def _misspelt_now(name: str, policy: SecretPolicy) -> bool:
     normal = _normalize(name)
     head, _, last = normal.rpartition("_")
     if not _may_end_as(last, head.rpartition("_")[2] + last, policy):
         return False
     return _one_edit_from(normal, policy)
+
+
+# A trainer's few unknown long flags are asked again on every resolution.
+_misspelt_kept = functools.lru_cache(maxsize=256)(_misspelt_now)
 
 
 def _one_edit_from(normal: str, policy: SecretPolicy) -> bool:
