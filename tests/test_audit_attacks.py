@@ -97,6 +97,32 @@ class TestDeepRecords:
         assert "Traceback" not in err
         assert err.count("nests too deeply") == 5  # diff reads the file twice
 
+    @pytest.mark.parametrize("depth", [170, 5000])
+    def test_a_dict_of_yours_is_refused_by_flatten_and_diff(self, depth: int) -> None:
+        """A record's dict handed to flatten or diff_audits is checked as load_audit checks
+        one: too deep, an AuditError naming where; never a RecursionError."""
+        value: Any = 1
+        for _ in range(depth):
+            value = {"a": value}
+        data = plain()
+        data["roles"]["r"]["settings"]["x"]["value"] = value
+        for call in (
+            lambda: flatten(data),
+            lambda: diff_audits(data, plain()),
+            lambda: diff_audits(plain(), data),
+        ):
+            with pytest.raises(AuditError, match=r"roles\.r\.settings\.x\.value.* nests too deep"):
+                call()
+
+    @pytest.mark.parametrize("data", [{}, {"roles": {"r": {}}}, {"roles": []}])
+    def test_a_dict_that_is_no_record_is_refused_by_flatten_and_diff(
+        self, data: dict[str, Any]
+    ) -> None:
+        """What is not a record is an AuditError saying why, not a KeyError."""
+        for call in (lambda: flatten(data), lambda: diff_audits(data, plain())):
+            with pytest.raises(AuditError, match="not a readable layerconf audit record"):
+                call()
+
     def test_a_record_as_deep_as_a_real_one_is_read(self) -> None:
         """A value nested 30 levels (tagged all the way) still reads back."""
         value: Any = 1

@@ -63,6 +63,7 @@ def diff_audits(
 
     Values are compared exactly as they are encoded: ``1``, ``1.0`` and ``True`` differ.
     Mappings are compared leaf by leaf (``opt.beta2``). Redacted secrets always compare equal.
+    A dict that is no record `load_audit` would read raises `AuditError`.
     """
     check_type("diff_audits", "before", before, _RECORD, _RECORD_TAKES)
     check_type("diff_audits", "after", after, _RECORD, _RECORD_TAKES)

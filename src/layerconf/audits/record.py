@@ -355,14 +355,7 @@ class AuditRecord:
         (`ValueTypes`); a member of any other enum class stays an `OpaqueValue`. With `key`,
         the record's signature must be one `key` made of it (`layerconf.audits.signing`).
         """
-        problems, advice = validate(data)
-        if problems:
-            more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-            raise AuditError(
-                f"not a readable layerconf audit record: {'; '.join(problems[:10])}{more}; "
-                + advice,
-                path,
-            )
+        _check(data, path)
         if verify:
             computed = _fingerprint(data["roles"], data["format"])
             if computed != data["fingerprint"]:
@@ -565,5 +558,21 @@ RECORD_TAKES = "an AuditRecord or a record's dict, such as load_audit(path)"
 
 
 def record_data(record: AuditRecord | Mapping[str, Any]) -> Mapping[str, Any]:
-    """The record as a dict, from an `AuditRecord` or the dict itself."""
-    return record.data if isinstance(record, AuditRecord) else record
+    """The record as a dict: an `AuditRecord`'s (checked when it was read), or the dict
+    itself, checked as `AuditRecord.from_dict` checks one (its fingerprint apart): a dict from
+    anywhere is read by code that recurses into it."""
+    if isinstance(record, AuditRecord):
+        return record.data
+    _check(record, None)
+    return record
+
+
+def _check(data: Any, path: str | None) -> None:
+    """Raise `AuditError` with every problem `validate` finds in `data` (from `path`)."""
+    problems, advice = validate(data)
+    if problems:
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        raise AuditError(
+            f"not a readable layerconf audit record: {'; '.join(problems[:10])}{more}; " + advice,
+            path,
+        )
