@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import copy
 import inspect
+import pathlib
 import pickle
 import sys
 import threading
@@ -22,12 +23,16 @@ from layerconf import (
     LayerconfError,
     LayerStack,
     Namespace,
+    OpaqueValue,
     audit,
+    diff_audits,
     explain,
     explain_all,
     freeze,
+    load_audit,
     notices,
     provenance_of,
+    write_audit,
 )
 from layerconf.core import namespace as namespace_module
 from layerconf.core.explain import unscrubbed
@@ -415,6 +420,23 @@ class TestRuntimeWritesAreBounded:
         clone = pickle.loads(pickle.dumps(args))
         assert clone.loop[1] is clone.loop
         assert explain(copy.deepcopy(args), "loop").layer == "runtime"
+
+    def test_a_mapping_holding_itself_is_audited(self, tmp_path: pathlib.Path) -> None:
+        """A dict holding itself (a trainer's state handed back to it) is recorded, its
+        leaves once each, and read back; never a RecursionError."""
+        args = example()
+        loop: dict[str, Any] = {"n": 1}
+        loop["self"] = loop
+        args.loop = loop
+        record = load_audit(write_audit({"r": args}, tmp_path))
+        assert record.namespace("r").loop == {
+            "n": 1,
+            "self": OpaqueValue("builtins.dict", "<cycle>"),
+        }
+        leaves = record.data["roles"]["r"]["leaves"]
+        assert [leaf for leaf in leaves if leaf.startswith("loop")] == ["loop.n", "loop.self"]
+        assert explain(record.namespace("r"), "loop.n").layer == "runtime"
+        assert diff_audits(record, audit({"r": args})) == []
 
     def test_a_small_container_is_a_snapshot(self) -> None:
         """A small list is copied: mutating it later does not rewrite the history."""

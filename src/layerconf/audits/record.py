@@ -297,15 +297,19 @@ def _entry(encoder: Encoder, secret: bool, value: Any, setting: Setting | None) 
     )
 
 
-def _leaf_paths(tree: dict[str, Any], prefix: Path, is_secret: Any) -> Iterator[Path]:
-    """The paths of the leaves `explain` can name in `tree` (string keys without dots)."""
+def _leaf_paths(
+    tree: dict[str, Any], prefix: Path, is_secret: Any, active: frozenset[int] = frozenset()
+) -> Iterator[Path]:
+    """The paths of the leaves `explain` can name in `tree` (string keys without dots); a
+    mapping inside itself is a leaf, not followed (the encoder records it as a ``<cycle>``)."""
+    active |= {id(tree)}
     for name, value in tree.items():
         if type(name) is not str or not name or "." in name:
             continue
         path = (*prefix, name)
         yield path
-        if type(value) is dict and value and not is_secret(name):
-            yield from _leaf_paths(value, path, is_secret)
+        if type(value) is dict and value and id(value) not in active and not is_secret(name):
+            yield from _leaf_paths(value, path, is_secret, active)
 
 
 def _optional(**fields: Any) -> dict[str, Any]:
