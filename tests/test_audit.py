@@ -1403,6 +1403,20 @@ class TestSecrets:
             "A": [{"api_key": REDACTED}],
         }
 
+    def test_redact_a_value_holding_itself_or_a_set(self) -> None:
+        """A mapping or list that holds itself is redacted without a RecursionError, its copy
+        holding the copy; the members of sets and frozensets are redacted too."""
+        looped: dict[str, Any] = {"api_key": "y"}
+        looped["self"] = looped
+        shown = redact("env", looped)
+        assert shown["api_key"] == REDACTED
+        assert shown["self"] is shown
+        assert "'y'" not in repr(shown)
+        url = "https://me:passw0rd-123@host/x"
+        assert redact("urls", frozenset({url, (url,)})) == frozenset(
+            {"https://me:<redacted>@host/x", ("https://me:<redacted>@host/x",)}
+        )
+
     @pytest.mark.parametrize(
         ("argv", "expected", "found"),
         [

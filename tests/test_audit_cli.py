@@ -422,3 +422,29 @@ class TestAMissingRecord:
             assert "layerconf audit -o FILE" in err
             assert str(tmp_path) in err  # (the current directory, named)
             assert err.count("\n") == 1
+
+
+def test_diff_of_a_hand_made_record_redacts_inside_sets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A URL's password in a set or frozenset of a record of someone else's is not printed
+    by audit diff (a tuple or a list of it never was)."""
+    from layerconf import Layer, LayerStack
+    from layerconf.audits.fingerprint import fingerprint
+
+    data = audit({"r": LayerStack([Layer.from_mapping("cli", {"x": 1})]).resolve()})
+    url = "https://me:passw0rd-123@host/x"
+    data["roles"]["r"]["settings"]["x"]["value"] = [
+        {"$type": "frozenset", "items": [url, {"$type": "tuple", "items": [url]}]},
+        {"$type": "set", "items": [url]},
+    ]
+    data["fingerprint"] = fingerprint(data["roles"])
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(data))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(audit({"r": LayerStack([]).resolve()})))
+    for json_flag in ([], ["--json"]):
+        assert main(["audit", "diff", *json_flag, str(path), str(other)]) == 0
+        out, err = capsys.readouterr()
+        assert "passw0rd" not in out + err
+        assert "me:<redacted>@host" in out
