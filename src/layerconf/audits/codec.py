@@ -36,6 +36,7 @@ import attrs
 from layerconf.core.checks import check_type
 from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
 from layerconf.core.secrets import (
+    SECRETS,
     SecretPolicy,
     embedded_secrets,
     may_show_secret,
@@ -95,8 +96,9 @@ class OpaqueValue:
 
     def __repr__(self) -> str:
         # One line, as a str's repr is: the text of a record from anywhere cannot drive the
-        # terminal it is printed on, nor forge a line of the output around it.
-        return one_line(self.text)
+        # terminal it is printed on, nor forge a line of the output around it; and without a
+        # URL's password or JSON's secrets, which a record of someone else's may hold.
+        return one_line(SECRETS.redact("", self.text))
 
 
 # --- JSON text ----------------------------------------------------------------------------

@@ -448,7 +448,7 @@ class AuditRecord:
             if marker is None:
                 continue
             if key not in given:
-                shown = shorten(compact(marker.get("shown")), 120)
+                shown = shorten(SECRETS.redact("", compact(marker.get("shown"))), 120)
                 raise AuditError(
                     f"{self._where(role)}: {key!r} held a secret's text, and the record shows "
                     f"it scrubbed ({shown}): replay will not hand it back as if it were real; "
