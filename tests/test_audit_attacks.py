@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from layerconf import AuditError, Layer, LayerStack, Namespace
+from layerconf import AuditError, Layer, LayerStack, Namespace, OpaqueValue
 from layerconf.audits import (
     AUDIT_FILE,
     AuditRecord,
@@ -122,6 +122,34 @@ class TestDeepRecords:
         for call in (lambda: flatten(data), lambda: diff_audits(data, plain())):
             with pytest.raises(AuditError, match="not a readable layerconf audit record"):
                 call()
+
+    @pytest.mark.parametrize("shape", ["list", "dict", "tuple", "int keys"])
+    @pytest.mark.parametrize("depth", [140, 300])
+    def test_a_value_deeper_than_a_record_holds_is_written_readably(
+        self, tmp_path: pathlib.Path, shape: str, depth: int
+    ) -> None:
+        """A value a trainer nests deeper than a record may (a runtime write) is recorded down
+        to `MAX_VALUE_DEPTH` levels of JSON and below that as an object saying so: never a
+        RecursionError, never a record that load_audit then refuses."""
+        from layerconf.audits.codec import MAX_VALUE_DEPTH
+
+        value: Any = 1
+        for _ in range(depth):
+            value = {"list": [value], "dict": {"a": value}, "tuple": (value,)}.get(
+                shape, {1: value}
+            )
+        args = stack(x=1)
+        args.x = value
+        record = load_audit(write_audit({"r": args}, tmp_path))
+        replayed = record.namespace("r").x
+        levels = 0
+        while type(replayed) is not OpaqueValue:
+            replayed = next(iter(replayed.values() if type(replayed) is dict else replayed))
+            levels += 1
+        assert replayed.text == f"<nested more than {MAX_VALUE_DEPTH} levels>"
+        per_level = {"list": 1, "dict": 1, "tuple": 2, "int keys": 3}[shape]  # of JSON
+        assert levels == MAX_VALUE_DEPTH // per_level
+        assert diff_audits(record, audit({"r": args})) == []
 
     def test_a_record_as_deep_as_a_real_one_is_read(self) -> None:
         """A value nested 30 levels (tagged all the way) still reads back."""
