@@ -126,6 +126,25 @@ class TestShownWithoutSecrets:
 
     NEEDLES = (SECRET, "ROLEKEY-7654321", "URLPASS99", "hf_NESTED99")
 
+    def test_repr_of_values_python_cannot_print_never_raises(self) -> None:
+        """A namespace's, a layer's and a provenance's repr show an int past Python's digits
+        limit, and an object whose repr raises (the error's text unquoted), as explain does."""
+
+        class Unprintable:
+            def __repr__(self) -> str:
+                raise RuntimeError(f"cannot print {SECRET}")
+
+        args = LayerStack(
+            [Layer.from_mapping("cli", {"big": 10**5000, "odd": [1, Unprintable()]})]
+        ).resolve()
+        args.late = {"n": 10**5000}
+        for text in (repr(args), str(args), repr(provenance_of(args))):
+            assert "<int of 5,001 digits: 1000...0000>" in text
+            assert "<unprintable " in text
+            assert ".Unprintable: RuntimeError>" in text
+            assert SECRET not in text
+        assert "late={'n': <int of 5,001 digits: 1000...0000>}" in repr(args)
+
     def test_repr_redacts_secrets_and_scrubs_their_texts(self) -> None:
         """The secret key's value is the placeholder; the texts of the secrets it held, in
         any layer, are scrubbed from other values; a URL's password and a nested HF_TOKEN are
