@@ -457,6 +457,18 @@ class TestRuntimeWritesAreBounded:
         assert explain(record.namespace("r"), "loop.n").layer == "runtime"
         assert diff_audits(record, audit({"r": args})) == []
 
+    def test_an_attribute_of_any_name_is_audited_and_replayed(self, tmp_path: pathlib.Path) -> None:
+        """An attribute named '' (setattr takes any string) or 'a.b' is written and replayed
+        with its origin, as explain answers for it: not a TypeError ('layer keys must be
+        non-empty strings') from the replay."""
+        args = example()
+        for name in ("", "a.b", "x y"):
+            setattr(args, name, 1)
+        replayed = load_audit(write_audit({"r": args}, tmp_path)).namespace("r")
+        for name in ("", "a.b", "x y"):
+            assert getattr(replayed, name) == 1
+            assert explain(replayed, name).layer == "runtime"
+
     def test_a_small_container_is_a_snapshot(self) -> None:
         """A small list is copied: mutating it later does not rewrite the history."""
         args = example()

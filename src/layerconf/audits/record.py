@@ -490,7 +490,9 @@ class AuditRecord:
         layer = Layer(
             "audit",
             "audit",
-            values,
+            # (an attribute named '', which setattr takes at run time and no layer holds, is
+            # the namespace's without the layer's: explain says it was set at run time)
+            {key: value for key, value in values.items() if key},
             origin=Origin("audit", "audit", source=self.path),
             origins=origins,
         )
