@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -10,6 +11,7 @@ import socket
 import stat
 import tempfile
 import threading
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -150,6 +152,16 @@ class TestDeepRecords:
         per_level = {"list": 1, "dict": 1, "tuple": 2, "int keys": 3}[shape]  # of JSON
         assert levels == MAX_VALUE_DEPTH // per_level
         assert diff_audits(record, audit({"r": args})) == []
+
+    def test_a_record_in_a_mapping_of_another_class_is_read(self) -> None:
+        """A record's dict in a read-only view or an OrderedDict is checked as the dict."""
+        data = plain()
+        for record in (types.MappingProxyType(data), collections.OrderedDict(data)):
+            assert flatten(record) == {"r/x": 1}
+            assert diff_audits(record, data) == []
+            assert AuditRecord.from_dict(record).roles == ("r",)
+        with pytest.raises(AuditError, match="it is a value of type 'object', not an object"):
+            AuditRecord.from_dict(object())  # type: ignore[arg-type]
 
     def test_a_record_as_deep_as_a_real_one_is_read(self) -> None:
         """A value nested 30 levels (tagged all the way) still reads back."""

@@ -574,8 +574,9 @@ def record_data(record: AuditRecord | Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _check(data: Any, path: str | None) -> None:
-    """Raise `AuditError` with every problem `validate` finds in `data` (from `path`)."""
-    problems, advice = validate(data)
+    """Raise `AuditError` with every problem `validate` finds in `data` (from `path`); a
+    mapping of another class (a read-only view) is checked as the dict it holds."""
+    problems, advice = validate(dict(data) if isinstance(data, Mapping) else data)
     if problems:
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         raise AuditError(

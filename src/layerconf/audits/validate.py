@@ -346,4 +346,6 @@ def _json_type(value: Any) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
-    return "an array" if isinstance(value, list) else "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, dict) else f"a value of type {type(value).__name__!r}"
