@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from layerconf import AuditError, Layer, LayerStack, Namespace, OpaqueValue
+from layerconf import AuditError, Layer, LayerStack, Namespace, OpaqueValue, is_secret
 from layerconf.audits import (
     AUDIT_FILE,
     AuditRecord,
@@ -282,9 +282,16 @@ class TestLargeRecords:
             assert status == 1, command
         assert capsys.readouterr().err.count(message) == 5  # diff reads the file twice
 
-    @given(values=st.dictionaries(st.text(min_size=1, max_size=5), _json, max_size=6))
+    @given(
+        values=st.dictionaries(
+            st.text(min_size=1, max_size=5).filter(lambda key: not is_secret(key)),
+            _json,
+            max_size=6,
+        )
+    )
     def test_a_record_within_every_limit_reads_as_before(self, values: dict[str, Any]) -> None:
-        """A record at each limit exactly reads back as its JSON decodes, as it always did."""
+        """A record at each limit exactly reads back as its JSON decodes, as it always did
+        (its keys no secret's: a record holds "<redacted>" for those)."""
         roles = {"r": stack(**values), "s": stack(**values)}
         raw = record_bytes(audit(roles))
         data = json.loads(raw)
