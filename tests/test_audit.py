@@ -1418,6 +1418,20 @@ class TestSecrets:
             "A": [{"api_key": REDACTED}],
         }
 
+    def test_redact_a_value_holding_itself_or_a_set(self) -> None:
+        """A mapping or list that holds itself is redacted without a RecursionError, its copy
+        holding the copy; the members of sets and frozensets are redacted too."""
+        looped: dict[str, Any] = {"api_key": "y"}
+        looped["self"] = looped
+        shown = redact("env", looped)
+        assert shown["api_key"] == REDACTED
+        assert shown["self"] is shown
+        assert "'y'" not in repr(shown)
+        url = "https://me:passw0rd-123@host/x"
+        assert redact("urls", frozenset({url, (url,)})) == frozenset(
+            {"https://me:<redacted>@host/x", ("https://me:<redacted>@host/x",)}
+        )
+
     @pytest.mark.parametrize(
         ("argv", "expected", "found"),
         [
@@ -2305,6 +2319,25 @@ class TestDiff:
             "role old: removed",
             "role new: added",
         ]
+
+    def test_a_secret_of_a_hand_made_record_is_not_shown(self) -> None:
+        """A change's str() and repr() redact what a record of someone else's holds under a
+        secret key, or in a URL's password; its values stay the record's."""
+        before = audit({"a": stack(wandb_key=None, opt={"hf_token": "hf_one1234"}, url="u")})
+        after = copy.deepcopy(before)
+        after["roles"]["a"]["settings"]["wandb_key"]["value"] = "SEKRIT-1234567"
+        after["roles"]["a"]["settings"]["opt"]["value"]["hf_token"] = "hf_two1234"
+        after["roles"]["a"]["settings"]["url"]["value"] = "https://me:passw0rd-1@host/"
+        changes = diff_audits(before, after)
+        assert [c.after for c in changes] == [
+            "SEKRIT-1234567",
+            "hf_two1234",
+            "https://me:passw0rd-1@host/",
+        ]
+        for change in changes:
+            for text in (str(change), repr(change)):
+                for secret in ("SEKRIT", "hf_one", "hf_two", "passw0rd"):
+                    assert secret not in text
 
 
 class TestLeaves:

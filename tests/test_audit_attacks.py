@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -10,6 +11,7 @@ import socket
 import stat
 import tempfile
 import threading
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from layerconf import AuditError, Layer, LayerStack, Namespace
+from layerconf import AuditError, Layer, LayerStack, Namespace, OpaqueValue, is_secret
 from layerconf.audits import (
     AUDIT_FILE,
     AuditRecord,
@@ -96,6 +98,70 @@ class TestDeepRecords:
         err = capsys.readouterr().err
         assert "Traceback" not in err
         assert err.count("nests too deeply") == 5  # diff reads the file twice
+
+    @pytest.mark.parametrize("depth", [170, 5000])
+    def test_a_dict_of_yours_is_refused_by_flatten_and_diff(self, depth: int) -> None:
+        """A record's dict handed to flatten or diff_audits is checked as load_audit checks
+        one: too deep, an AuditError naming where; never a RecursionError."""
+        value: Any = 1
+        for _ in range(depth):
+            value = {"a": value}
+        data = plain()
+        data["roles"]["r"]["settings"]["x"]["value"] = value
+        for call in (
+            lambda: flatten(data),
+            lambda: diff_audits(data, plain()),
+            lambda: diff_audits(plain(), data),
+        ):
+            with pytest.raises(AuditError, match=r"roles\.r\.settings\.x\.value.* nests too deep"):
+                call()
+
+    @pytest.mark.parametrize("data", [{}, {"roles": {"r": {}}}, {"roles": []}])
+    def test_a_dict_that_is_no_record_is_refused_by_flatten_and_diff(
+        self, data: dict[str, Any]
+    ) -> None:
+        """What is not a record is an AuditError saying why, not a KeyError."""
+        for call in (lambda: flatten(data), lambda: diff_audits(data, plain())):
+            with pytest.raises(AuditError, match="not a readable layerconf audit record"):
+                call()
+
+    @pytest.mark.parametrize("shape", ["list", "dict", "tuple", "int keys"])
+    @pytest.mark.parametrize("depth", [140, 300])
+    def test_a_value_deeper_than_a_record_holds_is_written_readably(
+        self, tmp_path: pathlib.Path, shape: str, depth: int
+    ) -> None:
+        """A value a trainer nests deeper than a record may (a runtime write) is recorded down
+        to `MAX_VALUE_DEPTH` levels of JSON and below that as an object saying so: never a
+        RecursionError, never a record that load_audit then refuses."""
+        from layerconf.audits.codec import MAX_VALUE_DEPTH
+
+        value: Any = 1
+        for _ in range(depth):
+            value = {"list": [value], "dict": {"a": value}, "tuple": (value,)}.get(
+                shape, {1: value}
+            )
+        args = stack(x=1)
+        args.x = value
+        record = load_audit(write_audit({"r": args}, tmp_path))
+        replayed = record.namespace("r").x
+        levels = 0
+        while type(replayed) is not OpaqueValue:
+            replayed = next(iter(replayed.values() if type(replayed) is dict else replayed))
+            levels += 1
+        assert replayed.text == f"<nested more than {MAX_VALUE_DEPTH} levels>"
+        per_level = {"list": 1, "dict": 1, "tuple": 2, "int keys": 3}[shape]  # of JSON
+        assert levels == MAX_VALUE_DEPTH // per_level
+        assert diff_audits(record, audit({"r": args})) == []
+
+    def test_a_record_in_a_mapping_of_another_class_is_read(self) -> None:
+        """A record's dict in a read-only view or an OrderedDict is checked as the dict."""
+        data = plain()
+        for record in (types.MappingProxyType(data), collections.OrderedDict(data)):
+            assert flatten(record) == {"r/x": 1}
+            assert diff_audits(record, data) == []
+            assert AuditRecord.from_dict(record).roles == ("r",)
+        with pytest.raises(AuditError, match="it is a value of type 'object', not an object"):
+            AuditRecord.from_dict(object())  # type: ignore[arg-type]
 
     def test_a_record_as_deep_as_a_real_one_is_read(self) -> None:
         """A value nested 30 levels (tagged all the way) still reads back."""
@@ -216,9 +282,16 @@ class TestLargeRecords:
             assert status == 1, command
         assert capsys.readouterr().err.count(message) == 5  # diff reads the file twice
 
-    @given(values=st.dictionaries(st.text(min_size=1, max_size=5), _json, max_size=6))
+    @given(
+        values=st.dictionaries(
+            st.text(min_size=1, max_size=5).filter(lambda key: not is_secret(key)),
+            _json,
+            max_size=6,
+        )
+    )
     def test_a_record_within_every_limit_reads_as_before(self, values: dict[str, Any]) -> None:
-        """A record at each limit exactly reads back as its JSON decodes, as it always did."""
+        """A record at each limit exactly reads back as its JSON decodes, as it always did
+        (its keys no secret's: a record holds "<redacted>" for those)."""
         roles = {"r": stack(**values), "s": stack(**values)}
         raw = record_bytes(audit(roles))
         data = json.loads(raw)

@@ -526,3 +526,45 @@ def test_json_and_yaml_values_are_printable_and_read_back(value: object) -> None
     if value == "é ü 日本":
         assert shown == value
         assert text == f'"{value}"\n'
+
+
+def test_diff_of_a_hand_made_record_redacts_inside_sets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A URL's password in a record of someone else's is not printed by audit diff, explain
+    or replay: in a set or frozenset (in a tuple or a list it never was), nor in a value
+    shown as the record's text (an object's repr, a tag unknown, a scrubbed value)."""
+    from layerconf import Layer, LayerStack
+    from layerconf.audits.fingerprint import fingerprint
+
+    data = audit({"r": LayerStack([Layer.from_mapping("cli", {"x": 1})]).resolve()})
+    url = "https://me:passw0rd-123@host/x"
+    data["roles"]["r"]["settings"]["x"]["value"] = [
+        {"$type": "frozenset", "items": [url, {"$type": "tuple", "items": [url]}]},
+        {"$type": "set", "items": [url]},
+    ]
+    for name, value in {
+        "obj": {"$type": "object", "class": "m.C", "repr": f"C({url})"},
+        "odd": {"$type": "unknown", "url": url},  # shown as its JSON
+        "bad": {"$type": "frozenset", "items": [{"$type": "set", "items": [url]}]},
+        "marked": {"$type": "scrubbed", "shown": url, "digest": "0" * 64, "keyed": False},
+    }.items():
+        data["roles"]["r"]["settings"][name] = {"value": value}
+    data["fingerprint"] = fingerprint(data["roles"])
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(data))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(audit({"r": LayerStack([]).resolve()})))
+    for json_flag in ([], ["--json"]):
+        assert main(["audit", "diff", *json_flag, str(path), str(other)]) == 0
+        out, err = capsys.readouterr()
+        assert "passw0rd" not in out + err
+        assert "me:<redacted>@host" in out
+    for command in (["explain", str(path), "obj"], ["explain", "--json", str(path), "odd"]):
+        assert main(["audit", *command]) == 0
+        out, err = capsys.readouterr()
+        assert "passw0rd" not in out + err
+        assert "me:<redacted>@host" in out
+    assert main(["audit", "replay", str(path)]) == 1  # (marked: a scrubbed value)
+    out, err = capsys.readouterr()
+    assert "passw0rd" not in out + err

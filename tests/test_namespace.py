@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import copy
 import inspect
+import pathlib
 import pickle
 import sys
 import threading
@@ -22,12 +23,16 @@ from layerconf import (
     LayerconfError,
     LayerStack,
     Namespace,
+    OpaqueValue,
     audit,
+    diff_audits,
     explain,
     explain_all,
     freeze,
+    load_audit,
     notices,
     provenance_of,
+    write_audit,
 )
 from layerconf.core import namespace as namespace_module
 from layerconf.core.explain import unscrubbed
@@ -120,6 +125,25 @@ class TestShownWithoutSecrets:
     `explain` shows none: slime and Megatron print their args at start-up."""
 
     NEEDLES = (SECRET, "ROLEKEY-7654321", "URLPASS99", "hf_NESTED99")
+
+    def test_repr_of_values_python_cannot_print_never_raises(self) -> None:
+        """A namespace's, a layer's and a provenance's repr show an int past Python's digits
+        limit, and an object whose repr raises (the error's text unquoted), as explain does."""
+
+        class Unprintable:
+            def __repr__(self) -> str:
+                raise RuntimeError(f"cannot print {SECRET}")
+
+        args = LayerStack(
+            [Layer.from_mapping("cli", {"big": 10**5000, "odd": [1, Unprintable()]})]
+        ).resolve()
+        args.late = {"n": 10**5000}
+        for text in (repr(args), str(args), repr(provenance_of(args))):
+            assert "<int of 5,001 digits: 1000...0000>" in text
+            assert "<unprintable " in text
+            assert ".Unprintable: RuntimeError>" in text
+            assert SECRET not in text
+        assert "late={'n': <int of 5,001 digits: 1000...0000>}" in repr(args)
 
     def test_repr_redacts_secrets_and_scrubs_their_texts(self) -> None:
         """The secret key's value is the placeholder; the texts of the secrets it held, in
@@ -415,6 +439,35 @@ class TestRuntimeWritesAreBounded:
         clone = pickle.loads(pickle.dumps(args))
         assert clone.loop[1] is clone.loop
         assert explain(copy.deepcopy(args), "loop").layer == "runtime"
+
+    def test_a_mapping_holding_itself_is_audited(self, tmp_path: pathlib.Path) -> None:
+        """A dict holding itself (a trainer's state handed back to it) is recorded, its
+        leaves once each, and read back; never a RecursionError."""
+        args = example()
+        loop: dict[str, Any] = {"n": 1}
+        loop["self"] = loop
+        args.loop = loop
+        record = load_audit(write_audit({"r": args}, tmp_path))
+        assert record.namespace("r").loop == {
+            "n": 1,
+            "self": OpaqueValue("builtins.dict", "<cycle>"),
+        }
+        leaves = record.data["roles"]["r"]["leaves"]
+        assert [leaf for leaf in leaves if leaf.startswith("loop")] == ["loop.n", "loop.self"]
+        assert explain(record.namespace("r"), "loop.n").layer == "runtime"
+        assert diff_audits(record, audit({"r": args})) == []
+
+    def test_an_attribute_of_any_name_is_audited_and_replayed(self, tmp_path: pathlib.Path) -> None:
+        """An attribute named '' (setattr takes any string) or 'a.b' is written and replayed
+        with its origin, as explain answers for it: not a TypeError ('layer keys must be
+        non-empty strings') from the replay."""
+        args = example()
+        for name in ("", "a.b", "x y"):
+            setattr(args, name, 1)
+        replayed = load_audit(write_audit({"r": args}, tmp_path)).namespace("r")
+        for name in ("", "a.b", "x y"):
+            assert getattr(replayed, name) == 1
+            assert explain(replayed, name).layer == "runtime"
 
     def test_a_small_container_is_a_snapshot(self) -> None:
         """A small list is copied: mutating it later does not rewrite the history."""

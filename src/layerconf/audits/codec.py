@@ -36,6 +36,7 @@ import attrs
 from layerconf.core.checks import check_type
 from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
 from layerconf.core.secrets import (
+    SECRETS,
     SecretPolicy,
     embedded_secrets,
     may_show_secret,
@@ -64,6 +65,11 @@ FORMAT = 2
 READABLE = (1, 2)
 
 TAG = "$type"
+#: The deepest a value's JSON nests in a record this writes (containers, and the arrays of
+#: their tags); a container further down is recorded as an object saying so. A record holds a
+#: value at most 9 levels down: it stays within `validate.MAX_DEPTH`, which it is read with.
+#: (A role file's values nest at most 100 levels, the YAML reader's limit.)
+MAX_VALUE_DEPTH = 100
 _PATH_CLASSES = {
     cls.__name__: cls
     for cls in (
@@ -95,8 +101,9 @@ class OpaqueValue:
 
     def __repr__(self) -> str:
         # One line, as a str's repr is: the text of a record from anywhere cannot drive the
-        # terminal it is printed on, nor forge a line of the output around it.
-        return one_line(self.text)
+        # terminal it is printed on, nor forge a line of the output around it; and without a
+        # URL's password or JSON's secrets, which a record of someone else's may hold.
+        return one_line(SECRETS.redact("", self.text))
 
 
 # --- JSON text ----------------------------------------------------------------------------
@@ -207,6 +214,7 @@ class Encoder:
         #: text): such a secret is hidden by its place, however short (`scrub_record`).
         self.embedded = False
         self._active: set[int] = set()  # containers being encoded (a cycle is not followed)
+        self._depth = 0  # the levels of JSON they nest (at most `MAX_VALUE_DEPTH`)
         # Per origin object (kept alive here, so that its id is not reused by another one).
         self._origins: dict[int, tuple[Origin, dict[str, Any]]] = {}
 
@@ -238,7 +246,7 @@ class Encoder:
         if kind is list:
             return self.container(value, lambda: [self.value(item) for item in value])
         if kind is dict:
-            return self.container(value, lambda: _encode_mapping(self, value))
+            return _encode_mapping(self, value)
         try:
             for accepts, encode in _ENCODERS:
                 if accepts(value):
@@ -254,16 +262,22 @@ class Encoder:
             self.found.extend(found)
             self.embedded = True
 
-    def container(self, value: Any, encode: Callable[[], Any]) -> Any:
-        """encode(), or a ``<cycle>`` object when `value` is already being encoded."""
+    def container(self, value: Any, encode: Callable[[], Any], levels: int = 1) -> Any:
+        """encode(), the JSON of a container that nests `levels` deep before its items; or an
+        object standing in for `value`: ``<cycle>`` when it is already being encoded, ``<nested
+        more than 100 levels>`` when its items would be past `MAX_VALUE_DEPTH`."""
         marker = id(value)
-        if marker in self._active:
-            return {TAG: "object", "class": qualified_name(type(value)), "repr": "<cycle>"}
+        cycle = marker in self._active
+        if cycle or self._depth + levels > MAX_VALUE_DEPTH:
+            text = "<cycle>" if cycle else f"<nested more than {MAX_VALUE_DEPTH} levels>"
+            return {TAG: "object", "class": qualified_name(type(value)), "repr": text}
         self._active.add(marker)
+        self._depth += levels
         try:
             return encode()
         finally:
             self._active.discard(marker)
+            self._depth -= levels
 
     def origin(self, origin: Origin | None) -> dict[str, Any]:
         """The non-null fields of `origin`, in a fixed order (cached per origin object)."""
@@ -340,8 +354,16 @@ def _encode_mapping(encoder: Encoder, value: Mapping[Any, Any]) -> Any:
         for key in value:
             if may_show_secret(key):  # a URL's password in a key ({"https://u:pw@h": 1})
                 encoder.embedded_in(key)
-        return {key: encoder.field(is_secret(key), item) for key, item in value.items()}
-    # Keys JSON cannot hold (or a key that would read as a tag): a sorted list of pairs.
+        return encoder.container(
+            value, lambda: {key: encoder.field(is_secret(key), item) for key, item in value.items()}
+        )
+    # ({"$type": "dict", "items": [[key, value], ...]}: its items 3 levels down)
+    return encoder.container(value, lambda: _encode_pairs(encoder, value), 3)
+
+
+def _encode_pairs(encoder: Encoder, value: Mapping[Any, Any]) -> dict[str, Any]:
+    """Keys JSON cannot hold (or a key that would read as a tag): a sorted list of pairs."""
+    is_secret = encoder.policy.is_secret
     items = [
         [encoder.value(key), encoder.field(is_secret(key), item)] for key, item in value.items()
     ]
@@ -355,7 +377,7 @@ def _encode_mapping(encoder: Encoder, value: Mapping[Any, Any]) -> Any:
 def _sequence(tag: str, *, ordered: bool) -> Callable[[Encoder, Any], Any]:
     """The encoder of a sequence (or of a set, not `ordered`: items sorted) tagged `tag`."""
 
-    def encode(encoder: Encoder, value: Any) -> dict[str, Any]:
+    def tagged(encoder: Encoder, value: Any) -> dict[str, Any]:
         items = [encoder.value(item) for item in value]
         if not ordered:
             items.sort(key=canonical)
@@ -364,12 +386,8 @@ def _sequence(tag: str, *, ordered: bool) -> Callable[[Encoder, Any], Any]:
             tagged["class"] = qualified_name(type(value))
         return tagged
 
-    return encode
-
-
-def _guarded(encode: Callable[[Encoder, Any], Any]) -> Callable[[Encoder, Any], Any]:
-    """`encode` for a container: one already being encoded is a ``<cycle>``, not followed."""
-    return lambda encoder, value: encoder.container(value, lambda: encode(encoder, value))
+    # ({"$type": tag, "items": [...]}: its items 2 levels down)
+    return lambda encoder, value: encoder.container(value, lambda: tagged(encoder, value), 2)
 
 
 def _instance_of(*types: type) -> Callable[[Any], bool]:
@@ -396,11 +414,11 @@ _ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[Encoder, Any], Any]], ..
     (_instance_of(bytes, bytearray), _encode_bytes),
     (_instance_of(complex), _encode_complex),
     (_instance_of(pathlib.PurePath), _encode_path),
-    (_instance_of(Mapping), _guarded(_encode_mapping)),
-    (_instance_of(tuple), _guarded(_sequence("tuple", ordered=True))),
-    (_instance_of(list), _guarded(_sequence("list", ordered=True))),
-    (_instance_of(frozenset), _guarded(_sequence("frozenset", ordered=False))),
-    (_instance_of(set), _guarded(_sequence("set", ordered=False))),
+    (_instance_of(Mapping), _encode_mapping),
+    (_instance_of(tuple), _sequence("tuple", ordered=True)),
+    (_instance_of(list), _sequence("list", ordered=True)),
+    (_instance_of(frozenset), _sequence("frozenset", ordered=False)),
+    (_instance_of(set), _sequence("set", ordered=False)),
 )
 
 

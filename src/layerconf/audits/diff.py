@@ -12,7 +12,9 @@ from layerconf.audits.record import RECORD as _RECORD
 from layerconf.audits.record import RECORD_TAKES as _RECORD_TAKES
 from layerconf.audits.record import AuditRecord, lookup_entry, record_data
 from layerconf.core.checks import check_type
+from layerconf.core.lazy import record_repr
 from layerconf.core.records import Origin
+from layerconf.core.secrets import redact
 from layerconf.core.values import same_value
 from layerconf.exceptions import one_line
 
@@ -24,7 +26,8 @@ class AuditChange:
     """One difference between two records: a value that changed, appeared or disappeared.
 
     `key` is None when a whole role was added or removed. The values are decoded; the
-    origins say which layer set each side.
+    origins say which layer set each side. Its str() and repr() show the values redacted
+    (`redact`): a record of someone else's may hold a secret.
     """
 
     role: str
@@ -39,12 +42,20 @@ class AuditChange:
         """One line, whatever the names of a record from anywhere hold (`one_line`)."""
         return one_line(self._text())
 
+    def __repr__(self) -> str:
+        return record_repr(self._redacted())
+
+    def _redacted(self) -> AuditChange:
+        key = self.key or ""
+        return attrs.evolve(self, before=redact(key, self.before), after=redact(key, self.after))
+
     def _text(self) -> str:
         if self.key is None:
             return f"role {self.role}: {self.kind}"
         name = f"{self.role} {self.key}"
-        before = _side(self.before, self.before_origin)
-        after = _side(self.after, self.after_origin)
+        shown = self._redacted()
+        before = _side(shown.before, self.before_origin)
+        after = _side(shown.after, self.after_origin)
         if self.kind == "added":
             return f"{name}: added {after}"
         if self.kind == "removed":
@@ -63,6 +74,7 @@ def diff_audits(
 
     Values are compared exactly as they are encoded: ``1``, ``1.0`` and ``True`` differ.
     Mappings are compared leaf by leaf (``opt.beta2``). Redacted secrets always compare equal.
+    A dict that is no record `load_audit` would read raises `AuditError`.
     """
     check_type("diff_audits", "before", before, _RECORD, _RECORD_TAKES)
     check_type("diff_audits", "after", after, _RECORD, _RECORD_TAKES)

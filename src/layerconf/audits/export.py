@@ -27,6 +27,7 @@ def flatten(
     other values become short text (an enum ``AttnBackend.flash``, a list ``["p2p"]``).
     With `max_length` (MLflow's limit is 6000), a longer text is split into parts
     ``critic/key--1-of-3``, ``critic/key--2-of-3``... that concatenate back; nothing is dropped.
+    A dict that is no record `load_audit` would read raises `AuditError`.
 
     Every name is one MLflow and W&B keep as written (see `_tracker_name`): a legal
     ``role/key`` is unchanged, anything else is escaped as docs/audit.md says.

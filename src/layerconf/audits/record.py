@@ -297,15 +297,19 @@ def _entry(encoder: Encoder, secret: bool, value: Any, setting: Setting | None) 
     )
 
 
-def _leaf_paths(tree: dict[str, Any], prefix: Path, is_secret: Any) -> Iterator[Path]:
-    """The paths of the leaves `explain` can name in `tree` (string keys without dots)."""
+def _leaf_paths(
+    tree: dict[str, Any], prefix: Path, is_secret: Any, active: frozenset[int] = frozenset()
+) -> Iterator[Path]:
+    """The paths of the leaves `explain` can name in `tree` (string keys without dots); a
+    mapping inside itself is a leaf, not followed (the encoder records it as a ``<cycle>``)."""
+    active |= {id(tree)}
     for name, value in tree.items():
         if type(name) is not str or not name or "." in name:
             continue
         path = (*prefix, name)
         yield path
-        if type(value) is dict and value and not is_secret(name):
-            yield from _leaf_paths(value, path, is_secret)
+        if type(value) is dict and value and id(value) not in active and not is_secret(name):
+            yield from _leaf_paths(value, path, is_secret, active)
 
 
 def _optional(**fields: Any) -> dict[str, Any]:
@@ -355,14 +359,7 @@ class AuditRecord:
         (`ValueTypes`); a member of any other enum class stays an `OpaqueValue`. With `key`,
         the record's signature must be one `key` made of it (`layerconf.audits.signing`).
         """
-        problems, advice = validate(data)
-        if problems:
-            more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-            raise AuditError(
-                f"not a readable layerconf audit record: {'; '.join(problems[:10])}{more}; "
-                + advice,
-                path,
-            )
+        _check(data, path)
         if verify:
             computed = _fingerprint(data["roles"], data["format"])
             if computed != data["fingerprint"]:
@@ -451,7 +448,7 @@ class AuditRecord:
             if marker is None:
                 continue
             if key not in given:
-                shown = shorten(compact(marker.get("shown")), 120)
+                shown = shorten(SECRETS.redact("", compact(marker.get("shown"))), 120)
                 raise AuditError(
                     f"{self._where(role)}: {key!r} held a secret's text, and the record shows "
                     f"it scrubbed ({shown}): replay will not hand it back as if it were real; "
@@ -493,7 +490,9 @@ class AuditRecord:
         layer = Layer(
             "audit",
             "audit",
-            values,
+            # (an attribute named '', which setattr takes at run time and no layer holds, is
+            # the namespace's without the layer's: explain says it was set at run time)
+            {key: value for key, value in values.items() if key},
             origin=Origin("audit", "audit", source=self.path),
             origins=origins,
         )
@@ -565,5 +564,22 @@ RECORD_TAKES = "an AuditRecord or a record's dict, such as load_audit(path)"
 
 
 def record_data(record: AuditRecord | Mapping[str, Any]) -> Mapping[str, Any]:
-    """The record as a dict, from an `AuditRecord` or the dict itself."""
-    return record.data if isinstance(record, AuditRecord) else record
+    """The record as a dict: an `AuditRecord`'s (checked when it was read), or the dict
+    itself, checked as `AuditRecord.from_dict` checks one (its fingerprint apart): a dict from
+    anywhere is read by code that recurses into it."""
+    if isinstance(record, AuditRecord):
+        return record.data
+    _check(record, None)
+    return record
+
+
+def _check(data: Any, path: str | None) -> None:
+    """Raise `AuditError` with every problem `validate` finds in `data` (from `path`); a
+    mapping of another class (a read-only view) is checked as the dict it holds."""
+    problems, advice = validate(dict(data) if isinstance(data, Mapping) else data)
+    if problems:
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        raise AuditError(
+            f"not a readable layerconf audit record: {'; '.join(problems[:10])}{more}; " + advice,
+            path,
+        )

@@ -140,7 +140,8 @@ def _check_json(data: dict[str, Any]) -> _Problems:
         if kind is dict or kind is list:
             if depth > MAX_DEPTH:
                 return [
-                    f"it nests too deeply (more than {MAX_DEPTH} levels; a record nests a few)"
+                    f"{_deep_place(data)} nests too deeply (more than {MAX_DEPTH} levels; a "
+                    "record nests a few)"
                 ], AGAIN
             if kind is dict:
                 if any(type(key) is not str for key in value):
@@ -154,6 +155,23 @@ def _check_json(data: dict[str, Any]) -> _Problems:
         elif not (kind is str or kind is int or kind is bool or value is None):
             return [f"it holds a {kind.__name__}, which is not a JSON value"], AGAIN
     return [], AGAIN
+
+
+def _deep_place(data: dict[str, Any]) -> str:
+    """Where `data` first nests past `MAX_DEPTH`: the path of the record's field or role entry
+    that does (``roles.critic.settings.lr.value``), or "it"."""
+    pending: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while pending:  # (`_check_json`'s walk again, told where it is: only for a record refused)
+        value, path = pending.pop()
+        if type(value) is dict or type(value) is list:
+            if len(path) >= MAX_DEPTH:
+                names = path[: 5 if path[0] == "roles" else 1]
+                return "".join(
+                    f"[{name}]" if type(name) is int else f".{_name(name)}" for name in names
+                ).removeprefix(".")
+            items = value.items() if type(value) is dict else enumerate(value)
+            pending.extend((item, (*path, key)) for key, item in items)
+    return "it"
 
 
 def _check_format(data: dict[str, Any]) -> _Problems:
@@ -325,4 +343,6 @@ def _json_type(value: Any) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
-    return "an array" if isinstance(value, list) else "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, dict) else f"a value of type {type(value).__name__!r}"

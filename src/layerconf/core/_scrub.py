@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.secrets import SECRETS, SecretPolicy, TextSearch, may_show_secret, redact_argv
+from layerconf.core.values import full_text
 
 __all__ = ["Scrub", "shown_text", "token_may_hold"]
 
@@ -113,4 +114,4 @@ def token_may_hold(token: str) -> bool:
 def shown_text(values: Mapping[str, Any], policy: SecretPolicy = SECRETS) -> str:
     """The repr of `values` (a layer's) with their secrets redacted and the texts of those
     scrubbed from the other values."""
-    return repr(Scrub(policy, policy.texts_among(values)).value("", values, {}))
+    return full_text(Scrub(policy, policy.texts_among(values)).value("", values, {}))

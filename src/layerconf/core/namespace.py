@@ -24,7 +24,7 @@ from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import Policy
 from layerconf.core.records import Layer, Origin, Path
 from layerconf.core.secrets import SECRETS
-from layerconf.core.values import ATOMIC_TYPES, snapshot, value_text
+from layerconf.core.values import ATOMIC_TYPES, full_text, snapshot, value_text
 from layerconf.exceptions import FrozenNamespaceError, Problem
 
 __all__ = [
@@ -385,11 +385,11 @@ class Namespace(argparse.Namespace):
             if type(value) not in _TEXTLESS or key in secret_keys:
                 value = scrub.value(key, value, memo)
             if type(key) is str and key.isidentifier():
-                fields.append(f"{key}={value!r}")
+                fields.append(f"{key}={full_text(value)}")
             else:
                 others[key] = value
         if others:
-            fields.append(f"**{others!r}")
+            fields.append(f"**{full_text(others)}")
         return f"{type(self).__name__}({', '.join(fields)})"
 
     def __delattr__(self, name: str) -> None:

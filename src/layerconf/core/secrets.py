@@ -199,12 +199,20 @@ class SecretPolicy:
         """`value` with every secret replaced by the placeholder.
 
         The value of a secret key becomes the placeholder (None stays None: an unset secret
-        reveals nothing); inside mappings and lists, the values of secret keys are replaced
-        (``{"HF_TOKEN": "hf_x"}`` -> ``{"HF_TOKEN": "<redacted>"}``).
+        reveals nothing); inside mappings, lists, tuples and sets, the values of secret keys
+        are replaced (``{"HF_TOKEN": "hf_x"}`` -> ``{"HF_TOKEN": "<redacted>"}``), and a URL's
+        password or JSON's secrets in a text (a container that holds itself: its copy holds
+        the copy).
         """
         if self.is_secret(key):
             return None if value is None else self.placeholder
-        return self._redact_inside(value)
+        if type(value) is str:
+            return _redact_text(value, self, [])
+        if isinstance(value, (Mapping, list, tuple, set, frozenset)):
+            from layerconf.core._scrub import Scrub  # (which asks this for each key and text)
+
+            return Scrub(self, ()).value(key, value, {})
+        return value
 
     def texts_among(self, values: Mapping[str, Any]) -> list[str]:
         """The text of each secret among `values` (a layer's): what its secret keys hold, to
@@ -215,29 +223,6 @@ class SecretPolicy:
             if value is not None and self.is_secret(name)
             for text in secret_texts(value)
         ]
-
-    def _redact_inside(self, value: Any) -> Any:
-        """`value` with the secrets inside it replaced; `value` itself when it holds none."""
-        if type(value) is str:  # a URL's password, JSON text holding a secret key
-            return _redact_text(value, self, [])
-        if isinstance(value, Mapping):
-            # (a key's form may show a secret too: {"https://u:pw@host": 1})
-            shown = [
-                (self._redact_inside(name) if type(name) is str else name, self.redact(name, item))
-                for name, item in value.items()
-            ]
-            if all(
-                new is old and item is value[old]
-                for (new, item), old in zip(shown, value, strict=True)
-            ):
-                return value
-            return dict(shown)
-        if type(value) is list or type(value) is tuple:
-            items = [self._redact_inside(item) for item in value]
-            if all(new is old for new, old in zip(items, value, strict=True)):
-                return value
-            return type(value)(items)
-        return value
 
     def extend(self, *, names: Iterable[str] = (), suffixes: Iterable[str] = ()) -> SecretPolicy:
         """A policy that also treats `names` and `suffixes` as secrets."""

@@ -24,6 +24,7 @@ __all__ = [
     "TEXT_LIMIT",
     "Unkept",
     "copy_value",
+    "full_text",
     "int_text",
     "is_atomic",
     "json_key",
@@ -386,6 +387,16 @@ def value_text(value: Any, limit: int | None = TEXT_LIMIT) -> str:
     _text(value, out, [limit if limit is not None else -1], set())
     text = "".join(out)
     return text if limit is None else shorten(text, limit)
+
+
+def full_text(value: Any) -> str:
+    """``repr(value)`` whole, as a namespace's and a layer's repr show it; `value_text` (without
+    a limit) when repr() raises: an int past Python's digits limit, a ``__repr__`` that raises
+    somewhere inside (its error's text is not shown). repr() first: it is C's, and the same."""
+    try:
+        return repr(value)
+    except Exception:
+        return value_text(value, None)
 
 
 def _text(value: Any, out: list[str], left: list[int], active: set[int]) -> None:
