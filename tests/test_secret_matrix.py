@@ -479,6 +479,7 @@ class TestClassification:
                 ["--tokens", "5", "--x-fim-pad-tokn", "6"],
                 ["--tokens", "5", "--x-fim-pad-tokn", "6"],
             ),
+            (["--wandb key", "6"], ["--wandb key", "6"]),  # (a space: no parser's flag)
             (["--name", "run", "--lr", "-1"], ["--name", "run", "--lr", "-1"]),
             (["-k", "--name", "n"], ["-k", "--name", "n"]),
             (["@args.txt", "-v"], ["@args.txt", "-v"]),

@@ -152,6 +152,8 @@ def _misspelt(name: str, policy: SecretPolicy) -> bool:
 
 def _misspelt_now(name: str, policy: SecretPolicy) -> bool:
     normal = _normalize(name)
+    if not normal.replace("_", "").isalnum():  # ('--wandb key': no parser takes it for a flag)
+        return False
     head, _, last = normal.rpartition("_")
     if not _may_end_as(last, head.rpartition("_")[2] + last, policy):
         return False
