@@ -468,6 +468,25 @@ class TestNoSecretLeaves:
         assert [secret for secret in PLANTED if secret in text] == [], output
         assert "u0065" not in text or "EscapedToken" not in text
 
+    def test_a_secret_nested_in_another_value_is_scrubbed_from_every_key(self) -> None:
+        """A secret under a secret key inside a mapping (``--kw '{"api_key": S}'``) is
+        scrubbed from another key's value that equals or quotes it, as a top-level secret is
+        (a positional's S), at resolution and when written at run time."""
+        import json
+
+        from layerconf import parse_known_args
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--kw", type=json.loads, default="{}")
+        parser.add_argument("files", nargs="*")
+        secret = "SEKRIT-1234567"
+        args, _ = parse_known_args(parser, ["--kw", json.dumps({"api_key": secret}), secret])
+        assert secret not in str(explain(args, "files"))
+        args.later = {"hf_token": "HFSECRET-99"}
+        args.note = "see HFSECRET-99"
+        assert "HFSECRET" not in str(explain(args, "note"))
+        assert explain(args, "files").value == [secret]
+
     def test_values_stay_real(self, planted: argparse.Namespace) -> None:
         """Only what is shown is redacted: .value is the real value."""
         assert explain(planted, "wandb_key").value == ROLE_KEY

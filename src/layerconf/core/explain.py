@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import attrs
 
 from layerconf.core._slots import new_history, new_setting
-from layerconf.core.held_secrets import held_secret_texts, secret_keys_of
+from layerconf.core.held_secrets import held_secret_texts, nested_secret_texts, secret_keys_of
 from layerconf.core.merge import atomic_contributions, trace
 from layerconf.core.namespace import (
     Event,
@@ -106,12 +106,18 @@ def _other_secrets(
     """The texts of the secrets a namespace holds (its attributes `values`, the keys
     `written` since resolution), for a setting to scrub from what it shows: a value may
     equal or quote one (`Setting.scrub`)."""
-    layered = getattr(provenance, "_secret_keys", None)
-    if layered is None:  # worked out once per provenance, and kept with it
-        layered = secret_keys_of(provenance.layers)
-        object.__setattr__(provenance, "_secret_keys", layered)
-    written_secrets = frozenset(filter(SECRETS.is_secret, written)) if written else written
-    return tuple(held_secret_texts(layered | written_secrets, values, provenance.layers))
+    kept = getattr(provenance, "_secrets", None)
+    if kept is None:  # worked out once per provenance, and kept with it
+        layers = provenance.layers
+        found = nested_secret_texts(layer.values for layer in layers)
+        kept = (secret_keys_of(layers), tuple(dict.fromkeys(found)))
+        object.__setattr__(provenance, "_secrets", kept)
+    layered, nested = kept
+    texts = held_secret_texts(layered, values, provenance.layers)
+    if written:  # (a value written since resolution: its own secret, or one nested in it)
+        texts += held_secret_texts(filter(SECRETS.is_secret, written), values, ())
+        texts += nested_secret_texts([{key: values[key] for key in written if key in values}])
+    return tuple(dict.fromkeys([*texts, *nested]))
 
 
 def _reduce_setting(setting: Setting) -> tuple[Any, ...]:

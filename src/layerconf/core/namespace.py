@@ -77,9 +77,10 @@ class Provenance:
     #: What the sources recorded about their inputs, by name, for audit records (the core
     #: never looks inside): the command line parsed, each file read with its sha256...
     inputs: Mapping[str, Any] = attrs.field(factory=dict)
-    # The layers' keys that hold secrets under the default policy, worked out on first use by
+    # The layers' keys that hold secrets under the default policy, and the texts of the secrets
+    # nested in their containers (``kw: {api_key: ...}``), worked out on first use by
     # `layerconf.core.explain` and kept here, with the provenance (not compared, not shown).
-    _secret_keys: frozenset[str] | None = attrs.field(
+    _secrets: tuple[frozenset[str], tuple[str, ...]] | None = attrs.field(
         default=None, init=False, eq=False, repr=False
     )
 
