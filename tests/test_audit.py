@@ -2088,6 +2088,16 @@ class TestSignedRecords:
         assert "the file is empty: it holds no key" in captured.err
         assert "s3cr3t" not in captured.out + captured.err
         assert "0th3r-k3y" not in captured.out + captured.err
+        # Several records, one of them not signed with the key: the others are still said good
+        # (in order), the bad one is an error line, and the exit status is 1.
+        assert main(["audit", "-o", f"{tmp_path / 'plain'}/", "--", *argv]) == 0
+        capsys.readouterr()
+        runs = [str(tmp_path / name) for name in ("run", "plain", "run")]
+        assert main(["audit", "verify", "--key-file", str(key_file), *runs]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.count(": signed with this key and unchanged since") == 2
+        assert captured.err.count("error:") == 1
+        assert str(tmp_path / "plain") in captured.err
 
 
 class TestLoadAudit:

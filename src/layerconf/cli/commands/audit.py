@@ -185,15 +185,25 @@ def _read_records(
 
     Each unreadable record is one error line on stderr, naming the file and what is wrong.
     """
+    records = _each_record(paths, prog, options)
+    return None if None in records else [record for record in records if record is not None]
+
+
+def _each_record(
+    paths: Sequence[str], prog: str, options: argparse.Namespace
+) -> list[AuditRecord | None]:
+    """The record at each of `paths`, or None for one that is unreadable (one error line on
+    stderr each, naming the file and what is wrong); the key file read once."""
     from layerconf.audits import load_audit
     from layerconf.exceptions import AuditError
 
     types = _trusted_enums(options)
     key = _key(options, prog)
-    records = []
+    records: list[AuditRecord | None] = []
     for path in paths:
+        record = None
         try:
-            records.append(load_audit(path, types=types, key=key))
+            record = load_audit(path, types=types, key=key)
         except AuditError as error:
             print_error(f"{prog}: error: {one_line(str(error))}")
         except FileNotFoundError as error:
@@ -201,7 +211,8 @@ def _read_records(
         except OSError as error:
             where = error.filename if isinstance(error.filename, str) else path
             print_error(f"{prog}: error: {one_line(f'{where}: {error.strerror or error}')}")
-    return records if len(records) == len(paths) else None
+        records.append(record)
+    return records
 
 
 def _missing_record(path: str, error: FileNotFoundError) -> str:
@@ -384,16 +395,15 @@ def _audit_verify_options(parser: argparse.ArgumentParser) -> None:
 def _run_audit_verify(options: argparse.Namespace, argv: list[str]) -> int:
     del argv
     prog = f"{PROG} audit verify"
-    records = _read_records(options.records, prog, options)
-    if records is None:
-        return EXIT_PROBLEMS
-    for record in records:
-        print(
-            f"{record.path}: signed with this key and unchanged since "
-            f"(fingerprint {record.fingerprint})",
-            file=stdout(),
-        )
-    return EXIT_OK
+    records = _each_record(options.records, prog, options)
+    for record in records:  # (each good one said, whichever others fail)
+        if record is not None:
+            print(
+                f"{record.path}: signed with this key and unchanged since "
+                f"(fingerprint {record.fingerprint})",
+                file=stdout(),
+            )
+    return EXIT_PROBLEMS if None in records else EXIT_OK
 
 
 COMMANDS = (
