@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +26,17 @@ def _argv(fixtures: Path, role_file: Path) -> list[str]:
     argv = (fixtures / "slime_ppo_argv.txt").read_text().splitlines()
     argv[argv.index("--megatron-config-path") + 1] = str(role_file)
     return [*argv, "--wandb-key", SECRET]
+
+
+def forge_lr(source: Path, target: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Write to `target` the record at `source` with the critic's ``lr`` entry changed by
+    `edit` and the fingerprint made again, as a forger would."""
+    from layerconf.audits import record as record_module
+
+    data = json.loads(source.read_text())
+    edit(data["roles"]["critic"]["settings"]["lr"])
+    data["fingerprint"] = record_module._fingerprint(data["roles"])
+    target.write_text(json.dumps(data))
 
 
 @pytest.fixture
@@ -257,14 +270,13 @@ class TestAuditExplain:
         self, recorded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """A forged record's origin cannot drive the terminal (a title, the clipboard...)."""
-        from layerconf.audits import record as record_module
-
         path = recorded[0]
-        data = json.loads(path.read_text())
-        data["roles"]["critic"]["settings"]["lr"]["source"] = "\x1b]0;pwned\x07/x.yaml"
-        data["roles"]["critic"]["settings"]["lr"]["history"][0]["layer"] = "\x1b[2J"
-        data["fingerprint"] = record_module._fingerprint(data["roles"])
-        path.write_text(json.dumps(data))
+
+        def edit(lr: dict[str, Any]) -> None:
+            lr["source"] = "\x1b]0;pwned\x07/x.yaml"
+            lr["history"][0]["layer"] = "\x1b[2J"
+
+        forge_lr(path, path, edit)
         capsys.readouterr()
         assert main(["audit", "explain", str(path), "lr", "--role", "critic"]) == 0
         out = capsys.readouterr().out
@@ -480,13 +492,8 @@ def test_replay_yaml_comment_cannot_add_a_line(
     the record does not hold (``seed: 999``). Now the comment is one line, escaped."""
     import yaml
 
-    from layerconf.audits import record as record_module
-
     forged = tmp_path / "forged.json"
-    data = json.loads(recorded[0].read_text())
-    data["roles"]["critic"]["settings"]["lr"]["layer"] = "cli\n  seed: 999 #\x1b[2J"
-    data["fingerprint"] = record_module._fingerprint(data["roles"])
-    forged.write_text(json.dumps(data))
+    forge_lr(recorded[0], forged, lambda lr: lr.update(layer="cli\n  seed: 999 #\x1b[2J"))
     capsys.readouterr()
     assert main(["audit", "replay", str(forged), "--role", "critic", "--yaml"]) == 0
     out = capsys.readouterr().out
