@@ -33,7 +33,6 @@ from layerconf.core.secrets import (
     embedded_secrets,
     may_show_secret,
 )
-from layerconf.core.secrets import _redact_text as _redact_text
 
 __all__ = ["SCRUBBED", "digest_key", "first_marker", "given_matches", "matches", "scrub_record"]
 
@@ -90,7 +89,7 @@ class _Scrubber:
         kind = type(value)
         if kind is str:
             if self.forms and may_show_secret(value):
-                value = _redact_text(value, self.policy, [])
+                value = self.policy.redact("", value)  # (a text: its form's secrets hidden)
             for secret in self.found(value):  # the longest first, as `texts` are given
                 value = value.replace(secret, self.placeholder)
             return value

@@ -172,7 +172,7 @@ def _one_edit_from(normal: str, policy: SecretPolicy) -> bool:
         if start and normal[start - 1] != "_":
             continue
         tail = normal[start:]
-        for form in (tail, *(tail[:at] + tail[at + 1 :] for at in range(len(tail)))):
+        for form in (tail, *_shorter(tail)):
             kinds = table.get(form)
             if kinds is not None and (start == 0 or kinds & _ENDING):
                 return True
@@ -187,7 +187,7 @@ def _may_end_as(last: str, joined: str, policy: SecretPolicy) -> bool:
     lasts, near = _last_words_near(policy)
     if last in near or joined in near or last.endswith(lasts):
         return True
-    return any(last[:at] + last[at + 1 :] in near for at in range(len(last)))
+    return any(form in near for form in _shorter(last))
 
 
 @functools.lru_cache(maxsize=64)
@@ -200,6 +200,7 @@ def _last_words_near(policy: SecretPolicy) -> tuple[tuple[str, ...], frozenset[s
 
 
 def _shorter(word: str) -> Iterator[str]:
+    """`word` with each of its letters dropped in turn."""
     return (word[:at] + word[at + 1 :] for at in range(len(word)))
 
 
@@ -220,7 +221,7 @@ def _misspellings(policy: SecretPolicy) -> tuple[dict[str, int], int, int]:
             if len(word) < _MISSPELT_FROM:
                 continue
             sizes.append(len(word))
-            for form in (word, *(word[:at] + word[at + 1 :] for at in range(len(word)))):
+            for form in (word, *_shorter(word)):
                 table[form] = table.get(form, 0) | kind
     return table, min(sizes, default=1), max(sizes, default=0)
 

@@ -308,14 +308,16 @@ _STRAY = {
 }
 
 
+def _strays(token: str) -> list[str]:
+    """The characters of `_STRAY` a file's encoding left on `token`: a carriage return at its
+    end, a byte-order mark at its start."""
+    return [char for char, at in (("\r", token[-1:]), ("\ufeff", token[:1])) if at == char]
+
+
 def stray_of(token: str) -> tuple[str, str, str] | None:
-    """What a file's encoding left on `token` (a carriage return at its end, a byte-order mark
-    at its start), as (what, why, what to do), or None."""
-    if token[-1:] == "\r":
-        return _STRAY["\r"]
-    if token[:1] == "\ufeff":
-        return _STRAY["\ufeff"]
-    return None
+    """What a file's encoding left on `token`, as (what, why, what to do), or None."""
+    found = _strays(token)
+    return _STRAY[found[0]] if found else None
 
 
 def stray_characters(
@@ -335,10 +337,8 @@ def stray_characters(
         redacted = redact_argv(argv, parser=parser)[0]
     found: dict[str, list[int]] = {}
     for index, token in enumerate(argv):
-        if token[-1:] == "\r":
-            found.setdefault("\r", []).append(index)
-        if token[:1] == "\ufeff":
-            found.setdefault("\ufeff", []).append(index)
+        for character in _strays(token):
+            found.setdefault(character, []).append(index)
     problems = []
     for character, (what, why, hint) in _STRAY.items():
         if character not in found:
