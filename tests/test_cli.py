@@ -1940,6 +1940,10 @@ class TestToolErrors:
                 "layerconf explain: error: argument --role: invalid choice: 'acter'",
             ),
             (
+                ["-v"],
+                "layerconf: error: unknown option '-v'; did you mean '--version'? (commands: explain, show, diff, check, schema, audit, completion)",
+            ),
+            (
                 ["check", "--stict", "--"],
                 "layerconf check: error: unrecognized arguments: --stict; did you mean '--strict'? (see 'layerconf check --help')",
             ),
@@ -1996,6 +2000,7 @@ class TestToolErrors:
             "top-option",
             "no-key",
             "role",
+            "top-short-option",
             "option",
             "option-with-value",
             "two-parsers",
@@ -2026,13 +2031,15 @@ class TestToolErrors:
             ["audit", "replay", "r.json", "--profile", "megatron-slime"],
             ["show", "--zzzz", "--"],
             ["--json"],
+            ["check", "-p", "x", "--"],  # --parser or --profile: no guess
         ],
     )
     def test_no_far_fetched_option(
         self, args: list[str], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """An unknown option that no option of the command is close to is named alone:
-        `audit replay --profile` is not a misspelt `--role`, nor `--json` `--version`."""
+        `audit replay --profile` is not a misspelt `--role`, nor `--json` `--version`, nor
+        `-p` one of two long options of its letter."""
         assert main(args) == 2
         assert "did you mean" not in capsys.readouterr().err
 

@@ -57,10 +57,15 @@ def a_path(text: str) -> str:
 def option_suggestion(word: str, options: Iterable[str]) -> str:
     """``; did you mean '--role-file'?`` for a misspelt option `word`, or ``""``. Names are
     compared without their dashes, and only a close one is named: ``--profile`` is not
-    ``--role``, nor ``--json`` ``--version``."""
+    ``--role``, nor ``--json`` ``--version``; a short option names the one long option of its
+    letter (``-v``: ``--version``)."""
     from layerconf.core.suggest import did_you_mean
 
     names = {option.lstrip("-"): option for option in options}
+    letter = word[1:] if len(word) == 2 and word[0] == "-" != word[1] else None
+    if letter is not None:  # ``-v``: the one long option of that letter (``--version``), if one
+        longs = [option for option in names.values() if option[:3] == "--" + letter]
+        return f"; did you mean {longs[0]!r}?" if len(longs) == 1 else ""
     match = did_you_mean(word.lstrip("-"), names, cutoff=0.75)
     return f"; did you mean {names[match]!r}?" if match else ""
 
