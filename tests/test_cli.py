@@ -591,11 +591,17 @@ class TestCheck:
             ),
             (  # `$(cat argv.txt)` of a file with Windows line endings: every token ends in \r
                 ["--lr\r", "1e-6\r", "--rollout-batch-size\r", "8\r"],
-                "argv[2]: error: the following arguments are required: --rollout-batch-size ('--rollout-batch-size\\r' ends in a carriage return: the command line was read from a file with Windows line endings; convert the file (dos2unix FILE) and run again)",
+                (
+                    "argv[0]: error: '--lr\\r' ends in a carriage return: ... so do argv[1] (convert the file (dos2unix FILE) and run again)",
+                    "argv[2]: error: the following arguments are required: --rollout-batch-size ('--rollout-batch-size\\r' ends in a carriage return: the command line was read from a file with Windows line endings; convert the file (dos2unix FILE) and run again)",
+                ),
             ),
             (  # a flag of the parser's own close to the required one is not taken for it
                 ["--rollout-shuffle\r", "--lr\r", "1e-6\r", "--rollout-batch-size\r", "8\r"],
-                "argv[3]: error: the following arguments are required: --rollout-batch-size ('--rollout-batch-size\\r' ends in a carriage return: the command line was read from a file with Windows line endings; convert the file (dos2unix FILE) and run again)",
+                (
+                    "argv[0]: error: '--rollout-shuffle\\r' ends in a carriage return: ... so do argv[1], argv[2] (convert the file (dos2unix FILE) and run again)",
+                    "argv[3]: error: the following arguments are required: --rollout-batch-size ('--rollout-batch-size\\r' ends in a carriage return: the command line was read from a file with Windows line endings; convert the file (dos2unix FILE) and run again)",
+                ),
             ),
             (  # argparse refuses 'adam' + CR: the line ending is named, not a did-you-mean
                 ["--rollout-batch-size", "8", "--optimizer", "adam\r"],
@@ -620,16 +626,60 @@ class TestCheck:
         ],
     )
     def test_command_line_errors(
-        self, argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+        self, argv: list[str], line: str | tuple[str, ...], capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """A command line the trainer's parser refuses is one argv[N] error, never a traceback."""
+        """A command line the trainer's parser refuses is an argv[N] error, never a traceback;
+        what else the command line holds is an error of its own (`line`: several)."""
         assert main(["check", "--", *argv]) == 1
         captured = capsys.readouterr()
-        start, _, end = line.partition(" ... ")
-        assert captured.out.startswith(start)
-        assert captured.out.endswith((end or start) + "\n")
-        assert captured.out.count("\n") == 1
-        assert captured.err == "1 error, 0 warnings\n"
+        lines = (line,) if isinstance(line, str) else line
+        assert len(captured.out.splitlines()) == len(lines)
+        for written, expected in zip(captured.out.splitlines(), lines, strict=True):
+            start, _, end = expected.partition(" ... ")
+            assert written.startswith(start)
+            assert written.endswith(end or start)
+        count = len(lines)
+        assert captured.err == f"{count} error{'s' if count > 1 else ''}, 0 warnings\n"
+
+    def test_every_command_line_error_at_once(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """argparse stops at its first error: check reads on past each one, and names every
+        error of the command line, each at its own token, a secret never quoted."""
+        argv = [
+            *("--lr", "abc", "--optimizer", "adamw", "--wandb-key", "SEKRIT-4242"),
+            *("--tensor-model-paralel-size", "2", "--lr", "2", "--lr=xyz"),
+            *("--attention-backend", "flsh", "--rollout-batch-sise", "8"),
+        ]
+        assert main(["check", "--", *argv]) == 1
+        captured = capsys.readouterr()
+        assert [line.partition(" (")[0] for line in captured.out.splitlines()] == [
+            "argv[1]: error: argument --lr: invalid float value: 'abc'",
+            "argv[3]: error: argument --optimizer: invalid choice: 'adamw'",
+            "argv[6]: error: '--tensor-model-paralel-size' is not an argument of this parser",
+            "argv[10]: error: argument --lr: invalid float value: 'xyz'",
+            "argv[12]: error: argument --attention-backend: invalid value 'flsh'",
+            "argv[13]: error: the following arguments are required: --rollout-batch-size",
+        ]
+        assert captured.err == "6 errors, 0 warnings\n"
+        assert "SEKRIT" not in captured.out + captured.err
+
+    def test_reading_on_is_bounded(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Past 20 errors, or on a long command line sooner (argparse before Python 3.13 takes
+        a time growing with the square of its options), a note says check stopped reading."""
+        argv = ["--rollout-batch-size", "8"] + [f"--lr=x{n}" for n in range(30)]
+        assert main(["check", "--", *argv]) == 1
+        out = capsys.readouterr().out.splitlines()
+        assert len(out) == 22
+        assert out[-1] == (
+            "cli: note: the command line (32 tokens) was not read past its first 21 errors "
+            "(correct these and check again)"
+        )
+        argv = ["--rollout-batch-size", "8"] + ["--lr", "1"] * 3000 + ["--lr=x", "--lr=y"]
+        assert main(["check", "--", *argv]) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            "argv[6002]: error: argument --lr: invalid float value: 'x'",
+            "cli: note: the command line (6,004 tokens) was not read past its first error "
+            "(correct it and check again)",
+        ]
 
     def test_a_misspelt_training_flag_is_an_error(self, capsys: pytest.CaptureFixture[str]) -> None:
         """slime would drop it and run with TP 1: check stops the launch, with the did-you-mean."""

@@ -94,7 +94,8 @@ def resolve(
     except ConfigError as error:
         return Outcome(None, error.problems)
     except ParserStop as stop:
-        return Outcome(None, [_stop_problem(stop.message, parser, argv)])
+        first = _stop_problem(stop.message, parser, argv)
+        return Outcome(None, _stops(first, parser, argv, preset))
     except LayerconfError as error:
         raise UsageError(str(error)) from None
     except Exception as error:
@@ -102,11 +103,13 @@ def resolve(
         # not catch (an enum name: KeyError): the real trainer would stop with a traceback,
         # here it is a problem of the command line.
         hidden = _stop_behind(error)
-        if hidden is not None:
-            return Outcome(None, [_stop_problem(hidden.message, parser, argv)])
-        problem = _crash_problem(error, argv)
+        problem = (
+            _crash_problem(error, argv)
+            if hidden is None
+            else _stop_problem(hidden.message, parser, argv)
+        )
         if problem is not None:
-            return Outcome(None, [problem])
+            return Outcome(None, _stops(problem, parser, argv, preset))
         import traceback  # (an error's path only: the command's start does not pay for it)
 
         if _raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
@@ -306,6 +309,109 @@ def _stop_behind(error: BaseException) -> ParserStop | None:
     return None
 
 
+#: How many times `_stops` parses again after the parser stopped: 20 for a command line of up
+#: to 1,000 tokens (a few ms each), fewer for a longer one, as argparse before Python 3.13
+#: takes a time growing with the square of its options (`_AGAIN`: tokens squared, in all).
+MAX_STOPS = 20
+_AGAIN = MAX_STOPS * 1000**2
+
+
+def _stops(
+    first: Problem, parser: argparse.ArgumentParser, argv: list[str], preset: Preset
+) -> list[Problem]:
+    """The `first` problem, where the parser stopped, then those of the rest of the command
+    line: argparse stops at its first error, and a launch fixed one error at a time is
+    launched many times.
+
+    The command line is parsed again without the option the stop is about (its values
+    too), and with nothing required once a required option was missing, until it parses
+    (its unknown and stray tokens are then reported as a resolution reports them) or stops
+    where it stopped before; at most `MAX_STOPS` times (a note says so). Only the command
+    line's own problems are reported: what the role file and the rules would say of a
+    command line without the options taken out could be wrong."""
+    from layerconf.core.namespace import provenance_of
+    from layerconf.core.stack import reading_order
+    from layerconf.exceptions import Problem
+    from layerconf.presets.resolve import stray_characters, unknown_tokens
+    from layerconf.sources.argv import parse_known_args
+    from layerconf.sources.base import ARGV
+
+    problems = [first]
+    kept = list(range(len(argv)))  # which of `argv` the next parse reads
+    reader = parser
+    for _ in range(min(MAX_STOPS, _AGAIN // max(len(argv), 1) ** 2)):
+        last = problems[-1]
+        if last.message.startswith("the following arguments are required"):
+            if reader is not parser:
+                break
+            reader = _nothing_required(parser)
+        elif last.argv_index is None:
+            break
+        if last.argv_index is not None:  # (a required option's misspelling too)
+            left = set(_option_group(argv, last.argv_index))
+            kept = [index for index in kept if index not in left]
+        tokens = [argv[index] for index in kept]
+        try:
+            parsed, unknown = parse_known_args(guarded(reader), tokens)
+        except ParserStop as stop:
+            found = [_stop_problem(stop.message, reader, tokens)]
+        except Exception as error:  # a type= callable's own error
+            crash = _crash_problem(error, tokens)
+            if crash is None:
+                break
+            found = [crash]
+        else:
+            provenance = provenance_of(parsed)
+            redacted = provenance.inputs.get(ARGV) if provenance is not None else None
+            found = unknown_tokens(reader, tokens, unknown, preset, redacted)
+            found += stray_characters(reader, tokens, redacted)
+            problems += (_at(problem, kept) for problem in found)
+            break
+        problem = _at(found[0], kept)
+        if problem in problems:
+            break  # (no nearer to the end: it stopped where it stopped before)
+        problems.append(problem)
+    else:
+        problems.append(
+            Problem(
+                f"the command line ({len(argv):,} tokens) was not read past its first "
+                + (f"{len(problems)} errors" if len(problems) > 1 else "error"),
+                layer="cli",
+                hint=f"correct {'these' if len(problems) > 1 else 'it'} and check again",
+                severity="info",
+            )
+        )
+    return sorted(problems, key=reading_order)
+
+
+def _at(problem: Problem, kept: list[int]) -> Problem:
+    """`problem` of a command line of the `kept` tokens, at its index in the whole one."""
+    index = problem.argv_index
+    return problem if index is None else attrs.evolve(problem, argv_index=kept[index])
+
+
+def _option_group(argv: list[str], index: int) -> range:
+    """The option that `argv[index]` is or is a value of, with the values after it."""
+    start = index
+    while start > 0 and not _an_option(argv[start]):
+        start -= 1
+    end = index + 1
+    while end < len(argv) and not _an_option(argv[end]):
+        end += 1
+    return range(start, end)
+
+
+def _an_option(token: str) -> bool:
+    """True for a token that starts an option (``-1e-5`` is a value)."""
+    if token[:1] != "-" or token == "-":
+        return False
+    try:
+        float(token)
+    except ValueError:
+        return True
+    return False
+
+
 def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
     """A problem for argparse's own error message, at the argv token it is about."""
     import re
@@ -321,10 +427,8 @@ def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: li
     named = re.match(r"argument (\S+?): ", message)
     if named is not None:
         options = named.group(1).split("/")
-        index = _last_option_index(argv, options)
         value = re.search(r"(?:value|choice): '(.*?)'", message)
-        if index is not None and value is not None:
-            index = _value_index(argv, index, value.group(1))
+        index = _option_index(argv, options, value and value.group(1))
         action = next((a for a in parser._actions if set(options) <= set(a.option_strings)), None)
         if value is not None and action is not None and action.choices is not None:
             names = [str(getattr(choice, "name", choice)) for choice in action.choices]
@@ -390,23 +494,33 @@ def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
 
 def _last_option_index(argv: list[str], options: Iterable[str]) -> int | None:
     """Where the last of `options` (or ``--option=value``) is in `argv`, before any ``--``."""
+    found = _option_indices(argv, options)
+    return found[-1] if found else None
+
+
+def _option_indices(argv: list[str], options: Iterable[str]) -> list[int]:
+    """Where each of `options` (or ``--option=value``) is in `argv`, before any ``--``."""
     names = [option for option in options if option.startswith("-")]
     end = argv.index("--") if "--" in argv else len(argv)
-    for index in range(end - 1, -1, -1):
-        token = argv[index]
-        if token in names or any(token.startswith(name + "=") for name in names):
-            return index
-    return None
+    return [
+        index
+        for index, token in enumerate(argv[:end])
+        if token in names or any(token.startswith(name + "=") for name in names)
+    ]
 
 
-def _value_index(argv: list[str], option: int, value: str) -> int:
-    """Where `value` (as argparse's message quotes it: its repr, quotes off) follows the
-    option at `option` (the option itself for ``--x=value``)."""
-    for index in range(option, len(argv)):
-        token = argv[index]
-        if value in (token, repr(token)[1:-1]) or (index == option and token.endswith("=" + value)):
-            return index
-    return option
+def _option_index(argv: list[str], options: Iterable[str], value: str | None) -> int | None:
+    """Where argparse stopped on `value` (as its message quotes it: its repr, quotes off) of
+    one of `options`: the first of them given that value (argparse stops at the first it
+    cannot take), the value's own token; else the last of them."""
+    found = _option_indices(argv, options)
+    for option in found if value is not None else ():
+        if argv[option].endswith(f"={value}"):
+            return option
+        for index in _option_group(argv, option)[1:]:
+            if value in (argv[index], repr(argv[index])[1:-1]):
+                return index
+    return found[-1] if found else None
 
 
 def _crash_text(error: Exception) -> str:
@@ -455,9 +569,7 @@ def _crash_problem(error: Exception, argv: list[str]) -> Problem | None:
         if not isinstance(action, argparse.Action) or not isinstance(token, str):
             continue
         name = argparse._get_action_name(action) or action.dest
-        index = _last_option_index(argv, action.option_strings)
-        if index is not None:
-            index = _value_index(argv, index, token)
+        index = _option_index(argv, action.option_strings, token)
         if action.choices is not None:
             names = [getattr(choice, "name", str(choice)) for choice in action.choices]
             hint = did_you_mean_hint(token, names) or "choose from " + ", ".join(
