@@ -662,6 +662,41 @@ class TestCheck:
         assert captured.err == "6 errors, 0 warnings\n"
         assert "SEKRIT" not in captured.out + captured.err
 
+    def test_sub_commands_errors_at_once(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A trainer parser with sub-commands: a sub-command's refused value is a problem line
+        (before: its usage and exit 2, as 'layerconf go'); a required option taken out with
+        its refused value is not then said missing; a refused sub-command name is placed;
+        what argparse stopped at is taken out with as many values as its option takes (the
+        sub-command's name after '--n q' stays)."""
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        monkeypatch.setattr(sys, "modules", dict(sys.modules))
+        (tmp_path / "sub_trainer.py").write_text(
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--lr', type=float, default=1.0)\n"
+            "p.add_argument('--n', type=int, required=True)\n"
+            "p.add_argument('--api-key', type=int)\n"
+            "go = p.add_subparsers(dest='cmd').add_parser('go')\n"
+            "go.add_argument('--x', type=int)\n"
+        )
+        given = ["--lr", "x", "--api-key", "SEKRIT-77", "--n", "q", "go", "--x", "y"]
+        assert main(["check", "--parser", "sub_trainer:p", "--", *given]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "argv[2]: error: argument --api-key: invalid int value: '<redacted>'",
+            "argv[5]: error: argument --n: invalid int value: 'q'",
+            "argv[8]: error: argument --x: invalid int value: 'y'",
+        ]
+        assert captured.err == "4 errors, 0 warnings\n"
+        assert main(["check", "--parser", "sub_trainer:p", "--", "--n", "1", "goo"]) == 1
+        assert capsys.readouterr().out == (
+            "argv[2]: error: argument cmd: invalid choice: 'goo' (choose from 'go')\n"
+        )
+
     def test_reading_on_is_bounded(self, capsys: pytest.CaptureFixture[str]) -> None:
         """Past 20 errors, or on a long command line sooner (argparse before Python 3.13 takes
         a time growing with the square of its options), a note says check stopped reading."""

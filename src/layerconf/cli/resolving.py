@@ -215,15 +215,34 @@ def _nothing_required(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     return relaxed
 
 
-def guarded(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """A copy of `parser` that raises `ParserStop` instead of printing and exiting.
+#: How deep sub-commands of sub-commands are guarded (`guarded`).
+_SUB_DEPTH = 8
 
-    The copy shares the actions; only its own error/exit/print methods are replaced, so the
-    user's parser is left as it was.
+
+def guarded(parser: argparse.ArgumentParser, depth: int = 0) -> argparse.ArgumentParser:
+    """A copy of `parser` that raises `ParserStop` instead of printing and exiting, and so do
+    its sub-commands' parsers (``train.py go --x y``: copies of theirs), `_SUB_DEPTH` deep.
+
+    The copy shares the actions but a sub-command's; only its own error/exit/print methods
+    are replaced, so the user's parser is left as it was.
     """
     import copy
 
-    guarded = copy.copy(parser)
+    safe = copy.copy(parser)
+    twins: dict[int, argparse.Action] = {}
+    for action in parser._actions if depth < _SUB_DEPTH else ():
+        if isinstance(action, argparse._SubParsersAction):
+            made: dict[int, Any] = {}  # (an alias names the same parser: one copy of it)
+            for sub in action._name_parser_map.values():
+                if isinstance(sub, argparse.ArgumentParser) and id(sub) not in made:
+                    made[id(sub)] = guarded(sub, depth + 1)
+            twin = copy.copy(action)
+            twin._name_parser_map = twin.choices = {
+                name: made.get(id(sub), sub) for name, sub in action._name_parser_map.items()
+            }
+            twins[id(action)] = twin
+    if twins:
+        safe._actions = [twins.get(id(action), action) for action in parser._actions]
 
     def error(message: str) -> NoReturn:
         raise ParserStop(message)
@@ -241,8 +260,8 @@ def guarded(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         ("print_usage", quiet),
         ("_print_message", quiet),
     ):
-        setattr(guarded, name, replacement)
-    return guarded
+        setattr(safe, name, replacement)
+    return safe
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,18 +356,21 @@ def _stops(
     from layerconf.sources.base import ARGV
 
     problems = [first]
+    last = first
     kept = list(range(len(argv)))  # which of `argv` the next parse reads
+    taken: set[str] = set()  # the option strings of the options taken out
     reader = parser
     for _ in range(min(MAX_STOPS, _AGAIN // max(len(argv), 1) ** 2)):
-        last = problems[-1]
-        if last.message.startswith("the following arguments are required"):
+        if last.message.startswith(_REQUIRED):
             if reader is not parser:
                 break
             reader = _nothing_required(parser)
         elif last.argv_index is None:
             break
         if last.argv_index is not None:  # (a required option's misspelling too)
-            left = set(_option_group(argv, last.argv_index))
+            left = _option_group(argv, last.argv_index, parser)
+            action = parser._option_string_actions.get(argv[left[0]].partition("=")[0])
+            taken.update(action.option_strings if action is not None else ())
             kept = [index for index in kept if index not in left]
         tokens = [argv[index] for index in kept]
         try:
@@ -367,10 +389,11 @@ def _stops(
             found += stray_characters(reader, tokens, redacted)
             problems += (_at(problem, kept) for problem in found)
             break
-        problem = _at(found[0], kept)
-        if problem in problems:
+        last = _at(found[0], kept)
+        if last in problems:
             break  # (no nearer to the end: it stopped where it stopped before)
-        problems.append(problem)
+        if not _only_taken(last, taken):
+            problems.append(last)
     else:
         problems.append(
             Problem(
@@ -384,21 +407,44 @@ def _stops(
     return sorted(problems, key=reading_order)
 
 
+_REQUIRED = "the following arguments are required"
+
+
+def _only_taken(problem: Problem, taken: set[str]) -> bool:
+    """True when `problem` says required options are missing, each one of the options `taken`
+    out of the command line after an error of its value (``--n q``): given, not missing."""
+    if not problem.message.startswith(_REQUIRED):
+        return False
+    listed = problem.message.partition(": ")[2].split(", ")
+    return all(not taken.isdisjoint(names.split("/")) for names in listed)
+
+
 def _at(problem: Problem, kept: list[int]) -> Problem:
     """`problem` of a command line of the `kept` tokens, at its index in the whole one."""
     index = problem.argv_index
     return problem if index is None else attrs.evolve(problem, argv_index=kept[index])
 
 
-def _option_group(argv: list[str], index: int) -> range:
-    """The option that `argv[index]` is or is a value of, with the values after it."""
+def _option_group(
+    argv: list[str], index: int, parser: argparse.ArgumentParser | None = None
+) -> range:
+    """The option that `argv[index]` is or is a value of, with the values after it: as many
+    as its action in `parser` takes (a sub-command's name after ``--n 1`` is not one of
+    them), every one up to the next option without a parser or for ``*`` and ``+``."""
     start = index
     while start > 0 and not _an_option(argv[start]):
         start -= 1
-    end = index + 1
+    end = start + 1
     while end < len(argv) and not _an_option(argv[end]):
         end += 1
-    return range(start, end)
+    name, equals, _ = argv[start].partition("=")
+    action = None if parser is None else parser._option_string_actions.get(name)
+    if action is not None:
+        nargs = action.nargs
+        takes = 1 if nargs is None else nargs if type(nargs) is int else (nargs == "?") or None
+        if takes is not None:
+            end = min(end, start + 1 + (0 if equals else takes))
+    return range(start, max(end, index + 1))
 
 
 def _an_option(token: str) -> bool:
@@ -437,7 +483,7 @@ def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: li
         if stray is not None:  # ('adam' + CR: the file's line ending, not a misspelling)
             what, why, fix = stray
             hint = f"argv[{index}] {what}: {why}; {fix}"
-    elif message.startswith("the following arguments are required"):
+    elif message.startswith(_REQUIRED):
         index, hint = _meant_as_required(message, parser, argv)
     return Problem(message, layer="cli", argv_index=index, hint=hint)
 
@@ -512,7 +558,8 @@ def _option_indices(argv: list[str], options: Iterable[str]) -> list[int]:
 def _option_index(argv: list[str], options: Iterable[str], value: str | None) -> int | None:
     """Where argparse stopped on `value` (as its message quotes it: its repr, quotes off) of
     one of `options`: the first of them given that value (argparse stops at the first it
-    cannot take), the value's own token; else the last of them."""
+    cannot take), the value's own token; else the last of them. A positional's value (a
+    sub-command's name) is the first token that is that value."""
     found = _option_indices(argv, options)
     for option in found if value is not None else ():
         if argv[option].endswith(f"={value}"):
@@ -520,7 +567,10 @@ def _option_index(argv: list[str], options: Iterable[str], value: str | None) ->
         for index in _option_group(argv, option)[1:]:
             if value in (argv[index], repr(argv[index])[1:-1]):
                 return index
-    return found[-1] if found else None
+    if found or value is None:
+        return found[-1] if found else None
+    end = argv.index("--") if "--" in argv else len(argv)
+    return next((i for i in range(end) if value in (argv[i], repr(argv[i])[1:-1])), None)
 
 
 def _crash_text(error: Exception) -> str:
