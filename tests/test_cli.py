@@ -694,7 +694,8 @@ class TestCheck:
         assert captured.err == "4 errors, 0 warnings\n"
         assert main(["check", "--parser", "sub_trainer:p", "--", "--n", "1", "goo"]) == 1
         assert capsys.readouterr().out == (
-            "argv[2]: error: argument cmd: invalid choice: 'goo' (choose from 'go')\n"
+            "argv[2]: error: argument cmd: invalid choice: 'goo' (choose from 'go') "
+            "(did you mean 'go'?)\n"
         )
 
     def test_reading_on_is_bounded(self, capsys: pytest.CaptureFixture[str]) -> None:

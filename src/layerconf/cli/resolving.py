@@ -475,7 +475,15 @@ def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: li
         options = named.group(1).split("/")
         value = re.search(r"(?:value|choice): '(.*?)'", message)
         index = _option_index(argv, options, value and value.group(1))
-        action = next((a for a in parser._actions if set(options) <= set(a.option_strings)), None)
+        action = next(
+            (
+                a
+                for a in parser._actions
+                if set(options) <= set(a.option_strings)
+                or (not a.option_strings and argparse._get_action_name(a) == named.group(1))
+            ),
+            None,
+        )
         if value is not None and action is not None and action.choices is not None:
             names = [str(getattr(choice, "name", choice)) for choice in action.choices]
             hint = did_you_mean_hint(value.group(1), names)
