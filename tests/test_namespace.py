@@ -726,3 +726,78 @@ class TestFreeze:
 
         args = example()
         assert layerconf.freeze(layerconf.freeze(args)) is args
+
+
+def _nested(shape: str, depth: int) -> Any:
+    """A value `depth` containers deep, the innermost holding a secret's text."""
+    value: Any = "https://me:URLPASS99@host"
+    for _ in range(depth):
+        value = {
+            "list": lambda inner: [inner],
+            "dict": lambda inner: {"a": inner},
+            "tuple": lambda inner: (inner,),
+            "int keys": lambda inner: {1: inner},
+            "set": lambda inner: frozenset({inner}),
+        }[shape](value)
+    return value
+
+
+class TestValuesNestedDeep:
+    """A value a trainer nests however deep (``args.x = value``) is explained, printed, redacted
+    and audited as far as `MAX_DEPTH` containers down and shown as ``<nested more than 100
+    levels>`` below, as an audit record shows it: never a RecursionError, never the secret
+    below the cut, in time bounded whatever the depth."""
+
+    @pytest.mark.parametrize("shape", ["list", "dict", "tuple", "int keys", "set"])
+    @pytest.mark.parametrize("depth", [101, 1_000, 100_000])
+    def test_every_output_of_a_deep_value(
+        self, tmp_path: pathlib.Path, shape: str, depth: int
+    ) -> None:
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+        from layerconf.core.values import MAX_DEPTH, copy_value, jsonable, same_value
+
+        args = example()
+        args.x = value = _nested(shape, depth)
+        marker = f"<nested more than {MAX_DEPTH} levels>"
+        setting = explain(args, "x")
+        assert "URLPASS99" not in str(setting) + repr(setting)  # (300 characters at most)
+        whole = [
+            repr(args),
+            repr(redact("x", value)),
+            str(setting_json(setting)),
+            str(jsonable(value)),
+        ]
+        for output in whole:
+            assert marker in output
+            assert "URLPASS99" not in output
+        assert same_value(value, copy_value(value))
+        assert audit({"r": args})["roles"]["r"]
+        assert load_audit(write_audit({"r": args}, tmp_path)).namespace("r").x
+        assert "URLPASS99" not in (tmp_path / "layerconf-audit.json").read_text()
+
+    def test_a_deep_secret_is_not_looked_for_past_the_cut(self) -> None:
+        """A secret key's value nested deep, or holding itself, is redacted whole, and its
+        texts are scrubbed elsewhere as far as `MAX_DEPTH` levels down."""
+        args = example()
+        loop: list[Any] = ["SEKRIT-1234567"]
+        loop.append(loop)
+        args.wandb_key = loop
+        args.other = "run-SEKRIT-1234567"
+        args.deep_token = _nested("list", 1_000)
+        shown = repr(args) + str(explain(args, "other")) + str(audit({"r": args}))
+        assert "SEKRIT" not in shown
+        assert "URLPASS99" not in shown
+
+    @pytest.mark.parametrize("secret", [False, True])
+    def test_json_text_nested_deep(self, secret: bool) -> None:
+        """A string that reads as JSON nested hundreds of levels (a command line's token: any
+        text option) is shown as written, or hidden whole when it names a secret key, as JSON
+        that does not parse: it was a RecursionError from explain, repr and the command."""
+        inner = '{"hf_token": "SEKRIT-1234567"}' if secret else "1"
+        args = example()
+        args.x = text = "[" * 600 + inner + "]" * 600
+        for output in (str(explain(args, "x")), repr(args), str(audit({"r": args}))):
+            assert ("SEKRIT" in output) is False
+            assert ("<redacted>" in output) is secret
+        assert text[:250] in repr(args) or secret

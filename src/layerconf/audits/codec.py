@@ -42,7 +42,7 @@ from layerconf.core.secrets import (
     may_show_secret,
     secret_texts,
 )
-from layerconf.core.values import MAX_INT_BITS, shorten
+from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS, shorten
 from layerconf.exceptions import AuditError, one_line
 
 __all__ = [
@@ -68,8 +68,9 @@ TAG = "$type"
 #: The deepest a value's JSON nests in a record this writes (containers, and the arrays of
 #: their tags); a container further down is recorded as an object saying so. A record holds a
 #: value at most 9 levels down: it stays within `validate.MAX_DEPTH`, which it is read with.
-#: (A role file's values nest at most 100 levels, the YAML reader's limit.)
-MAX_VALUE_DEPTH = 100
+#: (A role file's values nest at most 100 levels, the YAML reader's limit; a live value is
+#: shown, copied and compared as deep, `layerconf.core.values.MAX_DEPTH`.)
+MAX_VALUE_DEPTH = MAX_DEPTH
 _PATH_CLASSES = {
     cls.__name__: cls
     for cls in (

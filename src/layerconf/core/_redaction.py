@@ -13,6 +13,7 @@ from typing import Any
 from layerconf.core._scrub import Scrub, token_may_hold
 from layerconf.core.records import Setting
 from layerconf.core.secrets import SecretPolicy, embedded_secrets, redact_argv, secret_texts
+from layerconf.core.values import MAX_DEPTH
 
 __all__ = ["redacted"]
 
@@ -37,9 +38,12 @@ def _entries(setting: Setting) -> list[Setting]:
     return [setting, *(entry for item in setting.history for entry in _entries(item))]
 
 
-def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active: set[int]) -> None:
+def _visit(
+    key: Any, value: Any, policy: SecretPolicy, found: list[str], active: set[int], depth: int = 0
+) -> None:
     """Add to `found` the text of every secret `value` holds as `key`'s value ("" for one
-    without text); containers are followed once each."""
+    without text); containers are followed once each, `MAX_DEPTH` levels down at most (what
+    is further down is not shown: `Scrub.value`)."""
     if isinstance(key, str) and policy.is_secret(key):
         if value is not None:
             found.extend(secret_texts(value) or [""])  # "" marks a secret with no text
@@ -48,15 +52,16 @@ def _visit(key: Any, value: Any, policy: SecretPolicy, found: list[str], active:
         # A secret the text's form shows: a URL's password, a secret key's value in JSON.
         found.extend(embedded_secrets(value, policy))
         return
-    if id(value) in active:
+    if id(value) in active or depth >= MAX_DEPTH:
         return
+    depth += 1
     if isinstance(value, Mapping):
         active.add(id(value))
         for name, item in value.items():
             if isinstance(name, str):  # a key's form may show a secret: a URL's password
                 found.extend(embedded_secrets(name, policy))
-            _visit(name, item, policy, found, active)
+            _visit(name, item, policy, found, active, depth)
     elif type(value) in (list, tuple, set, frozenset):
         active.add(id(value))
         for item in value:
-            _visit("", item, policy, found, active)
+            _visit("", item, policy, found, active, depth)

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.secrets import SECRETS, SecretPolicy, TextSearch, may_show_secret, redact_argv
-from layerconf.core.values import full_text
+from layerconf.core.values import MAX_DEPTH, NESTED, full_text
 
 __all__ = ["Scrub", "shown_text", "token_may_hold"]
 
@@ -69,9 +69,10 @@ class Scrub:
             text = text.replace(secret, self.policy.placeholder)
         return text
 
-    def value(self, key: Any, value: Any, memo: dict[int, Any]) -> Any:
+    def value(self, key: Any, value: Any, memo: dict[int, Any], depth: int = 0) -> Any:
         """`value` redacted for `key`, its containers copied only where something changed
-        (cycles followed once: `memo` maps a container to its redacted copy)."""
+        (cycles followed once: `memo` maps a container to its redacted copy); a container
+        more than `MAX_DEPTH` levels down is `NESTED`, as every formatter shows it."""
         if isinstance(key, str) and self.policy.is_secret(key):
             return self.policy.redact(key, value)
         kind = type(value)
@@ -79,6 +80,10 @@ class Scrub:
             return self.text(self.policy.redact(key, value))
         if id(value) in memo:
             return memo[id(value)]
+        if depth >= MAX_DEPTH:
+            is_container = kind in (list, tuple, set, frozenset) or isinstance(value, Mapping)
+            return NESTED if is_container else value
+        depth += 1
         if isinstance(value, Mapping):
             mapping: dict[Any, Any] = {}
             memo[id(value)] = mapping
@@ -86,18 +91,18 @@ class Scrub:
             for name, item in value.items():
                 # (a key shown as a text is: it may hold a secret's, or a URL's password)
                 shown = self.value("", name, memo) if type(name) is str else name
-                mapping[shown] = self.value(name, item, memo)
+                mapping[shown] = self.value(name, item, memo, depth)
                 same = same and shown is name and mapping[shown] is item
             return value if same else mapping
         if kind is list or kind is tuple:
             items: list[Any] = []
             memo[id(value)] = items
-            items.extend(self.value("", item, memo) for item in value)
+            items.extend(self.value("", item, memo, depth) for item in value)
             if all(new is old for new, old in zip(items, value, strict=True)):
                 return value
             return items if kind is list else tuple(items)
         if kind is set or kind is frozenset:  # (no cycle: a set holds no set)
-            members = [self.value("", item, memo) for item in value]
+            members = [self.value("", item, memo, depth) for item in value]
             if all(new is old for new, old in zip(members, value, strict=True)):
                 return value
             return kind(members)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from layerconf.core.lazy import LazyPattern
-from layerconf.core.values import MAX_INT_BITS
+from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS
 
 if TYPE_CHECKING:
     from layerconf.core.secrets import SecretPolicy
@@ -25,22 +25,31 @@ __all__ = ["TextSearch", "hide_url_passwords", "may_show_secret", "secret_texts"
 def secret_texts(value: Any) -> list[str]:
     """The text of a secret's value, to search for and scrub elsewhere (argv, notices).
 
-    Strings and ints, also inside mappings, lists, tuples and sets; an int too long to print
-    (Python refuses more than 4,300 digits) is left out.
+    Strings and ints, also inside mappings, lists, tuples and sets (each container once, at
+    most `MAX_DEPTH` levels down); an int too long to print (Python refuses more than 4,300
+    digits) is left out.
     """
     found: list[str] = []
+    _texts(value, found, set(), 0)
+    return found
+
+
+def _texts(value: Any, found: list[str], seen: set[int], depth: int) -> None:
     kind = type(value)
     if kind is str:
         found.append(value)
     elif kind is int and value.bit_length() <= MAX_INT_BITS:
         found.append(str(value))
+    elif id(value) in seen or depth >= MAX_DEPTH:
+        return
     elif isinstance(value, Mapping):
+        seen.add(id(value))
         for item in value.values():
-            found.extend(secret_texts(item))
+            _texts(item, found, seen, depth + 1)
     elif isinstance(value, (list, tuple, set, frozenset)):
+        seen.add(id(value))
         for item in value:
-            found.extend(secret_texts(item))
-    return found
+            _texts(item, found, seen, depth + 1)
 
 
 def may_show_secret(text: str) -> bool:
@@ -85,7 +94,8 @@ def hide_url_passwords(text: str, placeholder: str) -> tuple[str, list[str]]:
 
 def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
     """`text` (an argv token, a value) without the secrets its form shows: URL passwords,
-    values of secret keys in JSON text (a malformed one naming a secret key goes whole).
+    values of secret keys in JSON text (a malformed one naming a secret key goes whole, as
+    does one nested more than `MAX_DEPTH` levels).
 
     A text that shows more than `_MAX_FOUND` different secrets goes whole: searching every
     other text for each of thousands would take time quadratic in the input.
@@ -103,20 +113,23 @@ def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
 
     try:
         data = json.loads(text)
-    except (ValueError, RecursionError):
+        shown = policy.redact("", data)
+        if shown is data:
+            return text
+        # (TypeError: JSON nested past `MAX_DEPTH`, whose redaction holds `NESTED`: read as
+        # JSON that does not parse)
+        redacted = json.dumps(shown, ensure_ascii=False)
+    except (ValueError, RecursionError, TypeError):
         if _names_a_secret(text, policy):
             found.append(whole)
             return policy.placeholder
-        return text
-    shown = policy.redact("", data)
-    if shown is data:
         return text
     values = _secret_values(data, policy)
     if len(set(values)) > _MAX_FOUND:
         found.append(whole)
         return policy.placeholder
     found.extend(dict.fromkeys(values))
-    return json.dumps(shown, ensure_ascii=False)
+    return redacted
 
 
 def _names_a_secret(text: str, policy: SecretPolicy) -> bool:
@@ -153,18 +166,21 @@ def _unescape(name: str) -> str:
     return decoded if isinstance(decoded, str) else name
 
 
-def _secret_values(value: Any, policy: SecretPolicy) -> list[str]:
-    """The text of the values of every secret key inside `value`."""
+def _secret_values(value: Any, policy: SecretPolicy, depth: int = 0) -> list[str]:
+    """The text of the values of every secret key inside `value` (JSON's: no cycle), at most
+    `MAX_DEPTH` levels down."""
     found: list[str] = []
+    if depth >= MAX_DEPTH:
+        return found
     if isinstance(value, Mapping):
         for key, item in value.items():
             if policy.is_secret(key):
                 found.extend(secret_texts(item))
             else:
-                found.extend(_secret_values(item, policy))
+                found.extend(_secret_values(item, policy, depth + 1))
     elif type(value) is list or type(value) is tuple:
         for item in value:
-            found.extend(_secret_values(item, policy))
+            found.extend(_secret_values(item, policy, depth + 1))
     return found
 
 
