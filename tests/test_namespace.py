@@ -10,7 +10,7 @@ import pickle
 import sys
 import threading
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -46,6 +46,7 @@ from layerconf.core.namespace import (
     written_keys,
 )
 from layerconf.core.records import join_path
+from layerconf.core.values import value_text
 
 from .strategies import layer_lists, leaf_paths
 
@@ -801,3 +802,118 @@ class TestValuesNestedDeep:
             assert ("SEKRIT" in output) is False
             assert ("<redacted>" in output) is secret
         assert text[:250] in repr(args) or secret
+
+
+class _Raising(Mapping[str, Any]):
+    """A mapping whose reading raises where `broken` says."""
+
+    def __init__(self, broken: str) -> None:
+        self.broken = broken
+
+    def __getitem__(self, key: str) -> Any:
+        if self.broken == "getitem":
+            raise RuntimeError("getitem")
+        return "https://me:URLPASS99@host"
+
+    def __iter__(self) -> Iterator[str]:
+        if self.broken == "iter":
+            raise RuntimeError("iter")
+        return iter(["HF_TOKEN"])
+
+    def __len__(self) -> int:
+        if self.broken == "len":
+            raise RuntimeError("len")
+        return 1
+
+
+class _ItemsRaise(dict[str, Any]):
+    """A dict whose items() raises: its own repr (dict's, in C) would show what it holds."""
+
+    def items(self) -> Any:
+        raise RuntimeError("items")
+
+    def values(self) -> Any:
+        raise RuntimeError("values")
+
+    def __iter__(self) -> Iterator[str]:
+        raise RuntimeError("iter")
+
+
+class _NotABool:
+    """What ``==`` gives for a numpy array: an object whose truth raises."""
+
+    def __bool__(self) -> bool:
+        raise ValueError("ambiguous")
+
+
+class _Comparing:
+    def __init__(self, broken: str) -> None:
+        self.broken = broken
+
+    def __eq__(self, other: object) -> Any:
+        if self.broken == "eq":
+            raise RuntimeError("eq")
+        return _NotABool()
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        if self.broken == "repr":
+            raise RuntimeError("repr")
+        return "<comparing>"
+
+
+class TestUnreadableValues:
+    """A value whose reading raises (a mapping's __getitem__, __iter__ or items(), an __eq__
+    that raises or is no truth value, a __repr__ that raises) is explained, printed,
+    redacted and audited as unreadable: never the error, never its text unsearched."""
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda: _Raising("getitem"),
+            lambda: _Raising("iter"),
+            lambda: [_Raising("iter")],
+            lambda: {"env": _ItemsRaise(HF_TOKEN="SEKRIT-1234567")},
+            lambda: _ItemsRaise(HF_TOKEN="SEKRIT-1234567"),
+        ],
+        ids=["getitem", "iter", "in a list", "in a dict", "items"],
+    )
+    def test_a_mapping_that_cannot_be_read(self, tmp_path: pathlib.Path, make: Any) -> None:
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+
+        args = example()
+        args.x = value = make()
+        setting = explain(args, "x")
+        outputs = [
+            str(setting),
+            repr(args),
+            str(setting_json(setting)),
+            repr(redact("x", value)),
+            str(audit({"r": args})),
+        ]
+        write_audit({"r": args}, tmp_path)
+        outputs.append((tmp_path / "layerconf-audit.json").read_text())
+        for output in outputs:
+            assert "<unreadable _" in output
+            assert "SEKRIT" not in output
+            assert "URLPASS99" not in output
+
+    @pytest.mark.parametrize("broken", ["len", "eq", "bool", "repr"])
+    def test_other_broken_methods(self, tmp_path: pathlib.Path, broken: str) -> None:
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+
+        args = example()
+        args.x = value = _Raising("len") if broken == "len" else _Comparing(broken)
+        setting = explain(args, "x")
+        for output in (
+            str(setting),
+            repr(args),
+            str(setting_json(setting)),
+            str(audit({"r": args})),
+        ):
+            assert "SEKRIT" not in output
+        assert "URLPASS99" not in value_text(redact("x", value))
+        assert load_audit(write_audit({"r": args}, tmp_path)).namespace("r").x

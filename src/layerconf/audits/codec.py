@@ -42,7 +42,7 @@ from layerconf.core.secrets import (
     may_show_secret,
     secret_texts,
 )
-from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS, shorten
+from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS, shorten, unreadable
 from layerconf.exceptions import AuditError, one_line
 
 __all__ = [
@@ -252,8 +252,11 @@ class Encoder:
             for accepts, encode in _ENCODERS:
                 if accepts(value):
                     return encode(self, value)
-        except Exception:  # a value whose int(), str(), iteration... raises is still recorded
-            pass
+        except Exception as error:  # a value whose int(), str(), iteration... raises is
+            # recorded as unreadable, as explain shows it: not its repr, which may show what
+            # was not read (a dict subclass's items() raised: its secrets were not looked for)
+            shown = repr(unreadable(value, error))
+            return {TAG: "object", "class": qualified_name(type(value)), "repr": shown}
         return _object(value)
 
     def embedded_in(self, text: str) -> None:
@@ -405,7 +408,8 @@ def _integral(value: Any) -> bool:
 
 #: How a value JSON cannot hold as it is gets encoded: by the first entry whose test accepts
 #: it (the order matters: an IntEnum is an enum before it is an int). An encoder may raise;
-#: the value is then recorded as an object, as is a value no entry accepts.
+#: the value is then recorded as an object whose repr is ``<unreadable Foo: RuntimeError>``
+#: (`layerconf.core.values.unreadable`); a value no entry accepts is an object with its repr.
 _ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[Encoder, Any], Any]], ...] = (
     (_instance_of(enum.Enum), _encode_enum),
     (_instance_of(OpaqueValue), _encode_opaque),

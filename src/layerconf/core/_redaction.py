@@ -57,10 +57,13 @@ def _visit(
     depth += 1
     if isinstance(value, Mapping):
         active.add(id(value))
-        for name, item in value.items():
-            if isinstance(name, str):  # a key's form may show a secret: a URL's password
-                found.extend(embedded_secrets(name, policy))
-            _visit(name, item, policy, found, active, depth)
+        try:
+            for name, item in value.items():
+                if isinstance(name, str):  # a key's form may show a secret: a URL's password
+                    found.extend(embedded_secrets(name, policy))
+                _visit(name, item, policy, found, active, depth)
+        except Exception:  # one that cannot be read: `Scrub` shows it as unreadable
+            found.append("")
     elif type(value) in (list, tuple, set, frozenset):
         active.add(id(value))
         for item in value:

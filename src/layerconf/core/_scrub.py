@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from layerconf.core.secrets import SECRETS, SecretPolicy, TextSearch, may_show_secret, redact_argv
-from layerconf.core.values import MAX_DEPTH, NESTED, full_text
+from layerconf.core.values import MAX_DEPTH, NESTED, full_text, unreadable
 
 __all__ = ["Scrub", "shown_text", "token_may_hold"]
 
@@ -72,7 +72,8 @@ class Scrub:
     def value(self, key: Any, value: Any, memo: dict[int, Any], depth: int = 0) -> Any:
         """`value` redacted for `key`, its containers copied only where something changed
         (cycles followed once: `memo` maps a container to its redacted copy); a container
-        more than `MAX_DEPTH` levels down is `NESTED`, as every formatter shows it."""
+        more than `MAX_DEPTH` levels down is `NESTED`, as every formatter shows it, a mapping
+        whose reading raises `unreadable`."""
         if isinstance(key, str) and self.policy.is_secret(key):
             return self.policy.redact(key, value)
         kind = type(value)
@@ -88,11 +89,15 @@ class Scrub:
             mapping: dict[Any, Any] = {}
             memo[id(value)] = mapping
             same = True
-            for name, item in value.items():
-                # (a key shown as a text is: it may hold a secret's, or a URL's password)
-                shown = self.value("", name, memo) if type(name) is str else name
-                mapping[shown] = self.value(name, item, memo, depth)
-                same = same and shown is name and mapping[shown] is item
+            try:
+                for name, item in value.items():
+                    # (a key shown as a text is: it may hold a secret's, or a URL's password)
+                    shown = self.value("", name, memo) if type(name) is str else name
+                    mapping[shown] = self.value(name, item, memo, depth)
+                    same = same and shown is name and mapping[shown] is item
+            except Exception as error:  # not read, so not shown: its repr may hold a secret
+                memo[id(value)] = unreadable(value, error)
+                return memo[id(value)]
             return value if same else mapping
         if kind is list or kind is tuple:
             items: list[Any] = []

@@ -44,8 +44,11 @@ def _texts(value: Any, found: list[str], seen: set[int], depth: int) -> None:
         return
     elif isinstance(value, Mapping):
         seen.add(id(value))
-        for item in value.values():
-            _texts(item, found, seen, depth + 1)
+        try:
+            for item in value.values():
+                _texts(item, found, seen, depth + 1)
+        except Exception:  # (one that cannot be read: shown as such, its texts not known)
+            pass
     elif isinstance(value, (list, tuple, set, frozenset)):
         seen.add(id(value))
         for item in value:

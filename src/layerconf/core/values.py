@@ -24,6 +24,7 @@ __all__ = [
     "MAX_INT_BITS",
     "NESTED",
     "TEXT_LIMIT",
+    "Shown",
     "Unkept",
     "copy_value",
     "full_text",
@@ -35,6 +36,7 @@ __all__ = [
     "same_value",
     "shorten",
     "snapshot",
+    "unreadable",
     "value_text",
 ]
 
@@ -51,20 +53,31 @@ MAX_INT_BITS = 13_000
 MAX_DEPTH = 100
 
 
-class _Nested:
-    """What a container more than `MAX_DEPTH` levels down is shown as (`NESTED`)."""
+class Shown:
+    """What a formatter shows in place of a value it cannot show: its `text` is its repr (a
+    container past `MAX_DEPTH`, `NESTED`; one that cannot be read, `unreadable`)."""
 
-    __slots__ = ()
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     def __repr__(self) -> str:
-        return f"<nested more than {MAX_DEPTH} levels>"
+        return self.text
 
-    def __reduce__(self) -> str:
-        return "NESTED"
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Shown, (self.text,))
 
 
 #: Stands in, in a value as it is shown (redacted), for a container past `MAX_DEPTH`.
-NESTED = _Nested()
+NESTED = Shown(f"<nested more than {MAX_DEPTH} levels>")
+
+
+def unreadable(value: Any, error: BaseException) -> Shown:
+    """What a value whose reading raised `error` is shown as (a mapping whose ``items()``,
+    ``__iter__`` or ``__getitem__`` raises): ``<unreadable Foo: RuntimeError>``, none of its
+    own text (its repr may hold what was not searched for secrets)."""
+    return Shown(f"<unreadable {type(value).__qualname__}: {type(error).__name__}>")
 
 
 def other_keys(values: dict[str, Any]) -> list[str]:
@@ -124,7 +137,8 @@ def copy_value(value: Any, _memo: dict[int, Any] | None = None, _depth: int = 0)
     """A copy of `value` sharing nothing mutable with it; every mapping becomes a plain dict.
 
     A container that holds itself is copied as one that holds its copy (no RecursionError);
-    one more than `MAX_DEPTH` levels down is shared as it is.
+    one more than `MAX_DEPTH` levels down, or a mapping whose reading raises, is shared as it
+    is.
     """
     kind = type(value)
     atomic = ATOMIC_TYPES
@@ -152,8 +166,12 @@ def copy_value(value: Any, _memo: dict[int, Any] | None = None, _depth: int = 0)
             return items
         mapping: dict[Any, Any] = {}
         memo[id(value)] = mapping
-        for key, item in value.items():
-            mapping[key] = item if type(item) in atomic else copy_value(item, memo, _depth)
+        try:
+            for key, item in value.items():
+                mapping[key] = item if type(item) in atomic else copy_value(item, memo, _depth)
+        except Exception:  # a mapping that cannot be read cannot be copied: it is shared
+            memo[id(value)] = value
+            return value
         return mapping
     if is_atomic(value):
         return value
@@ -218,7 +236,7 @@ def jsonable(value: Any) -> Any:
     too long to print in decimal (`MAX_INT_BITS`) its exact hexadecimal text (``"0x1f..."``).
     Other objects are their repr (`value_text`: never raising); a container inside itself is
     ``"<cycle>"``, one more than `MAX_DEPTH` levels down ``"<nested more than 100 levels>"``
-    (as an audit record shows them).
+    (as an audit record shows them), one whose reading raises `unreadable`'s text.
     """
     return _jsonable(value, set())
 
@@ -245,6 +263,8 @@ def _jsonable(value: Any, active: set[int]) -> Any:
             if isinstance(value, Mapping):
                 return {json_key(key): _jsonable(item, active) for key, item in value.items()}
             items = [_jsonable(item, active) for item in value]
+        except Exception as error:  # (a subclass's items() or iteration that raises)
+            return repr(unreadable(value, error))
         finally:
             active.discard(id(value))
         if isinstance(value, (list, tuple)):
