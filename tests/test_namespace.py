@@ -917,3 +917,54 @@ class TestUnreadableValues:
             assert "SEKRIT" not in output
         assert "URLPASS99" not in value_text(redact("x", value))
         assert load_audit(write_audit({"r": args}, tmp_path)).namespace("r").x
+
+
+class TestSecretsInBytesAndPaths:
+    """The text of bytes and of a path is searched for secrets as a str's is: another secret's
+    text, a URL's password, JSON's secret keys are hidden in explain, repr(args), redact,
+    --json and audit records (whose base64 of bytes hid them from the record's search)."""
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            f"run-{SECRET}".encode(),
+            bytearray(f"run-{SECRET}".encode()),
+            b"\xff\xfe https://me:URLPASS99@host/x",
+            b'{"hf_token": "hf_NESTED99"}',
+            pathlib.PurePosixPath(f"/ckpt/run-{SECRET}"),
+            pathlib.PurePosixPath('{"hf_token": "hf_NESTED99"}'),
+        ],
+        ids=repr,
+    )
+    def test_hidden_as_in_a_str(self, tmp_path: pathlib.Path, value: Any) -> None:
+        import base64
+
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+
+        args = with_secrets()
+        args.blob = value
+        setting = explain(args, "blob")
+        outputs = [str(setting), repr(args), str(setting_json(setting)), str(audit({"r": args}))]
+        if SECRET not in str(value):  # (its form shows the secret: redact alone hides it)
+            outputs.append(value_text(redact("blob", value)))
+        write_audit({"r": args}, tmp_path)
+        outputs.append((tmp_path / "layerconf-audit.json").read_text())
+        raw = value if isinstance(value, (bytes, bytearray)) else b""
+        for output in outputs:
+            for secret in (SECRET, "URLPASS99", "hf_NESTED99"):
+                assert secret not in output
+            assert not raw or base64.b64encode(raw).decode() not in output
+        assert "<redacted>" in str(setting)
+        assert type(explain(args, "blob").redacted().value) is type(value)
+        assert args.blob is value  # (the namespace keeps the real value)
+
+    def test_a_secret_given_as_bytes_is_hidden_elsewhere(self) -> None:
+        """A secret key's value in bytes or a path: its text is scrubbed from other values,
+        as a str secret's is."""
+        for secret in (b"BYTESKEY-999999", pathlib.PurePosixPath("BYTESKEY-999999")):
+            args = example()
+            args.wandb_key = secret
+            args.run = "run-BYTESKEY-999999"
+            for output in (str(explain(args, "run")), repr(args), str(audit({"r": args}))):
+                assert "BYTESKEY" not in output

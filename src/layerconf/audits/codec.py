@@ -336,7 +336,11 @@ def _encode_str(encoder: Encoder, value: str) -> dict[str, Any]:
 
 def _encode_bytes(encoder: Encoder, value: bytes | bytearray) -> dict[str, Any]:
     tag = "bytearray" if isinstance(value, bytearray) else "bytes"
-    return {TAG: tag, "base64": base64.b64encode(bytes(value)).decode("ascii")}
+    data = bytes(value)
+    text = data.decode("utf-8", "surrogateescape")  # (its text, as `scrub_record` reads it)
+    if may_show_secret(text):
+        encoder.embedded_in(text)
+    return {TAG: tag, "base64": base64.b64encode(data).decode("ascii")}
 
 
 def _encode_complex(encoder: Encoder, value: complex) -> dict[str, Any]:
@@ -345,10 +349,13 @@ def _encode_complex(encoder: Encoder, value: complex) -> dict[str, Any]:
 
 def _encode_path(encoder: Encoder, value: pathlib.PurePath) -> dict[str, Any]:
     name = type(value).__name__
+    text = str(value)
+    if may_show_secret(text):  # (JSON text: a path's text shows what a str's would)
+        encoder.embedded_in(text)
     return {
         TAG: "path",
         "class": name if name in _PATH_CLASSES else "PurePath",
-        "path": str(value),
+        "path": text,
     }
 
 

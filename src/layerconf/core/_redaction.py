@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from layerconf.core._scrub import Scrub, token_may_hold
+from layerconf.core._secret_text import text_of
 from layerconf.core.records import Setting
 from layerconf.core.secrets import SecretPolicy, embedded_secrets, redact_argv, secret_texts
 from layerconf.core.values import MAX_DEPTH
@@ -48,9 +49,10 @@ def _visit(
         if value is not None:
             found.extend(secret_texts(value) or [""])  # "" marks a secret with no text
         return
-    if isinstance(value, str):
+    text = value if isinstance(value, str) else text_of(value)  # (bytes, a path: as a str)
+    if text is not None:
         # A secret the text's form shows: a URL's password, a secret key's value in JSON.
-        found.extend(embedded_secrets(value, policy))
+        found.extend(embedded_secrets(text, policy))
         return
     if id(value) in active or depth >= MAX_DEPTH:
         return

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from layerconf.core._secret_text import remade, text_of
 from layerconf.core.secrets import SECRETS, SecretPolicy, TextSearch, may_show_secret, redact_argv
 from layerconf.core.values import MAX_DEPTH, NESTED, full_text, unreadable
 
@@ -81,9 +82,10 @@ class Scrub:
             return self.text(self.policy.redact(key, value))
         if id(value) in memo:
             return memo[id(value)]
-        if depth >= MAX_DEPTH:
-            is_container = kind in (list, tuple, set, frozenset) or isinstance(value, Mapping)
-            return NESTED if is_container else value
+        if depth >= MAX_DEPTH and (
+            kind in (list, tuple, set, frozenset) or isinstance(value, Mapping)
+        ):
+            return NESTED
         depth += 1
         if isinstance(value, Mapping):
             mapping: dict[Any, Any] = {}
@@ -111,6 +113,10 @@ class Scrub:
             if all(new is old for new, old in zip(members, value, strict=True)):
                 return value
             return kind(members)
+        text = text_of(value)  # bytes, a path: their text, as a str's
+        if text is not None:
+            shown = self.text(self.policy.redact(key, text))
+            return value if shown == text else remade(value, shown)
         return value
 
 

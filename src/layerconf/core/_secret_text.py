@@ -9,6 +9,7 @@ audit records, `explain` and the command's output); nothing here holds a policy 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -19,15 +20,49 @@ from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS
 if TYPE_CHECKING:
     from layerconf.core.secrets import SecretPolicy
 
-__all__ = ["TextSearch", "hide_url_passwords", "may_show_secret", "secret_texts", "url_passwords"]
+__all__ = [
+    "TextSearch",
+    "hide_url_passwords",
+    "may_show_secret",
+    "remade",
+    "secret_texts",
+    "text_of",
+    "url_passwords",
+]
+
+
+def text_of(value: Any) -> str | None:
+    """The text of a value that shows one other than a str: bytes (UTF-8, any other byte kept
+    as an escape) and paths. Such a text is searched for secrets as a str is, and `remade`
+    into the value shown; None for any other value."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "surrogateescape")
+    if isinstance(value, os.PathLike):
+        try:
+            path = os.fspath(value)
+        except Exception:
+            return None
+        return path if isinstance(path, str) else path.decode("utf-8", "surrogateescape")
+    return None
+
+
+def remade(value: Any, text: str) -> Any:
+    """`value` (bytes, a path: see `text_of`) made again from `text`, its text redacted."""
+    if isinstance(value, (bytes, bytearray)):
+        data = text.encode("utf-8", "surrogateescape")
+        return bytearray(data) if isinstance(value, bytearray) else data
+    try:
+        return type(value)(text)
+    except Exception:  # a path type that is not made from its text: shown as the text
+        return text
 
 
 def secret_texts(value: Any) -> list[str]:
     """The text of a secret's value, to search for and scrub elsewhere (argv, notices).
 
-    Strings and ints, also inside mappings, lists, tuples and sets (each container once, at
-    most `MAX_DEPTH` levels down); an int too long to print (Python refuses more than 4,300
-    digits) is left out.
+    Strings, ints, bytes and paths (`text_of`), also inside mappings, lists, tuples and sets
+    (each container once, at most `MAX_DEPTH` levels down); an int too long to print (Python
+    refuses more than 4,300 digits) is left out.
     """
     found: list[str] = []
     _texts(value, found, set(), 0)
@@ -40,6 +75,8 @@ def _texts(value: Any, found: list[str], seen: set[int], depth: int) -> None:
         found.append(value)
     elif kind is int and value.bit_length() <= MAX_INT_BITS:
         found.append(str(value))
+    elif (text := text_of(value)) is not None:
+        found.append(text)
     elif id(value) in seen or depth >= MAX_DEPTH:
         return
     elif isinstance(value, Mapping):
