@@ -80,6 +80,8 @@ class Scrub:
         kind = type(value)
         if kind is str:
             return self.text(self.policy.redact(key, value))
+        if kind in _TEXTLESS:
+            return value
         if id(value) in memo:
             return memo[id(value)]
         if depth >= MAX_DEPTH and (
@@ -118,6 +120,10 @@ class Scrub:
             shown = self.text(self.policy.redact(key, text))
             return value if shown == text else remade(value, shown)
         return value
+
+
+#: The types of values that show no text (neither a secret's nor a URL's): shown as they are.
+_TEXTLESS = frozenset({int, float, bool, type(None)})
 
 
 def token_may_hold(token: str) -> bool:

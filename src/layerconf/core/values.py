@@ -128,7 +128,7 @@ def is_atomic(value: Any, _depth: int = 0) -> bool:
     if kind in ATOMIC_TYPES:
         return True
     if kind is tuple or kind is frozenset:
-        return _depth < MAX_DEPTH and all(is_atomic(item, _depth + 1) for item in value)
+        return _depth < MAX_DEPTH and all(map(is_atomic, value, repeat(_depth + 1)))
     # Enum members are singletons by contract; copying one returns the member itself.
     return isinstance(value, enum.Enum)
 
@@ -253,20 +253,22 @@ def _jsonable(value: Any, active: set[int]) -> Any:
         return number if number.bit_length() <= MAX_INT_BITS else hex(number)
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else repr(float(value))
-    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
-        if id(value) in active:
+    mapping = isinstance(value, Mapping)
+    if mapping or isinstance(value, (list, tuple, set, frozenset)):
+        marker = id(value)
+        if marker in active:
             return "<cycle>"
         if len(active) >= MAX_DEPTH:  # (`active`: the containers it is inside, as deep)
             return repr(NESTED)
-        active.add(id(value))
+        active.add(marker)
         try:
-            if isinstance(value, Mapping):
+            if mapping:
                 return {json_key(key): _jsonable(item, active) for key, item in value.items()}
             items = [_jsonable(item, active) for item in value]
         except Exception as error:  # (a subclass's items() or iteration that raises)
             return repr(unreadable(value, error))
         finally:
-            active.discard(id(value))
+            active.discard(marker)
         if isinstance(value, (list, tuple)):
             return items
         import json
@@ -282,6 +284,8 @@ def _jsonable(value: Any, active: set[int]) -> Any:
 
 def json_key(key: Any) -> str:
     """A mapping key as JSON names it: text as it is, ``true``, ``null``, ``1``, an enum's name."""
+    if type(key) is str:
+        return key
     import json
 
     encoded = jsonable(key)
