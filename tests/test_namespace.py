@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import copy
+import dataclasses
 import inspect
 import pathlib
 import pickle
@@ -968,3 +970,55 @@ class TestSecretsInBytesAndPaths:
             args.run = "run-BYTESKEY-999999"
             for output in (str(explain(args, "run")), repr(args), str(audit({"r": args}))):
                 assert "BYTESKEY" not in output
+
+
+class _Url(str):
+    """A str subclass (a trainer's own text type)."""
+
+
+class _Urls(list[str]):
+    """A list subclass."""
+
+
+_Endpoint = collections.namedtuple("_Endpoint", "url")
+
+
+@dataclasses.dataclass
+class _Config:
+    url: str
+
+
+class TestSecretsInOtherObjects:
+    """A value of another type than the plain ones (a str or list subclass, a namedtuple, a
+    deque, a dataclass), shown by its repr, shows no URL password nor another secret's text:
+    they were shown as written while the same text in a str was hidden."""
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            _Url,
+            lambda text: _Urls([text]),
+            _Endpoint,
+            lambda text: collections.deque([text]),
+            _Config,
+        ],
+        ids=["str subclass", "list subclass", "namedtuple", "deque", "dataclass"],
+    )
+    @pytest.mark.parametrize("text", ["https://me:URLPASS99@host/x", f"run-{SECRET}"])
+    def test_hidden_as_in_a_str(self, tmp_path: pathlib.Path, make: Any, text: str) -> None:
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+
+        args = with_secrets()
+        args.thing = value = make(text)
+        setting = explain(args, "thing")
+        outputs = [str(setting), repr(args), str(setting_json(setting)), str(audit({"r": args}))]
+        if "URLPASS99" in text:  # (its form shows the secret: redact alone hides it)
+            outputs.append(value_text(redact("thing", value)))
+        write_audit({"r": args}, tmp_path)
+        outputs.append((tmp_path / "layerconf-audit.json").read_text())
+        for output in outputs:
+            assert "URLPASS99" not in output
+            assert SECRET not in output
+        assert "<redacted>" in str(setting)
+        assert args.thing is value

@@ -252,12 +252,14 @@ class Encoder:
             for accepts, encode in _ENCODERS:
                 if accepts(value):
                     return encode(self, value)
-        except Exception as error:  # a value whose int(), str(), iteration... raises is
-            # recorded as unreadable, as explain shows it: not its repr, which may show what
-            # was not read (a dict subclass's items() raised: its secrets were not looked for)
+        except Exception as error:  # its int(), iteration... raised: recorded as unreadable,
+            # not by its repr (a dict subclass's shows the items no search has read)
             shown = repr(unreadable(value, error))
             return {TAG: "object", "class": qualified_name(type(value)), "repr": shown}
-        return _object(value)
+        entry = _object(value)
+        if "://" in entry["repr"]:  # (a URL's password in its repr: a deque's, a dataclass's)
+            self.embedded_in(entry["repr"])
+        return entry
 
     def embedded_in(self, text: str) -> None:
         """Note the secrets the form of `text` shows (`embedded_secrets`)."""
@@ -348,15 +350,10 @@ def _encode_complex(encoder: Encoder, value: complex) -> dict[str, Any]:
 
 
 def _encode_path(encoder: Encoder, value: pathlib.PurePath) -> dict[str, Any]:
-    name = type(value).__name__
-    text = str(value)
+    name, text = type(value).__name__, str(value)
     if may_show_secret(text):  # (JSON text: a path's text shows what a str's would)
         encoder.embedded_in(text)
-    return {
-        TAG: "path",
-        "class": name if name in _PATH_CLASSES else "PurePath",
-        "path": text,
-    }
+    return {TAG: "path", "class": name if name in _PATH_CLASSES else "PurePath", "path": text}
 
 
 def _encode_mapping(encoder: Encoder, value: Mapping[Any, Any]) -> Any:

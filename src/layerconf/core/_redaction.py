@@ -13,8 +13,19 @@ from typing import Any
 from layerconf.core._scrub import Scrub, token_may_hold
 from layerconf.core._secret_text import text_of
 from layerconf.core.records import Setting
-from layerconf.core.secrets import SecretPolicy, embedded_secrets, redact_argv, secret_texts
-from layerconf.core.values import MAX_DEPTH
+from layerconf.core.secrets import (
+    SecretPolicy,
+    embedded_secrets,
+    redact_argv,
+    secret_texts,
+    url_passwords,
+)
+from layerconf.core.values import MAX_DEPTH, full_text
+
+#: The containers `Scrub.value` shows as such (a subclass is shown by its repr), and the
+#: types of values that show no text.
+_CONTAINERS = frozenset({list, tuple, set, frozenset})
+_TEXTLESS = frozenset({int, float, bool, type(None)})
 
 __all__ = ["redacted"]
 
@@ -66,7 +77,14 @@ def _visit(
                 _visit(name, item, policy, found, active, depth)
         except Exception:  # one that cannot be read: `Scrub` shows it as unreadable
             found.append("")
-    elif type(value) in (list, tuple, set, frozenset):
+    elif isinstance(value, (list, tuple, set, frozenset)):
         active.add(id(value))
-        for item in value:
-            _visit("", item, policy, found, active, depth)
+        try:
+            for item in value:
+                _visit("", item, policy, found, active, depth)
+        except Exception:  # (a subclass whose iteration raises: shown by its repr)
+            pass
+        if type(value) not in _CONTAINERS:  # a subclass (a namedtuple): shown by its repr
+            found.extend(url_passwords(full_text(value)))
+    elif type(value) not in _TEXTLESS:  # any other object: shown by its repr
+        found.extend(url_passwords(full_text(value)))

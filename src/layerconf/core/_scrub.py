@@ -15,8 +15,15 @@ from typing import Any
 import attrs
 
 from layerconf.core._secret_text import remade, text_of
-from layerconf.core.secrets import SECRETS, SecretPolicy, TextSearch, may_show_secret, redact_argv
-from layerconf.core.values import MAX_DEPTH, NESTED, full_text, unreadable
+from layerconf.core.secrets import (
+    SECRETS,
+    SecretPolicy,
+    TextSearch,
+    hide_url_passwords,
+    may_show_secret,
+    redact_argv,
+)
+from layerconf.core.values import MAX_DEPTH, NESTED, Shown, full_text, unreadable
 
 __all__ = ["Scrub", "shown_text", "token_may_hold"]
 
@@ -119,7 +126,15 @@ class Scrub:
         if text is not None:
             shown = self.text(self.policy.redact(key, text))
             return value if shown == text else remade(value, shown)
-        return value
+        return self.shown(value)
+
+    def shown(self, value: Any) -> Any:
+        """An object of any other type (a list subclass, a namedtuple, a dataclass) as it is
+        shown: itself, or when its repr holds a secret's text or a URL's password, that repr
+        with them hidden (`Shown`)."""
+        text = full_text(value)
+        hidden = self.text(hide_url_passwords(text, self.policy.placeholder)[0])
+        return value if hidden == text else Shown(hidden)
 
 
 #: The types of values that show no text (neither a secret's nor a URL's): shown as they are.

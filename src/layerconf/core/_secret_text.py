@@ -32,9 +32,11 @@ __all__ = [
 
 
 def text_of(value: Any) -> str | None:
-    """The text of a value that shows one other than a str: bytes (UTF-8, any other byte kept
-    as an escape) and paths. Such a text is searched for secrets as a str is, and `remade`
-    into the value shown; None for any other value."""
+    """The text of a value that shows one other than a str: a str subclass's, bytes' (UTF-8,
+    any other byte kept as an escape) and a path's. Such a text is searched for secrets as a
+    str is, and `remade` into the value shown; None for any other value."""
+    if isinstance(value, str):
+        return str.__str__(value)
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", "surrogateescape")
     if isinstance(value, os.PathLike):
@@ -47,7 +49,8 @@ def text_of(value: Any) -> str | None:
 
 
 def remade(value: Any, text: str) -> Any:
-    """`value` (bytes, a path: see `text_of`) made again from `text`, its text redacted."""
+    """`value` (a str subclass, bytes, a path: see `text_of`) made again from `text`, its text
+    redacted."""
     if isinstance(value, (bytes, bytearray)):
         data = text.encode("utf-8", "surrogateescape")
         return bytearray(data) if isinstance(value, bytearray) else data
