@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import copy
+import dataclasses
 import inspect
 import pathlib
 import pickle
 import sys
 import threading
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -46,6 +48,7 @@ from layerconf.core.namespace import (
     written_keys,
 )
 from layerconf.core.records import join_path
+from layerconf.core.values import value_text
 
 from .strategies import layer_lists, leaf_paths
 
@@ -726,3 +729,296 @@ class TestFreeze:
 
         args = example()
         assert layerconf.freeze(layerconf.freeze(args)) is args
+
+
+def _nested(shape: str, depth: int) -> Any:
+    """A value `depth` containers deep, the innermost holding a secret's text."""
+    value: Any = "https://me:URLPASS99@host"
+    for _ in range(depth):
+        value = {
+            "list": lambda inner: [inner],
+            "dict": lambda inner: {"a": inner},
+            "tuple": lambda inner: (inner,),
+            "int keys": lambda inner: {1: inner},
+            "set": lambda inner: frozenset({inner}),
+        }[shape](value)
+    return value
+
+
+class TestValuesNestedDeep:
+    """A value a trainer nests however deep (``args.x = value``) is explained, printed, redacted
+    and audited as far as `MAX_DEPTH` containers down and shown as ``<nested more than 100
+    levels>`` below, as an audit record shows it: never a RecursionError, never the secret
+    below the cut, in time bounded whatever the depth."""
+
+    @pytest.mark.parametrize("shape", ["list", "dict", "tuple", "int keys", "set"])
+    @pytest.mark.parametrize("depth", [101, 1_000, 100_000])
+    def test_every_output_of_a_deep_value(
+        self, tmp_path: pathlib.Path, shape: str, depth: int
+    ) -> None:
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+        from layerconf.core.values import MAX_DEPTH, copy_value, jsonable, same_value
+
+        args = example()
+        args.x = value = _nested(shape, depth)
+        marker = f"<nested more than {MAX_DEPTH} levels>"
+        setting = explain(args, "x")
+        assert "URLPASS99" not in str(setting) + repr(setting)  # (300 characters at most)
+        whole = [
+            repr(args),
+            repr(redact("x", value)),
+            str(setting_json(setting)),
+            str(jsonable(value)),
+        ]
+        for output in whole:
+            assert marker in output
+            assert "URLPASS99" not in output
+        assert same_value(value, copy_value(value))
+        assert audit({"r": args})["roles"]["r"]
+        assert load_audit(write_audit({"r": args}, tmp_path)).namespace("r").x
+        assert "URLPASS99" not in (tmp_path / "layerconf-audit.json").read_text()
+
+    def test_a_deep_secret_is_not_looked_for_past_the_cut(self) -> None:
+        """A secret key's value nested deep, or holding itself, is redacted whole, and its
+        texts are scrubbed elsewhere as far as `MAX_DEPTH` levels down."""
+        args = example()
+        loop: list[Any] = ["SEKRIT-1234567"]
+        loop.append(loop)
+        args.wandb_key = loop
+        args.other = "run-SEKRIT-1234567"
+        args.deep_token = _nested("list", 1_000)
+        shown = repr(args) + str(explain(args, "other")) + str(audit({"r": args}))
+        assert "SEKRIT" not in shown
+        assert "URLPASS99" not in shown
+
+    @pytest.mark.parametrize("secret", [False, True])
+    def test_json_text_nested_deep(self, secret: bool) -> None:
+        """A string that reads as JSON nested hundreds of levels (a command line's token: any
+        text option) is shown as written, or hidden whole when it names a secret key, as JSON
+        that does not parse: it was a RecursionError from explain, repr and the command."""
+        inner = '{"hf_token": "SEKRIT-1234567"}' if secret else "1"
+        args = example()
+        args.x = text = "[" * 600 + inner + "]" * 600
+        for output in (str(explain(args, "x")), repr(args), str(audit({"r": args}))):
+            assert ("SEKRIT" in output) is False
+            assert ("<redacted>" in output) is secret
+        assert text[:250] in repr(args) or secret
+
+
+class _Raising(Mapping[str, Any]):
+    """A mapping whose reading raises where `broken` says."""
+
+    def __init__(self, broken: str) -> None:
+        self.broken = broken
+
+    def __getitem__(self, key: str) -> Any:
+        if self.broken == "getitem":
+            raise RuntimeError("getitem")
+        return "https://me:URLPASS99@host"
+
+    def __iter__(self) -> Iterator[str]:
+        if self.broken == "iter":
+            raise RuntimeError("iter")
+        return iter(["HF_TOKEN"])
+
+    def __len__(self) -> int:
+        if self.broken == "len":
+            raise RuntimeError("len")
+        return 1
+
+
+class _ItemsRaise(dict[str, Any]):
+    """A dict whose items() raises: its own repr (dict's, in C) would show what it holds."""
+
+    def items(self) -> Any:
+        raise RuntimeError("items")
+
+    def values(self) -> Any:
+        raise RuntimeError("values")
+
+    def __iter__(self) -> Iterator[str]:
+        raise RuntimeError("iter")
+
+
+class _NotABool:
+    """What ``==`` gives for a numpy array: an object whose truth raises."""
+
+    def __bool__(self) -> bool:
+        raise ValueError("ambiguous")
+
+
+class _Comparing:
+    def __init__(self, broken: str) -> None:
+        self.broken = broken
+
+    def __eq__(self, other: object) -> Any:
+        if self.broken == "eq":
+            raise RuntimeError("eq")
+        return _NotABool()
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        if self.broken == "repr":
+            raise RuntimeError("repr")
+        return "<comparing>"
+
+
+class TestUnreadableValues:
+    """A value whose reading raises (a mapping's __getitem__, __iter__ or items(), an __eq__
+    that raises or is no truth value, a __repr__ that raises) is explained, printed,
+    redacted and audited as unreadable: never the error, never its text unsearched."""
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda: _Raising("getitem"),
+            lambda: _Raising("iter"),
+            lambda: [_Raising("iter")],
+            lambda: {"env": _ItemsRaise(HF_TOKEN="SEKRIT-1234567")},
+            lambda: _ItemsRaise(HF_TOKEN="SEKRIT-1234567"),
+        ],
+        ids=["getitem", "iter", "in a list", "in a dict", "items"],
+    )
+    def test_a_mapping_that_cannot_be_read(self, tmp_path: pathlib.Path, make: Any) -> None:
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+
+        args = example()
+        args.x = value = make()
+        setting = explain(args, "x")
+        outputs = [
+            str(setting),
+            repr(args),
+            str(setting_json(setting)),
+            repr(redact("x", value)),
+            str(audit({"r": args})),
+        ]
+        write_audit({"r": args}, tmp_path)
+        outputs.append((tmp_path / "layerconf-audit.json").read_text())
+        for output in outputs:
+            assert "<unreadable _" in output
+            assert "SEKRIT" not in output
+            assert "URLPASS99" not in output
+
+    @pytest.mark.parametrize("broken", ["len", "eq", "bool", "repr"])
+    def test_other_broken_methods(self, tmp_path: pathlib.Path, broken: str) -> None:
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+
+        args = example()
+        args.x = value = _Raising("len") if broken == "len" else _Comparing(broken)
+        setting = explain(args, "x")
+        for output in (
+            str(setting),
+            repr(args),
+            str(setting_json(setting)),
+            str(audit({"r": args})),
+        ):
+            assert "SEKRIT" not in output
+        assert "URLPASS99" not in value_text(redact("x", value))
+        assert load_audit(write_audit({"r": args}, tmp_path)).namespace("r").x
+
+
+class TestSecretsInBytesAndPaths:
+    """The text of bytes and of a path is searched for secrets as a str's is: another secret's
+    text, a URL's password, JSON's secret keys are hidden in explain, repr(args), redact,
+    --json and audit records (whose base64 of bytes hid them from the record's search)."""
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            f"run-{SECRET}".encode(),
+            bytearray(f"run-{SECRET}".encode()),
+            b"\xff\xfe https://me:URLPASS99@host/x",
+            b'{"hf_token": "hf_NESTED99"}',
+            pathlib.PurePosixPath(f"/ckpt/run-{SECRET}"),
+            pathlib.PurePosixPath('{"hf_token": "hf_NESTED99"}'),
+        ],
+        ids=repr,
+    )
+    def test_hidden_as_in_a_str(self, tmp_path: pathlib.Path, value: Any) -> None:
+        import base64
+
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+
+        args = with_secrets()
+        args.blob = value
+        setting = explain(args, "blob")
+        outputs = [str(setting), repr(args), str(setting_json(setting)), str(audit({"r": args}))]
+        if SECRET not in str(value):  # (its form shows the secret: redact alone hides it)
+            outputs.append(value_text(redact("blob", value)))
+        write_audit({"r": args}, tmp_path)
+        outputs.append((tmp_path / "layerconf-audit.json").read_text())
+        raw = value if isinstance(value, (bytes, bytearray)) else b""
+        for output in outputs:
+            for secret in (SECRET, "URLPASS99", "hf_NESTED99"):
+                assert secret not in output
+            assert not raw or base64.b64encode(raw).decode() not in output
+        assert "<redacted>" in str(setting)
+        assert type(explain(args, "blob").redacted().value) is type(value)
+        assert args.blob is value  # (the namespace keeps the real value)
+
+    def test_a_secret_given_as_bytes_is_hidden_elsewhere(self) -> None:
+        """A secret key's value in bytes or a path: its text is scrubbed from other values,
+        as a str secret's is."""
+        for secret in (b"BYTESKEY-999999", pathlib.PurePosixPath("BYTESKEY-999999")):
+            args = example()
+            args.wandb_key = secret
+            args.run = "run-BYTESKEY-999999"
+            for output in (str(explain(args, "run")), repr(args), str(audit({"r": args}))):
+                assert "BYTESKEY" not in output
+
+
+class _Url(str):
+    """A str subclass (a trainer's own text type)."""
+
+
+class _Urls(list[str]):
+    """A list subclass."""
+
+
+_Endpoint = collections.namedtuple("_Endpoint", "url")
+
+
+@dataclasses.dataclass
+class _Config:
+    url: str
+
+
+class TestSecretsInOtherObjects:
+    """A value of another type than the plain ones (a str or list subclass, a namedtuple, a
+    deque, a dataclass), shown by its repr, shows no URL password nor another secret's text:
+    they were shown as written while the same text in a str was hidden."""
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            _Url,
+            lambda text: _Urls([text]),
+            _Endpoint,
+            lambda text: collections.deque([text]),
+            _Config,
+        ],
+        ids=["str subclass", "list subclass", "namedtuple", "deque", "dataclass"],
+    )
+    @pytest.mark.parametrize("text", ["https://me:URLPASS99@host/x", f"run-{SECRET}"])
+    def test_hidden_as_in_a_str(self, tmp_path: pathlib.Path, make: Any, text: str) -> None:
+        from layerconf import redact
+        from layerconf.cli.render import setting_json
+
+        args = with_secrets()
+        args.thing = value = make(text)
+        setting = explain(args, "thing")
+        outputs = [str(setting), repr(args), str(setting_json(setting)), str(audit({"r": args}))]
+        if "URLPASS99" in text:  # (its form shows the secret: redact alone hides it)
+            outputs.append(value_text(redact("thing", value)))
+        write_audit({"r": args}, tmp_path)
+        outputs.append((tmp_path / "layerconf-audit.json").read_text())
+        for output in outputs:
+            assert "URLPASS99" not in output
+            assert SECRET not in output
+        assert "<redacted>" in str(setting)
+        assert args.thing is value

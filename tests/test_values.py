@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from layerconf.core.values import (
     ATOMIC_TYPES,
+    MAX_DEPTH,
     SNAPSHOT_ITEMS,
     TEXT_LIMIT,
     Unkept,
@@ -117,6 +118,35 @@ class TestCopyValue:
         table: dict[str, Any] = {}
         table["self"] = table
         assert copy_value(table)["self"] is not table
+
+
+class TestDepth:
+    """Every walker of a value goes `MAX_DEPTH` containers down at most, whatever the depth."""
+
+    def test_at_the_limit(self) -> None:
+        """Down to `MAX_DEPTH` containers a value is copied and shown whole; one further
+        down is shared by a copy, shown as an audit record shows it, compared with ==."""
+        shown = f"<nested more than {MAX_DEPTH} levels>"
+        for depth, cut in ((MAX_DEPTH, False), (MAX_DEPTH + 1, True), (100_000, True)):
+            value: Any = Plain()  # (copied by a copy: a new object)
+            for _ in range(depth):
+                value = [value]
+            copied = copy_value(value)
+            innermost, original = copied, value
+            for _ in range(MAX_DEPTH):
+                innermost, original = innermost[0], original[0]
+            assert (innermost is original) is cut
+            assert same_value(value, copied)
+            assert (shown in value_text(value, None)) is cut
+            assert (shown in str(jsonable(value))) is cut
+            assert not is_atomic(tuple(value)) if cut else True
+
+    def test_a_value_holding_itself_twice_is_shown_once(self) -> None:
+        """A list holding itself twice is no tree of 2**100 paths: its cycles are marked."""
+        loop: list[Any] = []
+        loop += [loop, loop]
+        assert jsonable(loop) == ["<cycle>", "<cycle>"]
+        assert value_text(loop, None) == "[[...], [...]]"
 
 
 class Broken:

@@ -42,7 +42,7 @@ from layerconf.core.secrets import (
     may_show_secret,
     secret_texts,
 )
-from layerconf.core.values import MAX_INT_BITS, shorten
+from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS, shorten, unreadable
 from layerconf.exceptions import AuditError, one_line
 
 __all__ = [
@@ -68,8 +68,9 @@ TAG = "$type"
 #: The deepest a value's JSON nests in a record this writes (containers, and the arrays of
 #: their tags); a container further down is recorded as an object saying so. A record holds a
 #: value at most 9 levels down: it stays within `validate.MAX_DEPTH`, which it is read with.
-#: (A role file's values nest at most 100 levels, the YAML reader's limit.)
-MAX_VALUE_DEPTH = 100
+#: (A role file's values nest at most 100 levels, the YAML reader's limit; a live value is
+#: shown, copied and compared as deep, `layerconf.core.values.MAX_DEPTH`.)
+MAX_VALUE_DEPTH = MAX_DEPTH
 _PATH_CLASSES = {
     cls.__name__: cls
     for cls in (
@@ -251,9 +252,14 @@ class Encoder:
             for accepts, encode in _ENCODERS:
                 if accepts(value):
                     return encode(self, value)
-        except Exception:  # a value whose int(), str(), iteration... raises is still recorded
-            pass
-        return _object(value)
+        except Exception as error:  # its int(), iteration... raised: recorded as unreadable,
+            # not by its repr (a dict subclass's shows the items no search has read)
+            shown = repr(unreadable(value, error))
+            return {TAG: "object", "class": qualified_name(type(value)), "repr": shown}
+        entry = _object(value)
+        if "://" in entry["repr"]:  # (a URL's password in its repr: a deque's, a dataclass's)
+            self.embedded_in(entry["repr"])
+        return entry
 
     def embedded_in(self, text: str) -> None:
         """Note the secrets the form of `text` shows (`embedded_secrets`)."""
@@ -332,7 +338,11 @@ def _encode_str(encoder: Encoder, value: str) -> dict[str, Any]:
 
 def _encode_bytes(encoder: Encoder, value: bytes | bytearray) -> dict[str, Any]:
     tag = "bytearray" if isinstance(value, bytearray) else "bytes"
-    return {TAG: tag, "base64": base64.b64encode(bytes(value)).decode("ascii")}
+    data = bytes(value)
+    text = data.decode("utf-8", "surrogateescape")  # (its text, as `scrub_record` reads it)
+    if may_show_secret(text):
+        encoder.embedded_in(text)
+    return {TAG: tag, "base64": base64.b64encode(data).decode("ascii")}
 
 
 def _encode_complex(encoder: Encoder, value: complex) -> dict[str, Any]:
@@ -340,12 +350,10 @@ def _encode_complex(encoder: Encoder, value: complex) -> dict[str, Any]:
 
 
 def _encode_path(encoder: Encoder, value: pathlib.PurePath) -> dict[str, Any]:
-    name = type(value).__name__
-    return {
-        TAG: "path",
-        "class": name if name in _PATH_CLASSES else "PurePath",
-        "path": str(value),
-    }
+    name, text = type(value).__name__, str(value)
+    if may_show_secret(text):  # (JSON text: a path's text shows what a str's would)
+        encoder.embedded_in(text)
+    return {TAG: "path", "class": name if name in _PATH_CLASSES else "PurePath", "path": text}
 
 
 def _encode_mapping(encoder: Encoder, value: Mapping[Any, Any]) -> Any:
@@ -404,7 +412,8 @@ def _integral(value: Any) -> bool:
 
 #: How a value JSON cannot hold as it is gets encoded: by the first entry whose test accepts
 #: it (the order matters: an IntEnum is an enum before it is an int). An encoder may raise;
-#: the value is then recorded as an object, as is a value no entry accepts.
+#: the value is then recorded as an object whose repr is ``<unreadable Foo: RuntimeError>``
+#: (`layerconf.core.values.unreadable`); a value no entry accepts is an object with its repr.
 _ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[Encoder, Any], Any]], ...] = (
     (_instance_of(enum.Enum), _encode_enum),
     (_instance_of(OpaqueValue), _encode_opaque),

@@ -58,7 +58,7 @@ from layerconf.core.records import (
 )
 from layerconf.core.secrets import SECRETS, SecretPolicy
 from layerconf.core.suggest import suggestion
-from layerconf.core.values import shorten
+from layerconf.core.values import MAX_DEPTH, shorten
 from layerconf.exceptions import AuditError, Problem, UnknownKeyError
 from layerconf.sources.base import ARGV, FILES
 
@@ -301,14 +301,21 @@ def _leaf_paths(
     tree: dict[str, Any], prefix: Path, is_secret: Any, active: frozenset[int] = frozenset()
 ) -> Iterator[Path]:
     """The paths of the leaves `explain` can name in `tree` (string keys without dots); a
-    mapping inside itself is a leaf, not followed (the encoder records it as a ``<cycle>``)."""
+    mapping inside itself is a leaf, not followed (the encoder records it as a ``<cycle>``),
+    as is one the record's value shows as nested too deep (`MAX_DEPTH`)."""
     active |= {id(tree)}
     for name, value in tree.items():
         if type(name) is not str or not name or "." in name:
             continue
         path = (*prefix, name)
         yield path
-        if type(value) is dict and value and id(value) not in active and not is_secret(name):
+        if (
+            type(value) is dict
+            and value
+            and len(path) <= MAX_DEPTH
+            and id(value) not in active
+            and not is_secret(name)
+        ):
             yield from _leaf_paths(value, path, is_secret, active)
 
 

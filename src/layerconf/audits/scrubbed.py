@@ -19,6 +19,8 @@ reproduce it, so such a record's fingerprint matches no other record's.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import secrets
@@ -39,6 +41,19 @@ __all__ = ["SCRUBBED", "digest_key", "first_marker", "given_matches", "matches",
 #: The tag of a value a secret's text was found in.
 SCRUBBED = "scrubbed"
 _CONTEXT = b"layerconf-scrubbed-value-1"
+
+
+def _bytes_text(encoded: Mapping[str, Any]) -> str | None:
+    """The text of encoded bytes (``{"$type": "bytes", "base64": ...}``, a bytearray's too):
+    searched for secrets as a string is (else their base64 would hide them); None for any
+    other value."""
+    data = encoded.get("base64")
+    if encoded.get(TAG) not in ("bytes", "bytearray") or type(data) is not str:
+        return None
+    try:
+        return base64.b64decode(data, validate=True).decode("utf-8", "surrogateescape")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def digest_key(signing_key: bytes | None) -> tuple[bytes, bool]:
@@ -93,6 +108,9 @@ class _Scrubber:
             for secret in self.found(value):  # the longest first, as `texts` are given
                 value = value.replace(secret, self.placeholder)
             return value
+        if kind is dict and (text := _bytes_text(value)) is not None:
+            shown = self.text(text).encode("utf-8", "surrogateescape")
+            return {**value, "base64": base64.b64encode(shown).decode("ascii")}
         if kind is dict:
             return {
                 self.text(key) if keys else key: self.text(item, keys)
@@ -114,12 +132,16 @@ class _Scrubber:
             elif kind is dict:
                 pending.extend(item)
                 pending.extend(item.values())
+                text = _bytes_text(item)  # (bytes: their text, not its base64)
+                if text is not None:
+                    pending.append(text)
             elif kind is list:
                 pending.extend(item)
         return False
 
     def value(self, encoded: Any) -> Any:
-        """An encoded value, each part that holds a secret's text replaced by a marker.
+        """An encoded value, each part that holds a secret's text (bytes: their text) replaced
+        by a marker.
 
         A plain string, or a tagged value (whose fields must stay whole), becomes a marker;
         plain lists and objects are looked into, so that the other items stay replayable.

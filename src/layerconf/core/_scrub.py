@@ -14,8 +14,16 @@ from typing import Any
 
 import attrs
 
-from layerconf.core.secrets import SECRETS, SecretPolicy, TextSearch, may_show_secret, redact_argv
-from layerconf.core.values import full_text
+from layerconf.core._secret_text import remade, text_of
+from layerconf.core.secrets import (
+    SECRETS,
+    SecretPolicy,
+    TextSearch,
+    hide_url_passwords,
+    may_show_secret,
+    redact_argv,
+)
+from layerconf.core.values import MAX_DEPTH, NESTED, Shown, full_text, unreadable
 
 __all__ = ["Scrub", "shown_text", "token_may_hold"]
 
@@ -69,39 +77,68 @@ class Scrub:
             text = text.replace(secret, self.policy.placeholder)
         return text
 
-    def value(self, key: Any, value: Any, memo: dict[int, Any]) -> Any:
+    def value(self, key: Any, value: Any, memo: dict[int, Any], depth: int = 0) -> Any:
         """`value` redacted for `key`, its containers copied only where something changed
-        (cycles followed once: `memo` maps a container to its redacted copy)."""
+        (cycles followed once: `memo` maps a container to its redacted copy); a container
+        more than `MAX_DEPTH` levels down is `NESTED`, as every formatter shows it, a mapping
+        whose reading raises `unreadable`."""
         if isinstance(key, str) and self.policy.is_secret(key):
             return self.policy.redact(key, value)
         kind = type(value)
         if kind is str:
             return self.text(self.policy.redact(key, value))
+        if kind in _TEXTLESS:
+            return value
         if id(value) in memo:
             return memo[id(value)]
+        if depth >= MAX_DEPTH and (
+            kind in (list, tuple, set, frozenset) or isinstance(value, Mapping)
+        ):
+            return NESTED
+        depth += 1
         if isinstance(value, Mapping):
             mapping: dict[Any, Any] = {}
             memo[id(value)] = mapping
             same = True
-            for name, item in value.items():
-                # (a key shown as a text is: it may hold a secret's, or a URL's password)
-                shown = self.value("", name, memo) if type(name) is str else name
-                mapping[shown] = self.value(name, item, memo)
-                same = same and shown is name and mapping[shown] is item
+            try:
+                for name, item in value.items():
+                    # (a key shown as a text is: it may hold a secret's, or a URL's password)
+                    shown = self.value("", name, memo) if type(name) is str else name
+                    mapping[shown] = self.value(name, item, memo, depth)
+                    same = same and shown is name and mapping[shown] is item
+            except Exception as error:  # not read, so not shown: its repr may hold a secret
+                memo[id(value)] = unreadable(value, error)
+                return memo[id(value)]
             return value if same else mapping
         if kind is list or kind is tuple:
             items: list[Any] = []
             memo[id(value)] = items
-            items.extend(self.value("", item, memo) for item in value)
+            items.extend(self.value("", item, memo, depth) for item in value)
             if all(new is old for new, old in zip(items, value, strict=True)):
                 return value
             return items if kind is list else tuple(items)
         if kind is set or kind is frozenset:  # (no cycle: a set holds no set)
-            members = [self.value("", item, memo) for item in value]
+            members = [self.value("", item, memo, depth) for item in value]
             if all(new is old for new, old in zip(members, value, strict=True)):
                 return value
             return kind(members)
-        return value
+        text = text_of(value)  # bytes, a path: their text, as a str's
+        if text is not None:
+            shown = self.text(self.policy.redact(key, text))
+            return value if shown == text else remade(value, shown)
+        return self.shown(value)
+
+    def shown(self, value: Any) -> Any:
+        """An object of any other type (a list subclass, a namedtuple, a dataclass) as it is
+        shown: itself, or when its repr holds a secret's text or a URL's password, that repr
+        with them hidden (`Shown`)."""
+        text = full_text(value)
+        hidden = self.text(hide_url_passwords(text, self.policy.placeholder)[0])
+        return value if hidden == text else Shown(hidden)
+
+
+#: The types of values that show no text (neither a secret's nor a URL's): shown as they are.
+_TEXTLESS = frozenset({int, float, bool, type(None)})
 
 
 def token_may_hold(token: str) -> bool:

@@ -9,38 +9,90 @@ audit records, `explain` and the command's output); nothing here holds a policy 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from layerconf.core.lazy import LazyPattern
-from layerconf.core.values import MAX_INT_BITS
+from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS
 
 if TYPE_CHECKING:
     from layerconf.core.secrets import SecretPolicy
 
-__all__ = ["TextSearch", "hide_url_passwords", "may_show_secret", "secret_texts", "url_passwords"]
+__all__ = [
+    "TextSearch",
+    "hide_url_passwords",
+    "may_show_secret",
+    "remade",
+    "secret_texts",
+    "text_of",
+    "url_passwords",
+]
+
+
+def text_of(value: Any) -> str | None:
+    """The text of a value that shows one other than a str: a str subclass's, bytes' (UTF-8,
+    any other byte kept as an escape) and a path's. Such a text is searched for secrets as a
+    str is, and `remade` into the value shown; None for any other value."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "surrogateescape")
+    if isinstance(value, os.PathLike):
+        try:
+            path = os.fspath(value)
+        except Exception:
+            return None
+        return path if isinstance(path, str) else path.decode("utf-8", "surrogateescape")
+    return None
+
+
+def remade(value: Any, text: str) -> Any:
+    """`value` (a str subclass, bytes, a path: see `text_of`) made again from `text`, its text
+    redacted."""
+    if isinstance(value, (bytes, bytearray)):
+        data = text.encode("utf-8", "surrogateescape")
+        return bytearray(data) if isinstance(value, bytearray) else data
+    try:
+        return type(value)(text)
+    except Exception:  # a path type that is not made from its text: shown as the text
+        return text
 
 
 def secret_texts(value: Any) -> list[str]:
     """The text of a secret's value, to search for and scrub elsewhere (argv, notices).
 
-    Strings and ints, also inside mappings, lists, tuples and sets; an int too long to print
-    (Python refuses more than 4,300 digits) is left out.
+    Strings, ints, bytes and paths (`text_of`), also inside mappings, lists, tuples and sets
+    (each container once, at most `MAX_DEPTH` levels down); an int too long to print (Python
+    refuses more than 4,300 digits) is left out.
     """
     found: list[str] = []
+    _texts(value, found, set(), 0)
+    return found
+
+
+def _texts(value: Any, found: list[str], seen: set[int], depth: int) -> None:
     kind = type(value)
     if kind is str:
         found.append(value)
     elif kind is int and value.bit_length() <= MAX_INT_BITS:
         found.append(str(value))
+    elif (text := text_of(value)) is not None:
+        found.append(text)
+    elif id(value) in seen or depth >= MAX_DEPTH:
+        return
     elif isinstance(value, Mapping):
-        for item in value.values():
-            found.extend(secret_texts(item))
+        seen.add(id(value))
+        try:
+            for item in value.values():
+                _texts(item, found, seen, depth + 1)
+        except Exception:  # (one that cannot be read: shown as such, its texts not known)
+            pass
     elif isinstance(value, (list, tuple, set, frozenset)):
+        seen.add(id(value))
         for item in value:
-            found.extend(secret_texts(item))
-    return found
+            _texts(item, found, seen, depth + 1)
 
 
 def may_show_secret(text: str) -> bool:
@@ -85,7 +137,8 @@ def hide_url_passwords(text: str, placeholder: str) -> tuple[str, list[str]]:
 
 def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
     """`text` (an argv token, a value) without the secrets its form shows: URL passwords,
-    values of secret keys in JSON text (a malformed one naming a secret key goes whole).
+    values of secret keys in JSON text (a malformed one naming a secret key goes whole, as
+    does one nested more than `MAX_DEPTH` levels).
 
     A text that shows more than `_MAX_FOUND` different secrets goes whole: searching every
     other text for each of thousands would take time quadratic in the input.
@@ -103,20 +156,23 @@ def _redact_text(text: str, policy: SecretPolicy, found: list[str]) -> str:
 
     try:
         data = json.loads(text)
-    except (ValueError, RecursionError):
+        shown = policy.redact("", data)
+        if shown is data:
+            return text
+        # (TypeError: JSON nested past `MAX_DEPTH`, whose redaction holds `NESTED`: read as
+        # JSON that does not parse)
+        redacted = json.dumps(shown, ensure_ascii=False)
+    except (ValueError, RecursionError, TypeError):
         if _names_a_secret(text, policy):
             found.append(whole)
             return policy.placeholder
-        return text
-    shown = policy.redact("", data)
-    if shown is data:
         return text
     values = _secret_values(data, policy)
     if len(set(values)) > _MAX_FOUND:
         found.append(whole)
         return policy.placeholder
     found.extend(dict.fromkeys(values))
-    return json.dumps(shown, ensure_ascii=False)
+    return redacted
 
 
 def _names_a_secret(text: str, policy: SecretPolicy) -> bool:
@@ -153,18 +209,21 @@ def _unescape(name: str) -> str:
     return decoded if isinstance(decoded, str) else name
 
 
-def _secret_values(value: Any, policy: SecretPolicy) -> list[str]:
-    """The text of the values of every secret key inside `value`."""
+def _secret_values(value: Any, policy: SecretPolicy, depth: int = 0) -> list[str]:
+    """The text of the values of every secret key inside `value` (JSON's: no cycle), at most
+    `MAX_DEPTH` levels down."""
     found: list[str] = []
+    if depth >= MAX_DEPTH:
+        return found
     if isinstance(value, Mapping):
         for key, item in value.items():
             if policy.is_secret(key):
                 found.extend(secret_texts(item))
             else:
-                found.extend(_secret_values(item, policy))
+                found.extend(_secret_values(item, policy, depth + 1))
     elif type(value) is list or type(value) is tuple:
         for item in value:
-            found.extend(_secret_values(item, policy))
+            found.extend(_secret_values(item, policy, depth + 1))
     return found
 
 

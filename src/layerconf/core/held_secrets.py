@@ -85,14 +85,17 @@ def nested_secret_texts(mappings: Iterable[Mapping[str, Any]]) -> list[str]:
         value, depth = stack.pop()
         if depth > _NESTED:
             continue
-        items = value.items() if isinstance(value, Mapping) else enumerate(value)
-        for name, item in items:
-            if item is None:
-                continue
-            if isinstance(name, str) and SECRETS.is_secret(name):
-                texts += secret_texts(item)
-            elif isinstance(item, (Mapping, list, tuple)):
-                stack.append((item, depth + 1))
+        try:
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            for name, item in items:
+                if item is None:
+                    continue
+                if isinstance(name, str) and SECRETS.is_secret(name):
+                    texts += secret_texts(item)
+                elif isinstance(item, (Mapping, list, tuple)):
+                    stack.append((item, depth + 1))
+        except Exception:  # (one that cannot be read is shown as such: `values.unreadable`)
+            continue
     return texts
 
 

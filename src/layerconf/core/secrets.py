@@ -201,18 +201,19 @@ class SecretPolicy:
         The value of a secret key becomes the placeholder (None stays None: an unset secret
         reveals nothing); inside mappings, lists, tuples and sets, the values of secret keys
         are replaced (``{"HF_TOKEN": "hf_x"}`` -> ``{"HF_TOKEN": "<redacted>"}``), and a URL's
-        password or JSON's secrets in a text (a container that holds itself: its copy holds
-        the copy).
+        password or JSON's secrets in a text, a str's or the text of bytes or a path, a URL's
+        password in the repr of another object (a container that holds itself: its copy
+        holds the copy).
         """
         if self.is_secret(key):
             return None if value is None else self.placeholder
         if type(value) is str:
             return _redact_text(value, self, [])
-        if isinstance(value, (Mapping, list, tuple, set, frozenset)):
-            from layerconf.core._scrub import Scrub  # (which asks this for each key and text)
+        if type(value) in (int, float, bool, type(None)):
+            return value
+        from layerconf.core._scrub import Scrub  # (which asks this for each key and text)
 
-            return Scrub(self, ()).value(key, value, {})
-        return value
+        return Scrub(self, ()).value(key, value, {})
 
     def texts_among(self, values: Mapping[str, Any]) -> list[str]:
         """The text of each secret among `values` (a layer's): what its secret keys hold, to

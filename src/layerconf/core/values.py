@@ -20,8 +20,11 @@ from typing import Any
 
 __all__ = [
     "ATOMIC_TYPES",
+    "MAX_DEPTH",
     "MAX_INT_BITS",
+    "NESTED",
     "TEXT_LIMIT",
+    "Shown",
     "Unkept",
     "copy_value",
     "full_text",
@@ -33,6 +36,7 @@ __all__ = [
     "same_value",
     "shorten",
     "snapshot",
+    "unreadable",
     "value_text",
 ]
 
@@ -41,6 +45,39 @@ ATOMIC_TYPES = frozenset({int, float, bool, str, bytes, complex, type(None)})
 #: The longest int (in bits) that is printed in decimal: Python 3.11+ refuses to print ints of
 #: more than 4,300 digits (sys.set_int_max_str_digits); longer ones are written some other way.
 MAX_INT_BITS = 13_000
+#: How many containers deep a value is followed: copied (`copy_value`), compared
+#: (`same_value`), shown (`value_text`, `jsonable`) or redacted. A container further down is
+#: shown as ``<nested more than 100 levels>`` (`NESTED`), as an audit record shows it
+#: (`layerconf.audits.codec.MAX_VALUE_DEPTH`), shared by a copy, compared with ``==``; so
+#: that no value, however deep, raises RecursionError or takes unbounded time.
+MAX_DEPTH = 100
+
+
+class Shown:
+    """What a formatter shows in place of a value it cannot show: its `text` is its repr (a
+    container past `MAX_DEPTH`, `NESTED`; one that cannot be read, `unreadable`)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Shown, (self.text,))
+
+
+#: Stands in, in a value as it is shown (redacted), for a container past `MAX_DEPTH`.
+NESTED = Shown(f"<nested more than {MAX_DEPTH} levels>")
+
+
+def unreadable(value: Any, error: BaseException) -> Shown:
+    """What a value whose reading raised `error` is shown as (a mapping whose ``items()``,
+    ``__iter__`` or ``__getitem__`` raises): ``<unreadable Foo: RuntimeError>``, none of its
+    own text (its repr may hold what was not searched for secrets)."""
+    return Shown(f"<unreadable {type(value).__qualname__}: {type(error).__name__}>")
 
 
 def other_keys(values: dict[str, Any]) -> list[str]:
@@ -84,21 +121,24 @@ _TRUE = repeat(True)
 _STOPS_AT_MISS = sys.implementation.name == "cpython" and sys.version_info >= (3, 11)
 
 
-def is_atomic(value: Any) -> bool:
-    """True when `value` can be shared safely: it is immutable all the way down."""
+def is_atomic(value: Any, _depth: int = 0) -> bool:
+    """True when `value` can be shared safely: it is immutable all the way down (False for
+    one nested more than `MAX_DEPTH` levels: not looked at)."""
     kind = type(value)
     if kind in ATOMIC_TYPES:
         return True
     if kind is tuple or kind is frozenset:
-        return all(is_atomic(item) for item in value)
+        return _depth < MAX_DEPTH and all(map(is_atomic, value, repeat(_depth + 1)))
     # Enum members are singletons by contract; copying one returns the member itself.
     return isinstance(value, enum.Enum)
 
 
-def copy_value(value: Any, _memo: dict[int, Any] | None = None) -> Any:
+def copy_value(value: Any, _memo: dict[int, Any] | None = None, _depth: int = 0) -> Any:
     """A copy of `value` sharing nothing mutable with it; every mapping becomes a plain dict.
 
-    A container that holds itself is copied as one that holds its copy (no RecursionError).
+    A container that holds itself is copied as one that holds its copy (no RecursionError);
+    one more than `MAX_DEPTH` levels down, or a mapping whose reading raises, is shared as it
+    is.
     """
     kind = type(value)
     atomic = ATOMIC_TYPES
@@ -110,19 +150,28 @@ def copy_value(value: Any, _memo: dict[int, Any] | None = None) -> Any:
         if kind is dict and atomic.issuperset(map(type, value.values())):
             return dict(value)
     if kind is list or kind is dict or isinstance(value, Mapping):
+        if _depth >= MAX_DEPTH:
+            return value
         memo: dict[int, Any] = {} if _memo is None else _memo
+        _depth += 1
         done = memo.get(id(value))
         if done is not None:
             return done
         if kind is list:
             items: list[Any] = []
             memo[id(value)] = items
-            items.extend(item if type(item) in atomic else copy_value(item, memo) for item in value)
+            items.extend(
+                item if type(item) in atomic else copy_value(item, memo, _depth) for item in value
+            )
             return items
         mapping: dict[Any, Any] = {}
         memo[id(value)] = mapping
-        for key, item in value.items():
-            mapping[key] = item if type(item) in atomic else copy_value(item, memo)
+        try:
+            for key, item in value.items():
+                mapping[key] = item if type(item) in atomic else copy_value(item, memo, _depth)
+        except Exception:  # a mapping that cannot be read cannot be copied: it is shared
+            memo[id(value)] = value
+            return value
         return mapping
     if is_atomic(value):
         return value
@@ -140,7 +189,9 @@ def same_value(recorded: Any, current: Any, *, copied: bool = True) -> bool:
     may be a copy of `recorded` (`copied`), an object whose type compares by identity, or
     whose ``==`` is not a truth value (an array), cannot be told apart from its copy and
     counts as the same; otherwise such objects are the same only if they are one object.
-    Containers that hold themselves compare without a RecursionError.
+    Containers that hold themselves compare without a RecursionError; those more than
+    `MAX_DEPTH` levels down compare with ``==`` (as other objects: a RecursionError of theirs
+    counts as `copied`).
     """
     return _same(recorded, current, copied, set())
 
@@ -153,8 +204,8 @@ def _same(recorded: Any, current: Any, copied: bool, active: set[tuple[int, int]
         return False
     if kind is float:
         return repr(recorded) == repr(current)
-    if kind is list or kind is tuple or kind is dict:
-        pair = (id(recorded), id(current))
+    if (kind is list or kind is tuple or kind is dict) and len(active) < MAX_DEPTH:
+        pair = (id(recorded), id(current))  # (`active`: the pairs it is inside, as deep)
         if pair in active:  # met again inside itself: the same so far, as far as it goes
             return True
         if len(recorded) != len(current):
@@ -183,9 +234,14 @@ def jsonable(value: Any) -> Any:
     and lists arrays, sets sorted arrays, paths and other objects strings, mapping keys strings,
     floats JSON cannot hold (nan, inf) the strings ``"nan"``, ``"inf"``, ``"-inf"``, and an int
     too long to print in decimal (`MAX_INT_BITS`) its exact hexadecimal text (``"0x1f..."``).
-    Other objects are their repr (`value_text`: never raising).
+    Other objects are their repr (`value_text`: never raising); a container inside itself is
+    ``"<cycle>"``, one more than `MAX_DEPTH` levels down ``"<nested more than 100 levels>"``
+    (as an audit record shows them), one whose reading raises `unreadable`'s text.
     """
+    return _jsonable(value, set())
 
+
+def _jsonable(value: Any, active: set[int]) -> Any:
     if value is None or value is True or value is False:
         return value
     if isinstance(value, enum.Enum):
@@ -197,14 +253,26 @@ def jsonable(value: Any) -> Any:
         return number if number.bit_length() <= MAX_INT_BITS else hex(number)
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else repr(float(value))
-    if isinstance(value, Mapping):
-        return {json_key(key): jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(item) for item in value]
-    if isinstance(value, (set, frozenset)):
+    mapping = isinstance(value, Mapping)
+    if mapping or isinstance(value, (list, tuple, set, frozenset)):
+        marker = id(value)
+        if marker in active:
+            return "<cycle>"
+        if len(active) >= MAX_DEPTH:  # (`active`: the containers it is inside, as deep)
+            return repr(NESTED)
+        active.add(marker)
+        try:
+            if mapping:
+                return {json_key(key): _jsonable(item, active) for key, item in value.items()}
+            items = [_jsonable(item, active) for item in value]
+        except Exception as error:  # (a subclass's items() or iteration that raises)
+            return repr(unreadable(value, error))
+        finally:
+            active.discard(marker)
+        if isinstance(value, (list, tuple)):
+            return items
         import json
 
-        items = [jsonable(item) for item in value]
         return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
     if isinstance(value, os.PathLike):
         path = os.fspath(value)
@@ -216,6 +284,8 @@ def jsonable(value: Any) -> Any:
 
 def json_key(key: Any) -> str:
     """A mapping key as JSON names it: text as it is, ``true``, ``null``, ``1``, an enum's name."""
+    if type(key) is str:
+        return key
     import json
 
     encoded = jsonable(key)
@@ -379,7 +449,8 @@ def value_text(value: Any, limit: int | None = TEXT_LIMIT) -> str:
 
     An int too long to print is `int_text`'s ``<int of 6,021 digits: 1234...5678>``, a value
     whose ``repr`` raises ``<unprintable Foo: ValueError>``, a container that holds itself
-    shows ``[...]`` where it does, as Python's own repr. With a `limit`, the text is at most
+    shows ``[...]`` where it does, as Python's own repr, and one more than `MAX_DEPTH` levels
+    down ``<nested more than 100 levels>``. With a `limit`, the text is at most
     that long (`shorten`), and a long string or container is cut before it is formatted, not
     after. A secret is not this function's business: redact first (`Setting.redacted`).
     """
@@ -432,6 +503,9 @@ def _container(value: Any, out: list[str], left: list[int], active: set[int]) ->
     opening, closing = _CONTAINERS[kind]
     if id(value) in active:
         out.append(f"{opening}...{closing}")
+        return
+    if len(active) >= MAX_DEPTH:  # (`active`: the containers it is inside, as deep)
+        out.append(repr(NESTED))
         return
     if not value and kind in (set, frozenset):
         out.append(f"{kind.__name__}()")
