@@ -35,7 +35,7 @@ import layerconf.sources.argv as argv_module
 import layerconf.sources.files as files_module
 from layerconf import ConfigError, load_profile, read_role_file, resolve_roles
 from layerconf.cli import main
-from layerconf.cli.resolving import _crash_text, _raised_by_layerconf
+from layerconf.cli.stops import crash_text, raised_by_layerconf
 from layerconf.core.checks import check_type
 from layerconf.sources.files import MAX_BYTES
 from layerconf.sources.yaml import MAX_DEPTH, MAX_NODES
@@ -297,7 +297,7 @@ class TestWhoseFailure:
         with pytest.raises(TypeError) as caught:
             check_type("f", "x", 1, str, "str")
         # (the command reports it as its own bug, exit 70: tests/test_rules.py::TestWhoseBug)
-        assert _raised_by_layerconf(traceback.extract_tb(caught.value.__traceback__))
+        assert raised_by_layerconf(traceback.extract_tb(caught.value.__traceback__))
 
     def test_a_failure_in_the_trainers_code(self, tmp_path: Path) -> None:
         source = tmp_path / "trainer_types.py"
@@ -306,7 +306,7 @@ class TestWhoseFailure:
         exec(compile(source.read_text(), str(source), "exec"), namespace)  # a trainer's file
         with pytest.raises(ValueError, match="no") as caught:
             namespace["parse"]("x")
-        assert _crash_text(caught.value).startswith("the trainer's parser raised ValueError: no")
+        assert crash_text(caught.value).startswith("the trainer's parser raised ValueError: no")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,27 +2,35 @@
 
 `resolve` never lets the trainer's parser stop the process or raise a traceback: an
 argparse error, ``--help`` or a crashing ``type=`` callable becomes a problem of the command
-line at the argv token it is about. What does resolve teaches the running scrubber the roles'
-secrets.
+line at the argv token it is about, and the rest of the command line is read on
+(`layerconf.cli.stops`). What does resolve teaches the running scrubber the roles' secrets.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError, describe
+from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.scrub import learn_argv_secrets, learn_secrets, stderr
+from layerconf.cli.stops import (
+    crash_problem,
+    crash_text,
+    guarded,
+    nothing_required,
+    raised_by_layerconf,
+    read_on,
+    stop_behind,
+    stop_problem,
+)
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
-    import traceback
-
     from layerconf.core.namespace import Namespace
     from layerconf.core.rules import RuleSet
     from layerconf.exceptions import Problem
@@ -94,27 +102,27 @@ def resolve(
     except ConfigError as error:
         return Outcome(None, error.problems)
     except ParserStop as stop:
-        first = _stop_problem(stop.message, parser, argv)
-        return Outcome(None, _stops(first, parser, argv, preset))
+        first = stop_problem(stop.message, parser, argv)
+        return Outcome(None, read_on(first, parser, argv, preset))
     except LayerconfError as error:
         raise UsageError(str(error)) from None
     except Exception as error:
         # A stop that an error while cleaning up hid; or a type= callable that argparse does
         # not catch (an enum name: KeyError): the real trainer would stop with a traceback,
         # here it is a problem of the command line.
-        hidden = _stop_behind(error)
+        hidden = stop_behind(error)
         problem = (
-            _crash_problem(error, argv)
+            crash_problem(error, argv)
             if hidden is None
-            else _stop_problem(hidden.message, parser, argv)
+            else stop_problem(hidden.message, parser, argv)
         )
         if problem is not None:
-            return Outcome(None, _stops(problem, parser, argv, preset))
+            return Outcome(None, read_on(problem, parser, argv, preset))
         import traceback  # (an error's path only: the command's start does not pay for it)
 
-        if _raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
+        if raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
             raise  # a bug of layerconf's own: the command's one line, exit 70 (cli.app)
-        raise UsageError(_crash_text(error)) from None
+        raise UsageError(crash_text(error)) from None
     learn_secrets(roles)  # a role file's secrets too, wherever their text is quoted
     found = dict.fromkeys(problem for namespace in roles.values() for problem in notices(namespace))
     return Outcome(roles, sorted(found, key=reading_order))
@@ -149,7 +157,7 @@ def resolve_files(
             "after '--' instead, or a preset with a role file (--preset)"
         )
     option = _config_option(parser, preset.config_dest)
-    relaxed = _nothing_required(parser)
+    relaxed = nothing_required(parser)
     alone = attrs.evolve(preset, rules=_Without(preset, parser, tuple(RUN_RULES)))
     assert isinstance(alone, PresetType)
     problems: list[Problem] = []
@@ -188,80 +196,6 @@ def _config_option(parser: argparse.ArgumentParser, dest: str) -> str:
         if action.dest == dest and action.option_strings:
             return max(action.option_strings, key=len)
     raise UsageError(f"the trainer's parser has no option for the role file's dest {dest!r}")
-
-
-def _nothing_required(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """A copy of `parser` whose arguments and groups are all optional; `parser` and its
-    actions are left as they were (the required ones are copied, the rest shared)."""
-    import copy
-
-    relaxed = copy.copy(parser)
-    copies: dict[int, argparse.Action] = {}
-    for action in parser._actions:
-        if action.required:
-            copies[id(action)] = copy.copy(action)
-            copies[id(action)].required = False
-    relaxed._actions = [copies.get(id(action), action) for action in parser._actions]
-    relaxed._option_string_actions = {
-        option: copies.get(id(action), action)
-        for option, action in parser._option_string_actions.items()
-    }
-    groups = []
-    for group in parser._mutually_exclusive_groups:
-        group = copy.copy(group)
-        group.required = False
-        groups.append(group)
-    relaxed._mutually_exclusive_groups = groups
-    return relaxed
-
-
-#: How deep sub-commands of sub-commands are guarded (`guarded`).
-_SUB_DEPTH = 8
-
-
-def guarded(parser: argparse.ArgumentParser, depth: int = 0) -> argparse.ArgumentParser:
-    """A copy of `parser` that raises `ParserStop` instead of printing and exiting, and so do
-    its sub-commands' parsers (``train.py go --x y``: copies of theirs), `_SUB_DEPTH` deep.
-
-    The copy shares the actions but a sub-command's; only its own error/exit/print methods
-    are replaced, so the user's parser is left as it was.
-    """
-    import copy
-
-    safe = copy.copy(parser)
-    twins: dict[int, argparse.Action] = {}
-    for action in parser._actions if depth < _SUB_DEPTH else ():
-        if isinstance(action, argparse._SubParsersAction):
-            made: dict[int, Any] = {}  # (an alias names the same parser: one copy of it)
-            for sub in action._name_parser_map.values():
-                if isinstance(sub, argparse.ArgumentParser) and id(sub) not in made:
-                    made[id(sub)] = guarded(sub, depth + 1)
-            twin = copy.copy(action)
-            twin._name_parser_map = twin.choices = {
-                name: made.get(id(sub), sub) for name, sub in action._name_parser_map.items()
-            }
-            twins[id(action)] = twin
-    if twins:
-        safe._actions = [twins.get(id(action), action) for action in parser._actions]
-
-    def error(message: str) -> NoReturn:
-        raise ParserStop(message)
-
-    def stop(status: int = 0, message: str | None = None) -> NoReturn:
-        raise ParserStop((message or "").strip() or None)
-
-    def quiet(*args: object, **kwargs: object) -> None:
-        del args, kwargs
-
-    for name, replacement in (
-        ("error", error),
-        ("exit", stop),
-        ("print_help", quiet),
-        ("print_usage", quiet),
-        ("_print_message", quiet),
-    ):
-        setattr(safe, name, replacement)
-    return safe
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,333 +247,3 @@ def _in_order(problems: Iterable[Problem]) -> list[Problem]:
     """Errors and warnings in the order found (the file's order), then the notes."""
     listed = list(problems)
     return [p for p in listed if p.severity != "info"] + [p for p in listed if p.severity == "info"]
-
-
-# ---------------------------------------------------------------------------------------------
-# The parser's stops and crashes, as problems of the command line
-
-
-def _stop_behind(error: BaseException) -> ParserStop | None:
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, ParserStop):
-            return seen
-        seen = seen.__context__
-    return None
-
-
-#: How many times `_stops` parses again after the parser stopped: 20 for a command line of up
-#: to 1,000 tokens (a few ms each), fewer for a longer one, as argparse before Python 3.13
-#: takes a time growing with the square of its options (`_AGAIN`: tokens squared, in all).
-MAX_STOPS = 20
-_AGAIN = MAX_STOPS * 1000**2
-
-
-def _stops(
-    first: Problem, parser: argparse.ArgumentParser, argv: list[str], preset: Preset
-) -> list[Problem]:
-    """The `first` problem, where the parser stopped, then those of the rest of the command
-    line: argparse stops at its first error, and a launch fixed one error at a time is
-    launched many times.
-
-    The command line is parsed again without the option the stop is about (its values
-    too), and with nothing required once a required option was missing, until it parses
-    (its unknown and stray tokens are then reported as a resolution reports them) or stops
-    where it stopped before; at most `MAX_STOPS` times (a note says so). Only the command
-    line's own problems are reported: what the role file and the rules would say of a
-    command line without the options taken out could be wrong."""
-    from layerconf.core.namespace import provenance_of
-    from layerconf.core.stack import reading_order
-    from layerconf.exceptions import Problem
-    from layerconf.presets.resolve import stray_characters, unknown_tokens
-    from layerconf.sources.argv import parse_known_args
-    from layerconf.sources.base import ARGV
-
-    problems = [first]
-    last = first
-    kept = list(range(len(argv)))  # which of `argv` the next parse reads
-    taken: set[str] = set()  # the option strings of the options taken out
-    reader = parser
-    for _ in range(min(MAX_STOPS, _AGAIN // max(len(argv), 1) ** 2)):
-        if last.message.startswith(_REQUIRED):
-            if reader is not parser:
-                break
-            reader = _nothing_required(parser)
-        elif last.argv_index is None:
-            break
-        if last.argv_index is not None:  # (a required option's misspelling too)
-            left = _option_group(argv, last.argv_index, parser)
-            action = parser._option_string_actions.get(argv[left[0]].partition("=")[0])
-            taken.update(action.option_strings if action is not None else ())
-            kept = [index for index in kept if index not in left]
-        tokens = [argv[index] for index in kept]
-        try:
-            parsed, unknown = parse_known_args(guarded(reader), tokens)
-        except ParserStop as stop:
-            found = [_stop_problem(stop.message, reader, tokens)]
-        except Exception as error:  # a type= callable's own error
-            crash = _crash_problem(error, tokens)
-            if crash is None:
-                break
-            found = [crash]
-        else:
-            provenance = provenance_of(parsed)
-            redacted = provenance.inputs.get(ARGV) if provenance is not None else None
-            found = unknown_tokens(reader, tokens, unknown, preset, redacted)
-            found += stray_characters(reader, tokens, redacted)
-            problems += (_at(problem, kept) for problem in found)
-            break
-        last = _at(found[0], kept)
-        if last in problems:
-            break  # (no nearer to the end: it stopped where it stopped before)
-        if not _only_taken(last, taken):
-            problems.append(last)
-    else:
-        problems.append(
-            Problem(
-                f"the command line ({len(argv):,} tokens) was not read past its first "
-                + (f"{len(problems)} errors" if len(problems) > 1 else "error"),
-                layer="cli",
-                hint=f"correct {'these' if len(problems) > 1 else 'it'} and check again",
-                severity="info",
-            )
-        )
-    return sorted(problems, key=reading_order)
-
-
-_REQUIRED = "the following arguments are required"
-
-
-def _only_taken(problem: Problem, taken: set[str]) -> bool:
-    """True when `problem` says required options are missing, each one of the options `taken`
-    out of the command line after an error of its value (``--n q``): given, not missing."""
-    if not problem.message.startswith(_REQUIRED):
-        return False
-    listed = problem.message.partition(": ")[2].split(", ")
-    return all(not taken.isdisjoint(names.split("/")) for names in listed)
-
-
-def _at(problem: Problem, kept: list[int]) -> Problem:
-    """`problem` of a command line of the `kept` tokens, at its index in the whole one."""
-    index = problem.argv_index
-    return problem if index is None else attrs.evolve(problem, argv_index=kept[index])
-
-
-def _option_group(
-    argv: list[str], index: int, parser: argparse.ArgumentParser | None = None
-) -> range:
-    """The option that `argv[index]` is or is a value of, with the values after it: as many
-    as its action in `parser` takes (a sub-command's name after ``--n 1`` is not one of
-    them), every one up to the next option without a parser or for ``*`` and ``+``."""
-    start = index
-    while start > 0 and not _an_option(argv[start]):
-        start -= 1
-    end = start + 1
-    while end < len(argv) and not _an_option(argv[end]):
-        end += 1
-    name, equals, _ = argv[start].partition("=")
-    action = None if parser is None else parser._option_string_actions.get(name)
-    if action is not None:
-        nargs = action.nargs
-        takes = 1 if nargs is None else nargs if type(nargs) is int else (nargs == "?") or None
-        if takes is not None:
-            end = min(end, start + 1 + (0 if equals else takes))
-    return range(start, max(end, index + 1))
-
-
-def _an_option(token: str) -> bool:
-    """True for a token that starts an option (``-1e-5`` is a value)."""
-    if token[:1] != "-" or token == "-":
-        return False
-    try:
-        float(token)
-    except ValueError:
-        return True
-    return False
-
-
-def _stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
-    """A problem for argparse's own error message, at the argv token it is about."""
-    import re
-
-    from layerconf.core.suggest import did_you_mean_hint
-    from layerconf.exceptions import Problem
-    from layerconf.presets.resolve import stray_of
-
-    if message is None:  # --help, --version, or an action that exits
-        return _exit_problem(parser, argv)
-    index = None
-    hint = None
-    named = re.match(r"argument (\S+?): ", message)
-    if named is not None:
-        options = named.group(1).split("/")
-        value = re.search(r"(?:value|choice): '(.*?)'", message)
-        index = _option_index(argv, options, value and value.group(1))
-        action = next(
-            (
-                a
-                for a in parser._actions
-                if set(options) <= set(a.option_strings)
-                or (not a.option_strings and argparse._get_action_name(a) == named.group(1))
-            ),
-            None,
-        )
-        if value is not None and action is not None and action.choices is not None:
-            names = [str(getattr(choice, "name", choice)) for choice in action.choices]
-            hint = did_you_mean_hint(value.group(1), names)
-        stray = stray_of(argv[index]) if index is not None and index < len(argv) else None
-        if stray is not None:  # ('adam' + CR: the file's line ending, not a misspelling)
-            what, why, fix = stray
-            hint = f"argv[{index}] {what}: {why}; {fix}"
-    elif message.startswith(_REQUIRED):
-        index, hint = _meant_as_required(message, parser, argv)
-    return Problem(message, layer="cli", argv_index=index, hint=hint)
-
-
-def _meant_as_required(
-    message: str, parser: argparse.ArgumentParser, argv: list[str]
-) -> tuple[int | None, str]:
-    """Where a missing required option was written otherwise, with what to write (the flag
-    quoted, never a value after its ``=``): first a token that is the option with what a
-    file's encoding leaves on it (``'--rollout-batch-size\\r'``, a byte-order mark before
-    it), then a close misspelling (``--rollout-batch-sise``) that is none of the parser's own
-    options; else no index, and "add them to the command line"."""
-    from layerconf.core.suggest import did_you_mean
-    from layerconf.presets.resolve import stray_of
-
-    listed = message.partition(": ")[2].split(", ")
-    required = [name for names in listed for name in names.split("/") if name.startswith("-")]
-    end = argv.index("--") if "--" in argv else len(argv)
-    flags = [(index, token.partition("=")[0]) for index, token in enumerate(argv[:end])]
-    for index, flag in flags:
-        stray = stray_of(flag)
-        if stray is not None and flag.strip("\r\ufeff") in required:
-            what, why, hint = stray
-            return index, f"{flag!r} {what}: {why}; {hint}"
-    owned = parser._option_string_actions
-    for index, flag in flags:
-        if flag.startswith("-") and flag not in owned:
-            meant = did_you_mean(flag, required, cutoff=0.85)
-            if meant is not None:
-                return index, f"{flag!r} is not {meant}: write {meant}"
-    return None, "add them to the command line"
-
-
-def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
-    """The problem of an option that makes the trainer print and exit (--help, --version)."""
-    from layerconf.exceptions import Problem
-
-    stoppers = [
-        option
-        for action in parser._actions
-        if isinstance(action, (argparse._HelpAction, argparse._VersionAction))
-        for option in action.option_strings
-    ]
-    index = _last_option_index(argv, stoppers)
-    token = argv[index] if index is not None else "an option"
-    return Problem(
-        f"{token if index is None else repr(token)} makes the trainer print and exit "
-        "instead of training",
-        layer="cli",
-        argv_index=index,
-        hint="remove it",
-    )
-
-
-def _last_option_index(argv: list[str], options: Iterable[str]) -> int | None:
-    """Where the last of `options` (or ``--option=value``) is in `argv`, before any ``--``."""
-    found = _option_indices(argv, options)
-    return found[-1] if found else None
-
-
-def _option_indices(argv: list[str], options: Iterable[str]) -> list[int]:
-    """Where each of `options` (or ``--option=value``) is in `argv`, before any ``--``."""
-    names = [option for option in options if option.startswith("-")]
-    end = argv.index("--") if "--" in argv else len(argv)
-    return [
-        index
-        for index, token in enumerate(argv[:end])
-        if token in names or any(token.startswith(name + "=") for name in names)
-    ]
-
-
-def _option_index(argv: list[str], options: Iterable[str], value: str | None) -> int | None:
-    """Where argparse stopped on `value` (as its message quotes it: its repr, quotes off) of
-    one of `options`: the first of them given that value (argparse stops at the first it
-    cannot take), the value's own token; else the last of them. A positional's value (a
-    sub-command's name) is the first token that is that value."""
-    found = _option_indices(argv, options)
-    for option in found if value is not None else ():
-        if argv[option].endswith(f"={value}"):
-            return option
-        for index in _option_group(argv, option)[1:]:
-            if value in (argv[index], repr(argv[index])[1:-1]):
-                return index
-    if found or value is None:
-        return found[-1] if found else None
-    end = argv.index("--") if "--" in argv else len(argv)
-    return next((i for i in range(end) if value in (argv[i], repr(argv[i])[1:-1])), None)
-
-
-def _crash_text(error: Exception) -> str:
-    """One line for an exception the trainer's parser raised while resolving: what, where
-    (layerconf's own are reported as its bugs, never blamed on the trainer: `resolve`)."""
-    import traceback
-
-    frames = traceback.extract_tb(error.__traceback__)
-    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    return (
-        f"the trainer's parser raised {describe(error)}{where}; run the trainer "
-        "with the same command line to see the traceback"
-    )
-
-
-def _raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
-    """Whether the innermost frame that is not the standard library's is layerconf's own
-    (argparse, which runs the trainer's actions and types, counts as the trainer's)."""
-    import os
-    import sysconfig
-
-    from layerconf.core.rules import PACKAGE_DIR
-
-    standard = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
-    for frame in reversed(frames):
-        path = os.path.abspath(frame.filename)
-        if path.startswith(PACKAGE_DIR):
-            return True
-        if path == os.path.abspath(argparse.__file__) or not path.startswith(standard):
-            return False
-    return False
-
-
-def _crash_problem(error: Exception, argv: list[str]) -> Problem | None:
-    """The problem of an exception argparse let through from a type callable, or None."""
-    import traceback
-
-    from layerconf.core.suggest import did_you_mean_hint
-    from layerconf.exceptions import Problem
-
-    for frame, _ in traceback.walk_tb(error.__traceback__):
-        if frame.f_code.co_name != "_get_value" or frame.f_code.co_filename != argparse.__file__:
-            continue
-        action = frame.f_locals.get("action")
-        token = frame.f_locals.get("arg_string")
-        if not isinstance(action, argparse.Action) or not isinstance(token, str):
-            continue
-        name = argparse._get_action_name(action) or action.dest
-        index = _option_index(argv, action.option_strings, token)
-        if action.choices is not None:
-            names = [getattr(choice, "name", str(choice)) for choice in action.choices]
-            hint = did_you_mean_hint(token, names) or "choose from " + ", ".join(
-                repr(n) for n in names
-            )
-        else:
-            hint = "check the value"
-        return Problem(
-            f"argument {name}: invalid value {token!r} ({describe(error)})",
-            key=action.dest,
-            layer="cli",
-            argv_index=index,
-            hint=hint,
-        )
-    return None
