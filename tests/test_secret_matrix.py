@@ -46,10 +46,12 @@ KEY = b"k" * 32
 
 
 def own_parser() -> argparse.ArgumentParser:
-    """A trainer of one's own with an alias, a flag to cluster with, abbreviations, @files."""
+    """A trainer of one's own with an alias, a flag to cluster with, abbreviations, @files, and
+    a secret flag whose dest is no secret's name (``--hf-token`` into ``tok``)."""
     parser = argparse.ArgumentParser(prog="train", fromfile_prefix_chars="@")
     parser.add_argument("-k", "--api-key")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--hf-token", dest="tok")
     parser.add_argument("--lr", type=float, default=1e-5)
     parser.add_argument("--name", default="run")
     return parser
@@ -151,6 +153,14 @@ PLACEMENTS: dict[str, Placement] = {
     "abbreviation=": Placement((f"--api=sk-{S}",), own=True),
     "at-file": Placement(("@args.txt",), own=True, file=f"--api-key=sk-{S}\n--name\nx\n"),
     "at-file-lines": Placement(("@args.txt",), own=True, file=f"-k\nsk-{S}\n"),
+    # A secret flag whose dest is no secret's name: its value is a secret all the same, in
+    # every output, however short (hidden as a secret key's value, not searched for as text).
+    "secret-flag-dest": Placement(("--hf-token", f"hf_{S}"), own=True),
+    "secret-flag-dest=": Placement((f"--hf-token=hf_{S}",), own=True),
+    "secret-flag-dest-short": Placement(("--hf-token", "Zq8"), needle="Zq8", own=True),
+    "secret-flag-dest-in-another-value": Placement(
+        ("--hf-token", f"hf_{S}", "--name", f"run-hf_{S}"), own=True
+    ),
 }
 
 
@@ -164,7 +174,7 @@ class Run:
             self.parser = own_parser()
             self.options = ["--parser", "tests.test_secret_matrix:own_parser"]
             self.argv = list(placement.argv)
-            self.keys = ["api_key", "name"]
+            self.keys = ["api_key", "name", "tok"]
             if placement.file is not None:
                 (directory / "args.txt").write_text(placement.file)
         else:

@@ -12,7 +12,13 @@ from typing import Any
 
 from layerconf.core._scrub import Scrub, token_may_hold
 from layerconf.core.records import Setting
-from layerconf.core.secrets import SecretPolicy, embedded_secrets, redact_argv, secret_texts
+from layerconf.core.secrets import (
+    SecretPolicy,
+    embedded_secrets,
+    redact_argv,
+    secret_texts,
+    with_secret_keys,
+)
 
 __all__ = ["redacted"]
 
@@ -21,6 +27,8 @@ def redacted(setting: Setting, policy: SecretPolicy) -> Setting:
     """`setting` as it may be shown under `policy`; itself when it holds no secret (what
     `Setting.redacted` says)."""
     found: list[str] = list(setting.scrub)
+    if setting.secret:  # (a secret flag's dest: a secret in its resolution, whatever its name)
+        policy = with_secret_keys(policy, frozenset([setting.key]))
     for entry in _entries(setting):
         _visit(entry.key, entry.value, policy, found, set())
         token = entry.origin.token

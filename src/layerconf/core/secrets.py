@@ -32,6 +32,7 @@ from layerconf.core._secret_flags import (
     listing,
 )
 from layerconf.core._secret_flags import _secret_options as _secret_options
+from layerconf.core._secret_flags import secret_dests as secret_dests
 from layerconf.core._secret_text import TextSearch as TextSearch
 from layerconf.core._secret_text import (
     _may_hold_a_form,
@@ -46,6 +47,7 @@ from layerconf.core.lazy import LazyPattern, record_repr
 if TYPE_CHECKING:
     import argparse
 
+
 __all__ = [
     "REDACTED",
     "SECRETS",
@@ -59,9 +61,11 @@ __all__ = [
     "redacted_argv",
     "redacted_token",
     "scrub_text",
+    "secret_dests",
     "secret_texts",
     "shows_secret",
     "url_passwords",
+    "with_secret_keys",
 ]
 
 #: What a secret's value is replaced with.
@@ -256,6 +260,14 @@ def _tails(policy: SecretPolicy) -> tuple[int, frozenset[str]]:
 #: The default policy.
 SECRETS = SecretPolicy()
 _DEFAULT_TAILS = _tails(SECRETS)
+
+
+@functools.lru_cache(maxsize=64)
+def with_secret_keys(policy: SecretPolicy, keys: frozenset[str]) -> SecretPolicy:
+    """`policy`, also naming `keys` secrets' (a resolution's `Layer.secret_keys`): what a
+    formatter of that resolution asks. `policy` itself when `keys` adds nothing."""
+    added = [key for key in keys if not policy.is_secret(key)]
+    return policy.extend(names=added) if added else policy
 
 
 def is_secret(key: str, policy: SecretPolicy = SECRETS) -> bool:
