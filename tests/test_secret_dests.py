@@ -219,3 +219,29 @@ def test_a_parser_changed_after_a_first_parse() -> None:
     parser.add_argument("--hf-token", dest="tok")  # the same option strings, another dest
     args = parse_args(parser, ["--hf-token", SHORT])
     assert "tok='<redacted>'" in repr(args)
+
+
+def test_plural_and_numbered_names() -> None:
+    """``api_keys: [...]``, ``--wandb-keys A B``, ``--hf-token-2 S`` hold secrets: on the
+    command line (by the parser's action), in values, in bulk (`SecretPolicy.secret_keys`);
+    ``tokens`` and a model's numbered settings (``adam_beta2``) do not."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--wandb-keys", nargs="*")
+    parser.add_argument("--hf-token-2")
+    parser.add_argument("--tokens", type=int)
+    parser.add_argument("--adam-beta2", type=float)
+    argv = ["--wandb-keys", f"a{S}", SHORT, "--hf-token-2", f"hf_{S}", "--tokens", "5"]
+    args = parse_args(parser, [*argv, "--adam-beta2", "0.95"])
+    assert provenance_of(args).inputs["argv"][:7] == (
+        "--wandb-keys", "<redacted>", "<redacted>", "--hf-token-2", "<redacted>", "--tokens", "5"
+    )  # fmt: skip
+    text = shown(args, "wandb_keys", "hf_token_2")
+    assert S not in text
+    assert f"'{SHORT}'" not in text
+    assert "tokens=5" in repr(args)
+    assert "adam_beta2=0.95" in repr(args)
+    keys = [f"k{n}" for n in range(100)] + ["api_keys", "HF_TOKEN_2", "tokens", "fp16"]
+    assert SECRETS.secret_keys(keys) == ["api_keys", "HF_TOKEN_2"]
+    from layerconf import redact
+
+    assert redact("env", {"API_KEYS": ["a", "b"], "N": 1}) == {"API_KEYS": "<redacted>", "N": 1}
