@@ -161,10 +161,12 @@ class TestRecordRepr:
 
     @pytest.mark.parametrize("name", ["Origin", "Layer", "Problem", "Preset", "TypeCoercion"])
     def test_layerconf_records_use_it(self, name: str) -> None:
-        """The records a resolution builds share it instead of compiling their own."""
+        """The records a resolution builds share it instead of compiling their own (a layer's
+        own calls it, its values shown with its secret keys named: `Layer.secret_keys`)."""
         import layerconf
 
-        assert getattr(layerconf, name).__repr__ is record_repr
+        shown = getattr(layerconf, name).__repr__
+        assert shown is record_repr or "record_repr" in shown.__code__.co_names
 
 
 def _eq_twins(body: dict[str, Any], **options: Any) -> tuple[type, type]:

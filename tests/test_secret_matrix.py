@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,10 +47,12 @@ KEY = b"k" * 32
 
 
 def own_parser() -> argparse.ArgumentParser:
-    """A trainer of one's own with an alias, a flag to cluster with, abbreviations, @files."""
+    """A trainer of one's own with an alias, a flag to cluster with, abbreviations, @files, and
+    a secret flag whose dest is no secret's name (``--hf-token`` into ``tok``)."""
     parser = argparse.ArgumentParser(prog="train", fromfile_prefix_chars="@")
     parser.add_argument("-k", "--api-key")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--hf-token", dest="tok")
     parser.add_argument("--lr", type=float, default=1e-5)
     parser.add_argument("--name", default="run")
     return parser
@@ -151,6 +154,14 @@ PLACEMENTS: dict[str, Placement] = {
     "abbreviation=": Placement((f"--api=sk-{S}",), own=True),
     "at-file": Placement(("@args.txt",), own=True, file=f"--api-key=sk-{S}\n--name\nx\n"),
     "at-file-lines": Placement(("@args.txt",), own=True, file=f"-k\nsk-{S}\n"),
+    # A secret flag whose dest is no secret's name: its value is a secret all the same, in
+    # every output, however short (hidden as a secret key's value, not searched for as text).
+    "secret-flag-dest": Placement(("--hf-token", f"hf_{S}"), own=True),
+    "secret-flag-dest=": Placement((f"--hf-token=hf_{S}",), own=True),
+    "secret-flag-dest-short": Placement(("--hf-token", "Zq8"), needle="Zq8", own=True),
+    "secret-flag-dest-in-another-value": Placement(
+        ("--hf-token", f"hf_{S}", "--name", f"run-hf_{S}"), own=True
+    ),
 }
 
 
@@ -164,7 +175,7 @@ class Run:
             self.parser = own_parser()
             self.options = ["--parser", "tests.test_secret_matrix:own_parser"]
             self.argv = list(placement.argv)
-            self.keys = ["api_key", "name"]
+            self.keys = ["api_key", "name", "tok"]
             if placement.file is not None:
                 (directory / "args.txt").write_text(placement.file)
         else:
@@ -363,6 +374,14 @@ class TestNames:
             "train_env_vars.MY_HF_TOKEN",
             "MY_GITHUB_TOKEN",
             "ci_huggingface_token",
+            # A plural or a numbered form of one (a list of keys, a second token).
+            "api_keys",
+            "--wandb-keys",
+            "HF_TOKEN_2",
+            "password1",
+            "OPENAI_API_KEYS_2",
+            "passwords",
+            "env.GITHUB_TOKENS",
         ],
     )
     def test_secret(self, name: str) -> None:
@@ -386,6 +405,11 @@ class TestNames:
             "token_budget",
             "AWS_ACCESS_KEY_ID",
             "keep_tokens",
+            "tokens",  # (what a model reads, however many)
+            "input_keys",
+            "pad_tokens",
+            "adam_beta2",
+            "fp16",
         ],
     )
     def test_not_secret(self, name: str) -> None:
@@ -398,7 +422,7 @@ class TestNames:
             st.tuples(
                 st.sampled_from(["", "--", "-_", "a.", "x.-", "İ", "max_"]),
                 st.sampled_from([*sorted(SECRETS.names), *SECRETS.suffixes]),
-                st.sampled_from(["", "s", "_id", ".", "İ"]),
+                st.sampled_from(["", "s", "_id", ".", "İ", "_2", "s12", "ss", "_"]),
                 st.booleans(),
             ).map(lambda p: (p[0] + p[1] + p[2]).upper() if p[3] else p[0] + p[1] + p[2]),
         ),
@@ -408,15 +432,20 @@ class TestNames:
     def test_every_policy_answers_as_its_definition(
         self, key: str, names: list[str], suffixes: list[str]
     ) -> None:
-        """A key is a secret exactly when its normalized name is one of the policy's names or
+        """A key is a secret exactly when its normalized name, or that name without a number
+        at its end and then a plural's "s" (``tokens`` apart), is one of the policy's names or
         ends with one of its suffixes (is_secret answers most keys from their last letters)."""
         name = key.rsplit(".", 1)[-1].lstrip("-").replace("-", "_").lower()
+        single = re.sub(r"_?[0-9]+$", "", name) if name[-1:].isdigit() else name
+        single = single[:-1] if single.endswith("s") and single != "tokens" else single
         for policy in (
             SECRETS,
             SecretPolicy(names=names, suffixes=suffixes),
             SECRETS.extend(names=names, suffixes=suffixes),
         ):
-            expected = name in policy.names or name.endswith(policy.suffixes)
+            expected = any(
+                form in policy.names or form.endswith(policy.suffixes) for form in (name, single)
+            )
             assert policy.is_secret(key) is expected
 
 

@@ -45,6 +45,7 @@ from layerconf.audits.texts import Texts
 from layerconf.audits.validate import validate
 from layerconf.core.checks import check_type
 from layerconf.core.explain import Plain, lone_settings, plain_groups, unscrubbed
+from layerconf.core.held_secrets import policy_of
 from layerconf.core.namespace import Namespace, Provenance, namespace_from, provenance_of
 from layerconf.core.records import (
     Layer,
@@ -112,6 +113,9 @@ def record_of(
                 f"role {role!r})"
             )
         provenance = provenance_of(namespace)
+        # The role's secrets: the policy's, and the keys its layers say hold secrets whatever
+        # their names (a secret flag's dest, `Layer.secret_keys`).
+        encoder.policy = secrets if provenance is None else policy_of(provenance.layers, secrets)
         sections[str(role)] = _role_section(namespace, provenance, encoder, texts)
         if provenance is not None:
             files.update(provenance.inputs.get(FILES, {}))
@@ -120,12 +124,13 @@ def record_of(
             if command_line is not None and command_line == redacted[0]:
                 own = list(redacted[1])  # the roles of one resolution share a command line
             elif command_line is not None:
-                own, found = kept_argv(command_line, provenance, secrets)
+                own, found = kept_argv(command_line, provenance, encoder.policy)
                 encoder.found.extend(found)
                 redacted = (command_line, own)
                 if argv is None:
                     argv = own
             role_argv[str(role)] = own
+    encoder.policy = secrets
     for role, command_line in role_argv.items():
         if command_line != argv:  # resolved from another command line than the first role's
             sections[role]["argv"] = command_line
@@ -502,6 +507,8 @@ class AuditRecord:
             {key: value for key, value in values.items() if key},
             origin=Origin("audit", "audit", source=self.path),
             origins=origins,
+            # (a secret given back is one in the replay too, whatever its key's name)
+            secret_keys=given,
         )
         argv = section.get("argv", self.data["argv"])
         provenance = Provenance(

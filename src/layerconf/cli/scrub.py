@@ -154,6 +154,8 @@ _HOLDS_NO_TEXT = frozenset({int, float, bool, type(None)})
 
 def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
     """The text of every secret the roles hold: secret keys' values, also inside mappings."""
+    from layerconf.core.held_secrets import policy_of
+    from layerconf.core.namespace import provenance_of
     from layerconf.core.secrets import SECRETS, embedded_secrets, secret_texts
 
     found: list[str] = []
@@ -176,6 +178,10 @@ def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
 
     visited: dict[str, Any] = {}  # each key's value last visited: roles share most values
     for namespace in roles.values():
+        provenance = provenance_of(namespace)  # (its secret flags' dests: `Layer.secret_keys`)
+        is_secret = (
+            SECRETS.is_secret if provenance is None else policy_of(provenance.layers).is_secret
+        )
         for key, value in vars(namespace).items():
             if key in visited and visited[key] is value:
                 continue  # the very object another role holds: its secrets are found already

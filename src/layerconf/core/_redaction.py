@@ -19,6 +19,7 @@ from layerconf.core.secrets import (
     redact_argv,
     secret_texts,
     url_passwords,
+    with_secret_keys,
 )
 from layerconf.core.values import MAX_DEPTH, full_text
 
@@ -34,6 +35,8 @@ def redacted(setting: Setting, policy: SecretPolicy) -> Setting:
     """`setting` as it may be shown under `policy`; itself when it holds no secret (what
     `Setting.redacted` says)."""
     found: list[str] = list(setting.scrub)
+    if setting.secret:  # (a secret flag's dest: a secret in its resolution, whatever its name)
+        policy = with_secret_keys(policy, frozenset([setting.key]))
     for entry in _entries(setting):
         _visit(entry.key, entry.value, policy, found, set())
         token = entry.origin.token

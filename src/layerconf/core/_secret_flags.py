@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from layerconf.core.secrets import SecretPolicy
 
-__all__ = ["has_seed", "no_positionals", "secret_candidates", "seed_secret_options"]
+__all__ = [
+    "has_seed",
+    "line_tails",
+    "no_positionals",
+    "secret_candidates",
+    "seed_secret_options",
+]
 
 
 def _takes(action: argparse.Action, policy: SecretPolicy, named: bool | None = None) -> int:
@@ -70,6 +76,18 @@ def _may_be_secret(
 def _normalize(name: str) -> str:
     """``--Wandb-Key`` -> ``wandb_key``; ``a.b.HF_TOKEN`` -> ``hf_token``."""
     return name.rsplit(".", 1)[-1].lstrip("-").replace("-", "_").lower()
+
+
+def _singular(normal: str) -> str:
+    """The normal form `normal` without a number at its end and then a plural's "s", which the
+    policy also compares (``hf_token_2``, ``api_key2`` -> ``api_key``; ``api_keys``); `normal`
+    itself when it has neither, or is ``tokens`` (what a model reads, no credential)."""
+    single = normal.rstrip("0123456789")
+    if single is not normal and single[-1:] == "_":
+        single = single[:-1]
+    if single[-1:] == "s" and single != "tokens":
+        single = single[:-1]
+    return normal if single == normal else single
 
 
 #: How many characters of a secret's name a flag cut short of it shows, at least.
@@ -392,21 +410,49 @@ def secret_candidates(actions: Mapping[str, argparse.Action], policy: SecretPoli
     # argparse allows, or lower() changes a length)
     if not (size and len(lowered) == len(text) + 1 and text.count("\n") == 2 * count - 1):
         return options
-    ends: set[int] = set()
-    for tail in {ending[-size:] + "\n" for ending in endings}:
+    ends: dict[int, int] = {}  # each line end a tail ends: _EXACT, _SINGULAR (`_singular`) or both
+    for tail, kind in line_tails(policy):
         at = lowered.find(tail)
         while at >= 0:
-            ends.add(at + size)
+            ends[at + size] = ends.get(at + size, 0) | kind
             at = lowered.find(tail, at + 1)
+    zeros = lowered.encode().translate(_ZEROS)  # (ASCII; a number's last digit as 0: hf_token_2)
+    at = zeros.find(b"0\n")
+    while at >= 0:
+        ends[at + 1] = ends.get(at + 1, 0) | _SINGULAR
+        at = zeros.find(b"0\n", at + 1)
     found: set[int] = set()
     line = last = 0
     for end in sorted(ends):
         start = lowered.rfind("\n", 0, end) + 1
-        if lowered.endswith(endings, start, end):
+        kind = ends[end]
+        if (kind & _EXACT and lowered.endswith(endings, start, end)) or (
+            kind & _SINGULAR and _singular(lowered[start:end]).endswith(endings)
+        ):
             line += lowered.count("\n", last, start)  # (linear: the ends are in order)
             last = start
             found.add(line % count)
     return [options[index] for index in sorted(found)]
+
+
+_EXACT, _SINGULAR = 1, 2  # (how `secret_candidates` asks of a line: as it is, in its singular)
+
+
+@functools.lru_cache(maxsize=64)
+def line_tails(policy: SecretPolicy) -> tuple[tuple[str, int], ...]:
+    """The last characters `secret_candidates` searches for (as many as it does), of each of
+    `policy`'s names and suffixes and of their plurals (``api_keys``), each with the line
+    break after it, and how it asks of a line one ends (as it is, in its singular)."""
+    endings = (*policy.names, *policy.suffixes)
+    size = min(3, *map(len, endings)) if endings else 0
+    tails: dict[str, int] = {}
+    for ending in endings if size else ():
+        for tail, kind in ((ending[-size:], _EXACT), ((ending + "s")[-size:], _SINGULAR)):
+            tails[tail + "\n"] = tails.get(tail + "\n", 0) | kind
+    return tuple(tails.items())
+
+
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
 
 
 def _positional_secrets(

@@ -17,10 +17,18 @@ from layerconf.core.records import Origin, Reason, Setting
 
 __all__ = ["SETTING_FIELDS", "new_history", "new_setting"]
 
-SETTING_FIELDS = ("key", "value", "origin", "history", "reason", "by", "role", "scrub")
-_set_key, _set_value, _set_origin, _set_history, _set_reason, _set_by, _set_role, _set_scrub = (
-    Setting.__dict__[name].__set__ for name in SETTING_FIELDS
-)
+SETTING_FIELDS = ("key", "value", "origin", "history", "reason", "by", "role", "scrub", "secret")
+(
+    _set_key,
+    _set_value,
+    _set_origin,
+    _set_history,
+    _set_reason,
+    _set_by,
+    _set_role,
+    _set_scrub,
+    _set_secret,
+) = (Setting.__dict__[name].__set__ for name in SETTING_FIELDS)
 
 
 def new_setting(
@@ -30,8 +38,9 @@ def new_setting(
     history: tuple[Setting, ...],
     role: str | None,
     scrub: tuple[str, ...],
+    secret: bool = False,
 ) -> Setting:
-    """``Setting(key, value, origin, history, role=role, scrub=scrub)``."""
+    """``Setting(key, value, origin, history, role=role, scrub=scrub, secret=secret)``."""
     setting: Setting = object.__new__(Setting)
     _set_key(setting, key)
     _set_value(setting, value)
@@ -41,6 +50,7 @@ def new_setting(
     _set_by(setting, None)
     _set_role(setting, role)
     _set_scrub(setting, scrub)
+    _set_secret(setting, secret)
     return setting
 
 
@@ -60,5 +70,6 @@ def new_history(
         _set_by(setting, by)
         _set_role(setting, None)
         _set_scrub(setting, ())
+        _set_secret(setting, False)
         history.append(setting)
     return tuple(history)

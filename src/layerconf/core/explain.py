@@ -14,7 +14,12 @@ from typing import Any, NamedTuple
 import attrs
 
 from layerconf.core._slots import new_history, new_setting
-from layerconf.core.held_secrets import held_secret_texts, nested_secret_texts, secret_keys_of
+from layerconf.core.held_secrets import (
+    declared_secret_keys,
+    held_secret_texts,
+    nested_secret_texts,
+    secret_keys_of,
+)
 from layerconf.core.merge import atomic_contributions, trace
 from layerconf.core.namespace import (
     Event,
@@ -128,8 +133,8 @@ def _reduce_setting(setting: Setting) -> tuple[Any, ...]:
     scrub = tuple(
         text for text in setting.scrub if attrs.evolve(setting, scrub=(text,)).redacted() != shown
     )
-    *fields, _ = attrs.astuple(setting, recurse=False)
-    return functools.partial(Setting, scrub=scrub), tuple(fields)
+    *fields, _, _ = attrs.astuple(setting, recurse=False)  # (without scrub and secret)
+    return functools.partial(Setting, scrub=scrub, secret=setting.secret), tuple(fields)
 
 
 copyreg.pickle(Setting, _reduce_setting)
@@ -179,6 +184,7 @@ def explain_all(args: argparse.Namespace) -> dict[str, Setting]:
     plain = plain_settings(args, values)
     role = provenance.role
     scrub = _other_secrets(provenance, values, written_keys(args))
+    secret = declared_secret_keys(provenance.layers)
     explained: dict[str, Setting] = {}
     for key, current in values.items():
         found = plain.get(key)
@@ -191,7 +197,9 @@ def explain_all(args: argparse.Namespace) -> dict[str, Setting]:
             history = new_history(
                 key, [(value, origin, _OVERRIDDEN, None) for value, origin in found.shadowed]
             )
-            explained[key] = new_setting(key, current, found.origin, history, role, scrub)
+            explained[key] = new_setting(
+                key, current, found.origin, history, role, scrub, key in secret
+            )
     return explained
 
 
@@ -407,6 +415,7 @@ def setting_for(
     """The `Setting` of `key` in `values`, resolved with `provenance`, after `writes` (the
     writes kept of `count` made, if more); it scrubs the texts `scrub` where it is shown."""
     path, current = _located(values, key)
+    secret = path[0] in declared_secret_keys(provenance.layers)
     if writes and is_atomic(current) and not _matches(writes[-1].value, current):
         writes, count = _up_to(writes, count, current)
     layers = provenance.layers
@@ -436,8 +445,9 @@ def setting_for(
                 for index, value, reason in reversed(earlier)
             ]
             origin = layers[index].origin_at(path)
+            history = new_history(key, shadowed)
             return new_setting(
-                key, copy_value(current), origin, new_history(key, shadowed), provenance.role, scrub
+                key, copy_value(current), origin, history, provenance.role, scrub, secret
             )
     rows = _rows(layers, path, contributions, atomic, events, writes, count)
     # The history, newest first; a live value (no reason yet) lost to the next live one: to
@@ -461,7 +471,9 @@ def setting_for(
                 winner = origin
         shadowed.append((value, origin, reason, rule))
     history = new_history(key, shadowed)
-    return new_setting(key, copy_value(current), final_origin, history, provenance.role, scrub)
+    return new_setting(
+        key, copy_value(current), final_origin, history, provenance.role, scrub, secret
+    )
 
 
 def _up_to(

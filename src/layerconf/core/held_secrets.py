@@ -13,9 +13,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from layerconf.core.records import Layer
-from layerconf.core.secrets import SECRETS, secret_texts
+from layerconf.core.secrets import SECRETS, SecretPolicy, secret_texts, with_secret_keys
 
-__all__ = ["held_secret_texts", "nested_secret_texts", "secret_keys_of", "texts_held"]
+__all__ = [
+    "declared_secret_keys",
+    "held_secret_texts",
+    "nested_secret_texts",
+    "policy_of",
+    "secret_keys_of",
+    "texts_held",
+]
 
 
 def held_secret_texts(
@@ -32,10 +39,12 @@ def held_secret_texts(
 
 
 def secret_keys_of(layers: Iterable[Layer]) -> frozenset[str]:
-    """The keys of `layers` that hold secrets (under the default policy)."""
+    """The keys of `layers` that hold secrets (under the default policy, and those a layer
+    says hold secrets whatever their names: `Layer.secret_keys`)."""
     found: set[str] = set()
     answered: list[Mapping[str, Any]] = []  # the large layers' keys, each asked already
     for layer in layers:
+        found.update(layer.secret_keys)
         values = layer.values
         if len(values) > _LARGE or not answered:
             found.update(_secret_keys(layer))
@@ -49,6 +58,23 @@ def secret_keys_of(layers: Iterable[Layer]) -> frozenset[str]:
                     if SECRETS.is_secret(key):
                         found.add(key)
     return frozenset(found)
+
+
+def declared_secret_keys(layers: Iterable[Layer]) -> frozenset[str]:
+    """The keys `layers` say hold secrets whatever their names (`Layer.secret_keys`: a secret
+    flag's dest, ``--hf-token`` with dest ``tok``), secrets in each of the layers."""
+    found: frozenset[str] = frozenset()
+    for layer in layers:
+        if layer.secret_keys:
+            found |= layer.secret_keys
+    return found
+
+
+def policy_of(layers: Iterable[Layer], policy: SecretPolicy = SECRETS) -> SecretPolicy:
+    """`policy` as the resolution of `layers` asks it: also naming the keys its layers say
+    hold secrets (`declared_secret_keys`) secrets'; `policy` itself when they say none."""
+    keys = declared_secret_keys(layers)
+    return with_secret_keys(policy, keys) if keys else policy
 
 
 # A large layer's secret keys, by the layer's identity: the parser's defaults, one layer every

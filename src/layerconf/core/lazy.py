@@ -84,12 +84,13 @@ def sha256_hex(data: bytes) -> str:
 _PRINTING = threading.local()  # per thread: the records being printed, against cycles
 
 
-def record_repr(self: Any) -> str:
+def record_repr(self: Any, **shown: Callable[[Any], str]) -> str:
     """``Name(field=value, ...)`` as attrs' own ``__repr__`` writes it, for any attrs class.
 
     A class gets it with ``__repr__ = record_repr`` in its body (attrs then writes none). The
-    fields attrs prints are those with ``repr=True`` (``!r``) or a callable (its result); a
-    record met again inside itself prints ``...``.
+    fields attrs prints are those with ``repr=True`` (``!r``) or a callable (its result, or
+    that of the one `shown` gives for the field); a record met again inside itself prints
+    ``...``.
     """
     printing: set[int] | None = getattr(_PRINTING, "ids", None)
     if printing is None:
@@ -107,10 +108,9 @@ def record_repr(self: Any) -> str:
                 if field.init
                 else getattr(self, field.name, attrs.NOTHING)
             )
+            text = shown.get(field.name, field.repr)
             parts.append(
-                f"{field.name}={value!r}"
-                if field.repr is True
-                else f"{field.name}={field.repr(value)}"
+                f"{field.name}={value!r}" if text is True else f"{field.name}={text(value)}"
             )
         return f"{self.__class__.__qualname__.rsplit('>.', 1)[-1]}({', '.join(parts)})"
     finally:

@@ -19,11 +19,10 @@ import attrs
 
 from layerconf.core._scrub import Scrub
 from layerconf.core.checks import check_type
-from layerconf.core.held_secrets import texts_held
+from layerconf.core.held_secrets import declared_secret_keys, policy_of, texts_held
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import Policy
 from layerconf.core.records import Layer, Origin, Path
-from layerconf.core.secrets import SECRETS
 from layerconf.core.values import ATOMIC_TYPES, full_text, snapshot, value_text
 from layerconf.exceptions import FrozenNamespaceError, Problem
 
@@ -87,7 +86,12 @@ class Provenance:
     def __repr__(self) -> str:
         """attrs' text, with the texts of every layer's secrets scrubbed from all of it: a
         layer knows only its own (a role file's ``group: run-KEY`` beside ``--wandb-key KEY``)."""
-        return Scrub(SECRETS, texts_held(self.layers, [{}])).text(record_repr(self))
+        declared = declared_secret_keys(self.layers)
+        shown = self
+        if declared:  # (each layer shown with the keys every layer of the resolution declares)
+            layers = tuple(layer._with_secret_keys(declared) for layer in self.layers)
+            shown = attrs.evolve(self, layers=layers)
+        return Scrub(policy_of(self.layers), texts_held(self.layers, [{}])).text(record_repr(shown))
 
     # Pickled without what is worked out on first use (a worker works it out again).
     def __getstate__(self) -> dict[str, Any]:
@@ -376,8 +380,9 @@ class Namespace(argparse.Namespace):
         values = dict(vars(self))  # one C call: other threads may be writing
         provenance = getattr(self, _SLOT, None)
         layers = provenance.layers if provenance is not None else ()
-        secret = SECRETS.secret_keys(values)
-        scrub = Scrub(SECRETS, texts_held(layers, [values], secret))
+        policy = policy_of(layers)  # (its secret flags' dests too: `Layer.secret_keys`)
+        secret = policy.secret_keys(values)
+        scrub = Scrub(policy, texts_held(layers, [values], secret))
         secret_keys = set(secret)
         memo: dict[int, Any] = {}
         fields = []

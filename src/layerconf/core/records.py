@@ -11,14 +11,14 @@ from __future__ import annotations
 import enum
 import functools
 import operator
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from layerconf.core._scrub import shown_text
 from layerconf.core.lazy import record_eq, record_hash, record_repr
-from layerconf.core.secrets import SECRETS, SecretPolicy
+from layerconf.core.secrets import SECRETS, SecretPolicy, with_secret_keys
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, other_keys, value_text
 
 __all__ = [
@@ -213,11 +213,12 @@ class Layer:
     `values` is the layer's own private copy (nested mappings allowed); treat it as read-only.
     A leaf without an entry in `origins` (keyed by path tuples) has the layer's `origin`.
     `key_origins` optionally says where each key itself is written (a YAML key's position),
-    for problems about the key rather than its value.
+    for problems about the key rather than its value. `secret_keys` are keys that hold secrets
+    whatever their names, in every layer of a resolution that has this one (the dest of a
+    parser's secret flag: ``--hf-token`` with dest ``tok``); see `layerconf.core.secrets`.
     Build one with `Layer.from_mapping`; the constructor copies what it is given too.
     """
 
-    __repr__ = record_repr
     __eq__ = record_eq
     __hash__ = record_hash
 
@@ -227,6 +228,7 @@ class Layer:
     origin: Origin
     origins: Mapping[Path, Origin] = attrs.field(converter=_origins_dict)
     key_origins: Mapping[Path, Origin] = attrs.field(converter=_origins_dict)
+    secret_keys: frozenset[str] = attrs.field(repr=False)
     # Top-level keys whose values are not atomic: the only ones a merge has to copy or recurse.
     mutable_keys: frozenset[str] = attrs.field(eq=False, repr=False)
 
@@ -239,6 +241,8 @@ class Layer:
         origins: Mapping[Path, Origin] | None = None,
         key_origins: Mapping[Path, Origin] | None = None,
         mutable_keys: object = None,  # recomputed; accepted so that attrs.evolve works
+        *,
+        secret_keys: Iterable[str] = (),
     ) -> None:
         private, mutable = _private_values(values)
         self.__attrs_init__(
@@ -248,6 +252,7 @@ class Layer:
             origin if origin is not None else Origin(name, kind),
             origins or {},
             key_origins or {},
+            frozenset(secret_keys),
             mutable,
         )
 
@@ -275,13 +280,40 @@ class Layer:
             origins or {},
         )
 
+    def __repr__(self) -> str:
+        """attrs' text, its values' secrets redacted: those of its `secret_keys` too."""
+        if not self.secret_keys:
+            return record_repr(self)
+        policy = with_secret_keys(SECRETS, self.secret_keys)
+        return record_repr(self, values=functools.partial(shown_text, policy=policy))
+
+    def _with_secret_keys(self, keys: frozenset[str]) -> Layer:
+        """This layer, saying that `keys` hold secrets too (for its repr in a resolution's)."""
+        return Layer(
+            self.name,
+            self.kind,
+            self.values,
+            self.origin,
+            self.origins,
+            self.key_origins,
+            secret_keys=self.secret_keys | keys,
+        )
+
     def _with_values(self, values: Mapping[str, Any]) -> Layer:
         """This layer holding (a copy of) `values` instead; everything else kept.
 
         What ``attrs.evolve(layer, values=values)`` gives, without its per-call introspection
         (rules that drop or convert a value call it on the resolve path).
         """
-        return Layer(self.name, self.kind, values, self.origin, self.origins, self.key_origins)
+        return Layer(
+            self.name,
+            self.kind,
+            values,
+            self.origin,
+            self.origins,
+            self.key_origins,
+            secret_keys=self.secret_keys,
+        )
 
     @property
     def source(self) -> str | None:
@@ -327,6 +359,10 @@ class Setting:
     #: may equal or quote one (``--wandb-key cosine --lr-decay-style cosine``); every way it is
     #: shown scrubs them (`redacted`). Never compared; pickled only where they change that.
     scrub: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False, kw_only=True)
+    #: Whether its resolution holds the key's value as a secret whatever the key's name (a
+    #: layer's `Layer.secret_keys`: the dest of a secret flag, ``--hf-token`` with dest
+    #: ``tok``): every way it is shown redacts it as the policy's own secrets. Never compared.
+    secret: bool = attrs.field(default=False, eq=False, repr=False, kw_only=True)
 
     @property
     def layer(self) -> str:

@@ -24,6 +24,7 @@ import attrs
 
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Layer, Setting
+from layerconf.core.secrets import SecretPolicy
 from layerconf.exceptions import Problem, RuleError
 
 __all__ = [
@@ -142,6 +143,20 @@ class RuleContext:
             if layer.name == name:
                 return layer
         return None
+
+    @property
+    def secrets(self) -> SecretPolicy:
+        """The secret policy of this resolution, which a rule's messages ask before they quote
+        a value: the default one, also naming the keys its layers (and the roles') say hold
+        secrets whatever their names (`Layer.secret_keys`: ``--hf-token`` with dest ``tok``)."""
+        from layerconf.core.held_secrets import policy_of
+        from layerconf.core.namespace import provenance_of
+
+        layers = list(self.layers)
+        for namespace in self.roles.values():
+            provenance = provenance_of(namespace)
+            layers += provenance.layers if provenance is not None else ()
+        return policy_of(layers)
 
     def explain(self, key: str, role: str | None = None) -> Setting:
         """Where `key` of `role` comes from, so far: in the ``resolved`` stage of the role being

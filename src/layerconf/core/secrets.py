@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from layerconf.core._secret_dests import secret_dests as secret_dests
+from layerconf.core._secret_dests import with_secret_keys as with_secret_keys
 from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
 from layerconf.core._secret_flags import (
     _TABLES_KEPT,
@@ -27,8 +29,10 @@ from layerconf.core._secret_flags import (
     _near_secret,
     _normalize,
     _positional_secrets,
+    _singular,
     _subcommand,
     _takes,
+    line_tails,
     listing,
 )
 from layerconf.core._secret_flags import _secret_options as _secret_options
@@ -59,9 +63,11 @@ __all__ = [
     "redacted_argv",
     "redacted_token",
     "scrub_text",
+    "secret_dests",
     "secret_texts",
     "shows_secret",
     "url_passwords",
+    "with_secret_keys",
 ]
 
 #: What a secret's value is replaced with.
@@ -168,10 +174,14 @@ class SecretPolicy:
         if not isinstance(key, str):
             return False
         size, tails = _DEFAULT_TAILS if self is SECRETS else _tails(self)
-        if size and key.isascii() and key[-size:].replace("-", "_").lower() not in tails:
-            # Every name and suffix ends with one of `tails`, and so would the normalized key
-            # (ASCII: lower() keeps each character in its place): most keys are answered
-            # here, without normalizing them or filling the cache with them.
+        if (
+            size
+            and key.isascii()
+            and key[-size:].replace("-", "_").lower() not in tails
+            and not key[-1:].isdigit()
+        ):
+            # A secret's normalized name (ASCII: lower() keeps each character in its place)
+            # ends with one of `tails` or a number (`_singular`): most keys are answered here.
             return False
         return _is_secret(self, key)
 
@@ -191,9 +201,10 @@ class SecretPolicy:
         lowered = text.replace("-", "_").lower().split("\n")  # (ASCII: lengths kept)
         if len(lowered) != len(names):  # (a key holding a line break)
             return [key for key in names if self.is_secret(key)]
-        ends = map(operator.itemgetter(slice(-size, None)), lowered)
-        candidates = itertools.compress(names, map(tails.__contains__, ends))
-        return [key for key in candidates if self.is_secret(key)]
+        ends = list(map(operator.itemgetter(slice(-size, None)), lowered))
+        numbered = map(str.isdigit, map(_LAST_CHARACTER, ends))  # (`_singular`: HF_TOKEN_2)
+        kept = map(operator.or_, map(tails.__contains__, ends), numbered)
+        return [key for key in itertools.compress(names, kept) if self.is_secret(key)]
 
     def redact(self, key: str, value: Any) -> Any:
         """`value` with every secret replaced by the placeholder.
@@ -238,7 +249,13 @@ class SecretPolicy:
 def _is_secret(policy: SecretPolicy, key: str) -> bool:
     # Cached: an audit asks about every key of every role, and keys repeat across calls.
     name = _normalize(key)
-    return name in policy.names or name.endswith(policy.suffixes)
+    if name in policy.names or name.endswith(policy.suffixes):
+        return True
+    single = _singular(name)
+    return single is not name and (single in policy.names or single.endswith(policy.suffixes))
+
+
+_LAST_CHARACTER = operator.itemgetter(slice(-1, None))
 
 
 #: From how many keys `SecretPolicy.secret_keys` searches their joined text.
@@ -247,16 +264,20 @@ _SEARCHED_FROM = 64
 
 @functools.lru_cache(maxsize=64)
 def _tails(policy: SecretPolicy) -> tuple[int, frozenset[str]]:
-    """(n, the last n characters of each of `policy`'s names and suffixes), n at most 3 and
-    no longer than the shortest of them; n is 0 when one is empty (it ends every key)."""
+    """(n, the last n characters of each of `policy`'s names and suffixes and of their
+    plurals), n at most 3 and no longer than the shortest of them; n is 0 when one is empty
+    (it ends every key)."""
     endings = (*policy.names, *policy.suffixes)
     size = min(3, *map(len, endings)) if endings else 0
-    return size, frozenset(ending[-size:] for ending in endings) if size else frozenset()
+    if not size:
+        return 0, frozenset()
+    return size, frozenset(form[-size:] for ending in endings for form in (ending, ending + "s"))
 
 
 #: The default policy.
 SECRETS = SecretPolicy()
 _DEFAULT_TAILS = _tails(SECRETS)
+line_tails(SECRETS)  # (what a first look at a command line searches for, made now)
 
 
 def is_secret(key: str, policy: SecretPolicy = SECRETS) -> bool:

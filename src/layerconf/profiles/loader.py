@@ -35,7 +35,7 @@ from typing import Any
 
 from layerconf.core._secret_flags import has_seed, seed_secret_options
 from layerconf.core._unmeasured import UnmeasuredFormatter
-from layerconf.core.secrets import SECRETS
+from layerconf.core.secrets import SECRETS, secret_dests
 from layerconf.exceptions import LayerconfError, UnknownProfileError
 
 __all__ = [
@@ -102,6 +102,7 @@ def load_profile(name: str = "megatron-slime") -> argparse.ArgumentParser:
         # The scan for secret flags, done when the data was compiled: used for each parser
         # with this one's option strings and dests, under the policy the data was compiled for.
         seed_secret_options(parser._option_string_actions, SECRETS, *secrets)
+    secret_dests(parser, SECRETS)  # (its option strings that name a secret's, kept with it)
     return parser
 
 

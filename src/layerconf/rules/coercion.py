@@ -49,7 +49,7 @@ from layerconf.core.checks import check_type, typed
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Origin
 from layerconf.core.rules import Convert, Decision, RuleContext, Stage
-from layerconf.core.secrets import SECRETS, scrub_text, shows_secret
+from layerconf.core.secrets import SECRETS, SecretPolicy, scrub_text, shows_secret
 from layerconf.core.suggest import did_you_mean_hint
 from layerconf.core.values import shorten
 from layerconf.exceptions import Problem
@@ -275,6 +275,7 @@ class TypeCoercion:
             if layer is None:
                 continue
             hidden: list[str] | None = None  # the layer's secrets, found at its first failure
+            secrets = SECRETS  # (the resolution's, `context.secrets`, from its first failure)
             for key, value in layer.values.items():
                 # The common case inline (a dest of one action): the very attributes it was
                 # compiled from (`_ATTRIBUTES`), compared by identity, which costs no tuple.
@@ -301,26 +302,32 @@ class TypeCoercion:
                 if failures:
                     origin = layer.origin_at((key,))
                     if hidden is None:
-                        hidden = SECRETS.texts_among(layer.values)
+                        secrets = context.secrets
+                        hidden = secrets.texts_among(layer.values)
                     decisions.extend(
-                        self._problem(origin, key, failure, hidden) for failure in failures
+                        self._problem(origin, key, failure, hidden, secrets) for failure in failures
                     )
                 elif result is not value:
                     decisions.append(Convert(layer_name, key, result))
         return decisions
 
     def _problem(
-        self, origin: Origin, key: str, failure: _Failure, hidden: Sequence[str] = ()
+        self,
+        origin: Origin,
+        key: str,
+        failure: _Failure,
+        hidden: Sequence[str] = (),
+        secrets: SecretPolicy = SECRETS,
     ) -> Problem:
         # A credential's value is never quoted, not even when it is the wrong type.
         # Nor a secret inside it (``{"HF_TOKEN": ...`` in malformed JSON, a URL's password).
         value = failure.value
         hint = failure.hint
-        if SECRETS.is_secret(key) or (isinstance(value, str) and shows_secret(value)):
+        if secrets.is_secret(key) or (isinstance(value, str) and shows_secret(value)):
             # The hint may quote the value or the default ("write a YAML list: ['hf_...']").
-            got, hint = SECRETS.placeholder, f"write {failure.expected}"
+            got, hint = secrets.placeholder, f"write {failure.expected}"
         else:
-            got = _show(SECRETS.redact(key, value))
+            got = _show(secrets.redact(key, value))
         if hidden:  # the value is (or quotes) a secret of its layer: wandb_key's, pasted here
             got = scrub_text(got, hidden)
             hint = scrub_text(hint, hidden)

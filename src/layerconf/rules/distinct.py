@@ -18,7 +18,6 @@ import attrs
 from layerconf.core.checks import check_iterable
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.rules import Decision, RuleContext
-from layerconf.core.secrets import SECRETS
 from layerconf.core.values import same_value, value_text
 from layerconf.exceptions import Problem
 from layerconf.rules.topology import short_origin
@@ -93,7 +92,8 @@ class DistinctAcrossRoles:
         one, other = context.explain(key, first), context.explain(key, second)
         # Point at a role file when one is to blame: that is what the user edits.
         blamed, role = (one, first) if one.origin.kind == "file" else (other, second)
-        value = SECRETS.redact(key, blamed.value)  # a URL's password is never quoted
+        secrets = context.secrets
+        value = secrets.redact(key, blamed.value)  # a URL's password is never quoted
         suggested = f"{value.rstrip('/')}_{role}" if isinstance(value, str) else "another value"
         if not _plain(suggested):  # quoted as YAML reads it back (JSON is YAML)
             import json
@@ -107,7 +107,7 @@ class DistinctAcrossRoles:
             where = f"{role} here, {unblamed} from {short_origin(elsewhere.origin)}"
         return Problem.at(
             blamed.origin,
-            f"{first} and {second} share {key}={value_text(SECRETS.redact(key, other.value))} "
+            f"{first} and {second} share {key}={value_text(secrets.redact(key, other.value))} "
             f"({where}): {self.because}",
             key=key,
             hint=f"give each role its own: under the {role} entry of the role file write "

@@ -23,7 +23,6 @@ from layerconf.core.checks import check_iterable
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Origin
 from layerconf.core.rules import Decision, RuleContext
-from layerconf.core.secrets import SECRETS
 from layerconf.core.values import same_value, value_text
 from layerconf.exceptions import Problem
 from layerconf.rules.coercion import spec_of
@@ -110,7 +109,8 @@ class TopologyGuard:
             list(settings.values())[-1],
         )
         # The blamed value is where the problem is located: its place is not repeated.
-        shown = {role: value_text(SECRETS.redact(key, s.value)) for role, s in settings.items()}
+        redact = context.secrets.redact
+        shown = {role: value_text(redact(key, s.value)) for role, s in settings.items()}
         parts = [
             f"{role} {key}={shown[role]}"
             if setting is blamed

@@ -51,13 +51,14 @@ class UnexpandedText:
         if layer is None or self.action == "off":
             return
         hidden: list[str] | None = None
+        secrets = context.secrets
         for key, value in layer.values.items():
-            found = next(_shell_syntax(value, _DEPTH, SECRETS.is_secret(key)), None)
+            found = next(_shell_syntax(value, _DEPTH, secrets.is_secret(key)), None)
             if found is None:
                 continue
             text, syntax, secret = found
             if hidden is None:  # the secrets of the layer, not to be quoted anywhere
-                hidden = SECRETS.texts_among(layer.values)
+                hidden = secrets.texts_among(layer.values)
             if secret or shows_secret(text):
                 message = f"{key!r} holds shell syntax ($NAME, ${{NAME}}, $(...) or ~; not shown: "
                 message += "a secret's value): no shell reads a role file, so it stays as written"

@@ -36,7 +36,7 @@ from typing import Any
 from layerconf.core.merge import Policy
 from layerconf.core.namespace import Namespace, Provenance, namespace_from
 from layerconf.core.records import Layer, Origin, Path
-from layerconf.core.secrets import redacted_argv
+from layerconf.core.secrets import SECRETS, redacted_argv, secret_dests
 from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, same_value
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.sources._argv_recorder import CLI, CLI_ORIGIN, Recorder, record
@@ -379,12 +379,14 @@ def _default_layer(
     if found is None:
         own_shared: dict[str, Any] = {}
         own_notices: list[Problem] = []
-        layer = Layer(DEFAULT, "default", defaults, _DEFAULT_ORIGIN)
+        # The parser's defaults say which keys its secret flags set, whatever their names.
+        secret = secret_dests(parser, SECRETS)
+        layer = Layer(DEFAULT, "default", defaults, _DEFAULT_ORIGIN, secret_keys=secret)
         # Only containers and unknown objects can lose something when copied: check those.
         mutable = {name: defaults[name] for name in layer.mutable_keys}
         if _faithful(mutable, own_shared, own_notices, DEFAULT) is not mutable:
             kept = {k: v for k, v in defaults.items() if k not in own_shared}
-            layer = Layer(DEFAULT, "default", kept, _DEFAULT_ORIGIN)
+            layer = Layer(DEFAULT, "default", kept, _DEFAULT_ORIGIN, secret_keys=secret)
         found = _Cached(defaults, layer, own_shared, tuple(own_notices))
     if not entries or entries[0] is not found:
         entries = [found, *(entry for entry in entries if entry is not found)][:_PER_PARSER]

@@ -158,7 +158,12 @@ class EnvSource:
                 )
                 continue
             origins[(dest,)] = origin
-        layer = Layer(self.name, "env", values, Origin(self.name, "env"), origins)
+        # A dest a secret-named variable set holds a secret whatever its name ('tok' from
+        # HF_TOKEN): so say the layer's secret keys, which every formatter of its values asks.
+        secret = [o[0] for o, by in origins.items() if self.secrets.is_secret(by.token or "")]
+        layer = Layer(
+            self.name, "env", values, Origin(self.name, "env"), origins, secret_keys=secret
+        )
         return Reading(layer if values else None, problems, {"env": tuple(used)})
 
     def _dest(

@@ -142,8 +142,8 @@ def role_file_of(roles: Mapping[str, argparse.Namespace], preset: Preset) -> str
     a list under the ``append`` policy, is never written: `ValueError` names the key.
     """
     from layerconf.core.explain import explain_all
+    from layerconf.core.held_secrets import policy_of
     from layerconf.core.namespace import provenance_of
-    from layerconf.core.secrets import SECRETS
     from layerconf.presets.role_file import role_file_text
 
     overrides: dict[str, dict[str, Any]] = {}
@@ -151,12 +151,13 @@ def role_file_of(roles: Mapping[str, argparse.Namespace], preset: Preset) -> str
         values = vars(namespace)
         provenance = provenance_of(namespace)
         policies = {} if provenance is None else provenance.policies
+        secrets = policy_of(() if provenance is None else provenance.layers)
         chosen: dict[str, Any] = {}
         for key, setting in sorted(explain_all(namespace).items()):
             if not _set_by(namespace, (key,), setting, preset.layer):
                 continue
             value = values[key]
-            if SECRETS.redact(key, value) is not value:
+            if secrets.redact(key, value) is not value:
                 raise ValueError(
                     f"role {role!r}: {key!r} holds a secret, which {PROG} never writes: set it "
                     "in the environment or on the trainer's command line, not in a role file"
