@@ -219,9 +219,11 @@ class TestFormats:
         )
 
     def test_github_argv_problem_has_no_file(self, capsys: pytest.CaptureFixture[str]) -> None:
-        code, out, _ = check(capsys, "--format", "github", "--", "--lr", "x")
+        code, out, _ = check(
+            capsys, "--format", "github", "--", "--rollout-batch-size", "8", "--lr", "x"
+        )
         assert code == 1
-        assert out.startswith("::error title=layerconf check::argv[1]: argument --lr")
+        assert out.startswith("::error title=layerconf check::argv[3]: argument --lr")
         assert "file=" not in out
 
     def sarif(self, capsys: pytest.CaptureFixture[str], *args: str | Path) -> dict[str, Any]:
