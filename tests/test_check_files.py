@@ -262,10 +262,10 @@ class TestFormats:
 
     def test_sarif_argv_problem(self, capsys: pytest.CaptureFixture[str]) -> None:
         """A problem of the command line has no file: its argv index is in a property bag."""
-        log = self.sarif(capsys, "--", "--lr", "x")
+        log = self.sarif(capsys, "--", "--rollout-batch-size", "8", "--lr", "x")
         (result,) = log["runs"][0]["results"]
         assert "locations" not in result
-        assert result["properties"]["argvIndex"] == 1
+        assert result["properties"]["argvIndex"] == 3
 
 
 class TestSecrets:
