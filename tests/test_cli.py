@@ -986,6 +986,8 @@ class TestSchema:
             7,
             "1e-5",
             " 8 ",
+            "1",
+            " 02 ",
             "1_000",
             "inf",
             "flash",
@@ -1014,6 +1016,36 @@ class TestSchema:
                 if dest not in failed and not validators[dest].is_valid(value)
             ]
         assert refused == []
+
+    def test_choices_take_what_layerconf_converts_to_one(self) -> None:
+        """A choice written as the command line would write it resolves (timing_log_level: '1',
+        zero_stage: 2 for the choice '2'), so the schema takes it too; for int and str choices,
+        exactly what resolves (but 1.0, which JSON Schema counts as 1: only check sees it)."""
+        jsonschema = pytest.importorskip("jsonschema")
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--level", type=int, choices=[0, 1, 10, -2], default=0)
+        parser.add_argument("--stage", choices=["0", "2", "-3", "01", "auto"], default="auto")
+        parser.add_argument("--ratio", type=float, choices=[0.5, 1.0], default=0.5)
+        properties = overrides_of(role_file_schema(parser, preset=SLIME))
+        said = {alternative["errorMessage"] for alternative in properties["level"]["anyOf"]}
+        assert said == {"'level' must be one of 0, 1, 10, -2"}  # no "such as 8"
+        samples: list[Any] = [0, 1, 2, 10, -2, -3, 0.5, True, None, "auto", "0", "1", "2"]
+        samples += [" 01 ", "+1", "-0", "00", "1_0", "0_1_0", "-02", "-3", "1__0", "_1", "1e1"]
+        samples += ["10.", "5e-1", "0x1", "01", "٣", ""]
+        for dest in ("level", "stage", "ratio"):
+            validator = jsonschema.Draft202012Validator(properties[dest])
+            for value in samples:
+                origin = Origin("role-config", "file", source="role.yaml")
+                layer = Layer("role-config", "file", {dest: value}, origin)
+                try:
+                    LayerStack([layer], rules=[TypeCoercion(parser)]).resolve()
+                    resolves = True
+                except ConfigError:
+                    resolves = False
+                if dest == "ratio":  # any string float() reads: which float is for check
+                    assert validator.is_valid(value) or not resolves, (dest, value)
+                else:
+                    assert validator.is_valid(value) is resolves, (dest, value)
 
     @pytest.mark.parametrize(
         "text",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import enum
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ FLOAT_PATTERN = (
     r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])\s*$"
 )
 INT_PATTERN = rf"^\s*[+-]?{_DIGITS}\s*$"
+_DECIMAL = re.compile("0|-?[1-9][0-9]{0,99}")  # the text str() writes of an int, and not too long
 
 
 def role_file_schema(
@@ -204,7 +206,8 @@ _HINTS = {
 def _message(dest: str, item: Any) -> str:
     """What an editor says of a value `item` refuses for `dest` (``errorMessage``, which
     yaml-language-server shows in place of its own text, such as a raw regular expression)."""
-    return f"'{dest}' must be {item.phrase}" + _HINTS.get(item.family, "")
+    hint = _HINTS.get(item.family, "") if item.choices is None else ""  # not 8 for 0, 1, 2
+    return f"'{dest}' must be {item.phrase}" + hint
 
 
 def _item_schema(item: Any, message: str) -> dict[str, Any]:
@@ -218,8 +221,36 @@ def _item_schema(item: Any, message: str) -> dict[str, Any]:
             ):
                 return _family_schema(family, message)  # a choice JSON cannot name: the type
             values.append(encoded)
-        return {"enum": values}
+        return _choices_schema(family, values, message)
     return _family_schema(family, message)
+
+
+def _choices_schema(family: str, values: list[Any], message: str) -> dict[str, Any]:
+    """The choices as an ``enum``, with the other YAML values the type-coercion rule converts
+    to one: an int whose decimal text is a str choice (``zero_stage: 2`` for ``'2'``), a string
+    that int() reads as an int choice exactly (``'1'``, `` 01 ``), a string float() reads for a
+    float choice (any such string: which float it reads to is for ``check`` to say)."""
+    if family == "str":
+        numbers = [int(v) for v in values if type(v) is str and _DECIMAL.fullmatch(v)]
+        return {"enum": values + [n for n in numbers if n not in values]}
+    if family == "int" and values and all(type(v) is int for v in values):
+        pattern = _int_choices_pattern(values)
+    elif family == "float":
+        pattern = FLOAT_PATTERN
+    else:
+        return {"enum": values}
+    texts_too = {"type": "string", "pattern": pattern, "errorMessage": message}
+    return {"anyOf": [{"enum": values, "errorMessage": message}, texts_too]}
+
+
+def _int_choices_pattern(values: list[int]) -> str:
+    """The strings int() reads as one of `values`: its digits after a sign and leading zeros,
+    an underscore allowed between two digits, whitespace around (as `INT_PATTERN`)."""
+    alternatives = []
+    for value in values:
+        sign = "-" if value < 0 else r"[+-]?" if value == 0 else r"\+?"
+        alternatives.append(sign + "(?:0_?)*" + "_?".join(str(abs(value))))
+    return r"^\s*(?:" + "|".join(alternatives) + r")\s*$"
 
 
 def _family_schema(family: str, message: str) -> dict[str, Any]:
