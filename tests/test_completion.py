@@ -218,8 +218,12 @@ class TestInATerminal:
                 "ready% layerconf show -- --lr-decay-style=cosine",
             ),
             ("layerconf explain lr_decay_st", "ready% layerconf explain lr_decay_style"),
+            (  # zsh's words keep their quotes: the script removes them, as the shell will
+                "layerconf explain --profile 'megatron-slime' lr_decay_st",
+                "ready% layerconf explain --profile 'megatron-slime' lr_decay_style",
+            ),
         ],
-        ids=["trainer-flag", "choice-after-equals", "explain-key"],
+        ids=["trainer-flag", "choice-after-equals", "explain-key", "quoted-word"],
     )
     def test_zsh(self, shim: Path, tmp_path: Path, typed: str, wanted: str) -> None:
         """zsh, with compinit and the script sourced as the docs say."""

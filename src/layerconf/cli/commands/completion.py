@@ -40,7 +40,7 @@ _ZSH = r"""#compdef layerconf
 # as _layerconf in a directory of $fpath.
 _layerconf() {
     local -a candidates
-    candidates=("${(@f)$(printf '%s\0' "${(@)words[2,CURRENT-1]}" "$PREFIX" \
+    candidates=("${(@f)$(printf '%s\0' "${(@Q)words[2,CURRENT-1]}" "$PREFIX" \
         | command layerconf completion zsh --complete 2>/dev/null)}")
     candidates=(${candidates:#})
     if [[ $PREFIX == --*=* ]]; then
