@@ -162,6 +162,29 @@ class TestBash:
             "count",
         ]
 
+    def test_choices_are_quoted(self, shim: Path, tmp_path: Path) -> None:
+        """A choice bash would read as two words, an open quote or code is offered quoted, as
+        bash reads it back (bash inserts the text as given); one holding a newline or an
+        escape is not offered at all."""
+        (tmp_path / "hostile.py").write_text(
+            "import argparse\n"
+            "def get_parser():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    choices = ['blue green', '$(touch pwned)', \"a'b\", 'x\\ny', 'e\\x1b[2J']\n"
+            "    parser.add_argument('--mode', choices=choices)\n"
+            "    return parser\n"
+        )
+        line = "layerconf show --parser hostile:get_parser -- --mode "
+        assert bash_offers(shim, line, tmp_path) == [
+            "blue\\ green",
+            "\\$\\(touch\\ pwned\\)",
+            "a\\'b",
+        ]
+        assert bash_offers(shim, line + "'a", tmp_path) == ["a'\\''b"]
+        assert bash_offers(shim, line + '"', tmp_path) == ["blue green", "\\$(touch pwned)", "a'b"]
+        assert bash_offers(shim, line.replace("mode ", "mode=bl"), tmp_path) == ["blue\\ green"]
+        assert not (tmp_path / "pwned").exists()
+
     def test_nothing_known(self, shim: Path) -> None:
         """A path, an unknown command or a parser that does not import: nothing (bash then
         completes file names), and no error on the terminal."""
