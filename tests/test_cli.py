@@ -1099,6 +1099,38 @@ class TestSchema:
         assert "default" not in properties["ratio"]  # inf: JSON cannot hold it
         assert properties["out"]["default"] == "/tmp/out"
 
+    def test_no_secret(self, launcher: list[str], tmp_path: Path) -> None:
+        """A default holding a secret (read from the environment, say) is not written into the
+        schema, a file editors and repositories share: not as the default, in the description,
+        in the help's %(default)s, nor as a choice of a secret."""
+        (tmp_path / "keyed.py").write_text(
+            "import argparse\n"
+            "def get_parser():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--megatron-config-path')\n"
+            "    parser.add_argument('--wandb-key', default='SEKRIT-1', help='(%(default)s)')\n"
+            "    parser.add_argument('--hf-token', default='SEKRIT-2', choices=['SEKRIT-2'])\n"
+            "    parser.add_argument('--db-url', default='postgres://u:SEKRIT-3@h/db')\n"
+            "    parser.add_argument('--env-vars', default='{\"HF_TOKEN\": \"SEKRIT-4\"}')\n"
+            "    parser.add_argument('--env', type=dict, default={'WANDB_API_KEY': 'SEKRIT-5'})\n"
+            "    parser.add_argument('--lr', type=float, default=0.5)\n"
+            "    return parser\n"
+        )
+        result = run(
+            launcher, "schema", "--parser", "keyed:get_parser", "--preset", "slime", cwd=tmp_path
+        )
+        assert result.returncode == 0, result.stderr
+        assert "SEKRIT" not in result.stdout
+        properties = overrides_of(json.loads(result.stdout))
+        assert properties["wandb_key"]["description"].startswith("(<redacted>)\n")
+        assert (
+            "--db-url; str; default: 'postgres://u:<redacted>@h/db'"
+            in (properties["db_url"]["description"])
+        )
+        assert "enum" not in properties["hf_token"]
+        assert not {"default"} & {*properties["wandb_key"], *properties["db_url"]}
+        assert properties["lr"]["default"] == 0.5
+
     @pytest.mark.parametrize("preset", [(), ("--preset", "plain")], ids=["default", "named"])
     def test_no_role_file_no_schema(
         self, preset: tuple[str, ...], launcher: list[str], trainer: Path

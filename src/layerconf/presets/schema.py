@@ -9,12 +9,15 @@ accepts in ``overrides``, with the JSON types the type-coercion rule accepts for
 from __future__ import annotations
 
 import argparse
+import copy
 import enum
 import math
+import operator
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from layerconf.core.secrets import REDACTED, SECRETS
 from layerconf.core.values import jsonable
 from layerconf.presets.preset import Preset
 from layerconf.rules.coercion import dest_spec, expected_kind
@@ -165,6 +168,9 @@ def _dest_schema(
     parser: argparse.ArgumentParser, dest: str, actions: list[argparse.Action]
 ) -> dict[str, Any]:
     """The schema of one dest: the JSON the type-coercion rule accepts for it, help, default."""
+    shown = [_shown(action) for action in actions]
+    hidden = any(map(operator.is_not, shown, actions))  # a secret default: none to complete
+    actions = shown
     schema: dict[str, Any] = {}
     spec = dest_spec(parser, actions)
     if spec is not None:
@@ -186,9 +192,29 @@ def _dest_schema(
     facts = f"{flags}; {kind}; default: {_default_text(default)}"
     schema["description"] = f"{described}\n\n{facts}" if described else facts
     encoded = _schema_default(default)
-    if encoded is not _NO_DEFAULT:
+    if encoded is not _NO_DEFAULT and not hidden:
         schema["default"] = encoded
     return schema
+
+
+def _shown(action: argparse.Action) -> argparse.Action:
+    """`action` as the schema may quote it (its default, choices and help, in a file editors
+    and repositories share): a copy whose default shows no secret (a secret dest's own, a
+    URL's password, a secret key's value in a mapping or JSON text), without choices when the
+    dest is a secret's; `action` itself when it shows none."""
+    secret = any(map(SECRETS.is_secret, (action.dest, *action.option_strings)))
+    default = action.default
+    if secret and default is not None and default is not argparse.SUPPRESS:
+        default = REDACTED
+    elif default is not argparse.SUPPRESS:
+        default = SECRETS.redact(action.dest, default)
+    if default is action.default and not (secret and action.choices is not None):
+        return action
+    shown = copy.copy(action)
+    shown.default = default
+    if secret:
+        shown.choices = None
+    return shown
 
 
 _NO_DEFAULT: Any = object()
