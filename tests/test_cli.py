@@ -1536,6 +1536,25 @@ class TestUsersParser:
         assert result.stderr.count("\n") == 1
         no_traceback(result)
 
+    def test_parser_with_an_empty_dest(self, launcher: list[str], tmp_path: Path) -> None:
+        """argparse takes dest="", which no value can be named by: a usage error naming the
+        option, not an internal error (exit 70) from deep in the resolution."""
+        (tmp_path / "unnamed.py").write_text(
+            "import argparse\n"
+            "def get_parser():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--lr', type=float)\n"
+            "    parser.add_argument('--empty', dest='')\n"
+            "    return parser\n"
+        )
+        result = run(launcher, "show", "--parser", "unnamed:get_parser", "--", cwd=tmp_path)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (
+            "layerconf show: error: --parser: unnamed:get_parser has an argument with an empty "
+            "dest (--empty): layerconf names every value by its dest; give it one "
+            "(dest='name')\n"
+        )
+
 
 def records(*argvs: list[str], directory: Path) -> list[Path]:
     """Write one audit record per command line (resolved from the repository root)."""
