@@ -65,11 +65,12 @@ def _bash() -> str:
     return bash
 
 
-def bash_offers(shim: Path, line: str, cwd: Path | None = None) -> list[str]:
+def bash_offers(shim: Path, line: str, cwd: Path | None = None, first: str = "") -> list[str]:
     """What a real bash offers at the end of `line`: the script is sourced, and its function
     called with COMP_LINE, COMP_POINT, COMP_WORDS and COMP_CWORD as bash's readline sets them
-    (the words split at COMP_WORDBREAKS, as readline splits them)."""
+    (the words split at COMP_WORDBREAKS, as readline splits them). `first`: run before."""
     program = f"""
+{first}
 eval "$(layerconf completion bash)"
 spec=$(complete -p layerconf)
 [[ $spec == "complete -o default -F _layerconf_completion layerconf" ]] || {{ echo "$spec"; exit 3; }}
@@ -184,6 +185,11 @@ class TestBash:
         assert bash_offers(shim, line + '"', tmp_path) == ["blue green", "\\$(touch pwned)", "a'b"]
         assert bash_offers(shim, line.replace("mode ", "mode=bl"), tmp_path) == ["blue\\ green"]
         assert not (tmp_path / "pwned").exists()
+
+    def test_without_mapfile(self, shim: Path) -> None:
+        """bash 3.2 (macOS's) has no mapfile builtin: the script does without it."""
+        line = "layerconf show -- --lr-decay-style co"
+        assert bash_offers(shim, line, first="enable -n mapfile") == ["constant", "cosine"]
 
     def test_nothing_known(self, shim: Path) -> None:
         """A path, an unknown command or a parser that does not import: nothing (bash then

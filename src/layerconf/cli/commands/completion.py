@@ -29,8 +29,11 @@ MAX_INPUT_BYTES = 1024 * 1024
 
 _BASH = r"""# layerconf completion for bash: eval "$(layerconf completion bash)" (in ~/.bashrc, say)
 _layerconf_completion() {
-    mapfile -t COMPREPLY < <(printf '%s\0%s' "$COMP_WORDBREAKS" "${COMP_LINE:0:COMP_POINT}" \
-        | command layerconf completion bash --complete 2>/dev/null)
+    local word
+    COMPREPLY=()  # (no mapfile: bash 3.2, macOS's, has none)
+    while IFS= read -r word; do COMPREPLY+=("$word"); done < <(
+        printf '%s\0%s' "$COMP_WORDBREAKS" "${COMP_LINE:0:COMP_POINT}" \
+            | command layerconf completion bash --complete 2>/dev/null)
 }
 complete -o default -F _layerconf_completion layerconf
 """
