@@ -267,6 +267,27 @@ class TestInATerminal:
         environment = {**_environment(shim), "ZDOTDIR": str(tmp_path)}
         _typed_in_a_terminal([zsh, "-i"], environment, [typed, "Tab"], wanted, tmp_path / "tmux")
 
+    @pytest.mark.parametrize(
+        ("typed", "wanted"),
+        [
+            ("layerconf explain lr_decay_st", "ready> layerconf explain lr_decay_style"),
+            (  # the word being typed reaches layerconf without its quote
+                "layerconf explain 'lr_decay_st",
+                "ready> layerconf explain 'lr_decay_style'",
+            ),
+        ],
+        ids=["explain-key", "quoted-word"],
+    )
+    def test_fish(self, shim: Path, tmp_path: Path, typed: str, wanted: str) -> None:
+        """fish, with the script sourced as the docs say."""
+        _tmux()
+        fish = shutil.which("fish")
+        if fish is None:
+            pytest.skip("fish is not installed")
+        setup = "layerconf completion fish | source; function fish_prompt; echo -n 'ready> '; end"
+        shell = [fish, "--no-config", "--init-command", setup]
+        _typed_in_a_terminal(shell, _environment(shim), [typed, "Tab"], wanted, tmp_path / "tmux")
+
 
 def _screen_with(tmux: list[str], session: str, wanted: str) -> None:
     """Wait until a line of the terminal reads `wanted`; fail after ANSWER_SECONDS."""

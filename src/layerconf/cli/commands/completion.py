@@ -66,7 +66,9 @@ fi
 _FISH = r"""# layerconf completion for fish: layerconf completion fish | source
 # (or save it as ~/.config/fish/completions/layerconf.fish)
 function __layerconf_complete
-    set -l tokens (commandline -opc) (commandline -ct)
+    set -l current (commandline -ct | string unescape)  # 'lr_dec -> lr_dec, as -o does
+    set -q current[1]; or set current (commandline -ct)
+    set -l tokens (commandline -opc) $current
     set -l found (printf '%s\0' $tokens[2..-1] \
         | command layerconf completion fish --complete 2>/dev/null)
     if set -q found[1]
