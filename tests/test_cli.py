@@ -1536,6 +1536,30 @@ class TestUsersParser:
         assert result.stderr.count("\n") == 1
         no_traceback(result)
 
+    def test_what_the_parser_prints_is_not_output(
+        self, launcher: list[str], tmp_path: Path
+    ) -> None:
+        """A trainer module that prints when imported or building its parser (a banner, a
+        missing-kernel notice) prints on stderr: stdout stays the JSON, record or schema."""
+        (tmp_path / "noisy.py").write_text(
+            "import argparse, sys\n"
+            "print('loading the trainer')\n"
+            "def get_parser():\n"
+            "    sys.stdout.write('building its parser\\n')\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--megatron-config-path')\n"
+            "    parser.add_argument('--lr', type=float, default=0.5)\n"
+            "    return parser\n"
+        )
+        noisy = ("--parser", "noisy:get_parser")
+        shown = run(launcher, "show", "--json", *noisy, "--", "--lr", "1", cwd=tmp_path)
+        assert json.loads(shown.stdout)["main"]["lr"]["value"] == 1.0
+        assert "loading the trainer\nbuilding its parser\n" in shown.stderr
+        schema = run(launcher, "schema", *noisy, "--preset", "slime", cwd=tmp_path)
+        assert (
+            json.loads(schema.stdout)["title"] == "role file of layerconf --parser noisy:get_parser"
+        )
+
     def test_parser_with_an_empty_dest(self, launcher: list[str], tmp_path: Path) -> None:
         """argparse takes dest="", which no value can be named by: a usage error naming the
         option, not an internal error (exit 70) from deep in the resolution."""
