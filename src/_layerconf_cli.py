@@ -22,9 +22,19 @@ def main() -> int:
         # the next pass. (Not set back on return: the next new object would pay a pass over
         # them all.)
         gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+        import sys
+
         from layerconf.cli import main as run
 
-        status = run()
+        # stdout is the command's output alone (JSON, a record, a schema): what the trainer's
+        # modules print when --parser or --preset imports them goes to stderr.
+        output = sys.stdout
+        if output is not None and sys.stderr is not None:
+            sys.stdout = sys.stderr
+        try:
+            status = run(output=output)
+        finally:
+            sys.stdout = output
         _done()
         return status
     except KeyboardInterrupt:

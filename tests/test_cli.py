@@ -986,6 +986,8 @@ class TestSchema:
             7,
             "1e-5",
             " 8 ",
+            "1",
+            " 02 ",
             "1_000",
             "inf",
             "flash",
@@ -1014,6 +1016,36 @@ class TestSchema:
                 if dest not in failed and not validators[dest].is_valid(value)
             ]
         assert refused == []
+
+    def test_choices_take_what_layerconf_converts_to_one(self) -> None:
+        """A choice written as the command line would write it resolves (timing_log_level: '1',
+        zero_stage: 2 for the choice '2'), so the schema takes it too; for int and str choices,
+        exactly what resolves (but 1.0, which JSON Schema counts as 1: only check sees it)."""
+        jsonschema = pytest.importorskip("jsonschema")
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--level", type=int, choices=[0, 1, 10, -2], default=0)
+        parser.add_argument("--stage", choices=["0", "2", "-3", "01", "auto"], default="auto")
+        parser.add_argument("--ratio", type=float, choices=[0.5, 1.0], default=0.5)
+        properties = overrides_of(role_file_schema(parser, preset=SLIME))
+        said = {alternative["errorMessage"] for alternative in properties["level"]["anyOf"]}
+        assert said == {"'level' must be one of 0, 1, 10, -2"}  # no "such as 8"
+        samples: list[Any] = [0, 1, 2, 10, -2, -3, 0.5, True, None, "auto", "0", "1", "2"]
+        samples += [" 01 ", "+1", "-0", "00", "1_0", "0_1_0", "-02", "-3", "1__0", "_1", "1e1"]
+        samples += ["10.", "5e-1", "0x1", "01", "٣", ""]
+        for dest in ("level", "stage", "ratio"):
+            validator = jsonschema.Draft202012Validator(properties[dest])
+            for value in samples:
+                origin = Origin("role-config", "file", source="role.yaml")
+                layer = Layer("role-config", "file", {dest: value}, origin)
+                try:
+                    LayerStack([layer], rules=[TypeCoercion(parser)]).resolve()
+                    resolves = True
+                except ConfigError:
+                    resolves = False
+                if dest == "ratio":  # any string float() reads: which float is for check
+                    assert validator.is_valid(value) or not resolves, (dest, value)
+                else:
+                    assert validator.is_valid(value) is resolves, (dest, value)
 
     @pytest.mark.parametrize(
         "text",
@@ -1066,6 +1098,38 @@ class TestSchema:
         assert [kind["type"] for kind in properties["ratio"]["anyOf"]] == ["number", "string"]
         assert "default" not in properties["ratio"]  # inf: JSON cannot hold it
         assert properties["out"]["default"] == "/tmp/out"
+
+    def test_no_secret(self, launcher: list[str], tmp_path: Path) -> None:
+        """A default holding a secret (read from the environment, say) is not written into the
+        schema, a file editors and repositories share: not as the default, in the description,
+        in the help's %(default)s, nor as a choice of a secret."""
+        (tmp_path / "keyed.py").write_text(
+            "import argparse\n"
+            "def get_parser():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--megatron-config-path')\n"
+            "    parser.add_argument('--wandb-key', default='SEKRIT-1', help='(%(default)s)')\n"
+            "    parser.add_argument('--hf-token', default='SEKRIT-2', choices=['SEKRIT-2'])\n"
+            "    parser.add_argument('--db-url', default='postgres://u:SEKRIT-3@h/db')\n"
+            "    parser.add_argument('--env-vars', default='{\"HF_TOKEN\": \"SEKRIT-4\"}')\n"
+            "    parser.add_argument('--env', type=dict, default={'WANDB_API_KEY': 'SEKRIT-5'})\n"
+            "    parser.add_argument('--lr', type=float, default=0.5)\n"
+            "    return parser\n"
+        )
+        result = run(
+            launcher, "schema", "--parser", "keyed:get_parser", "--preset", "slime", cwd=tmp_path
+        )
+        assert result.returncode == 0, result.stderr
+        assert "SEKRIT" not in result.stdout
+        properties = overrides_of(json.loads(result.stdout))
+        assert properties["wandb_key"]["description"].startswith("(<redacted>)\n")
+        assert (
+            "--db-url; str; default: 'postgres://u:<redacted>@h/db'"
+            in (properties["db_url"]["description"])
+        )
+        assert "enum" not in properties["hf_token"]
+        assert not {"default"} & {*properties["wandb_key"], *properties["db_url"]}
+        assert properties["lr"]["default"] == 0.5
 
     @pytest.mark.parametrize("preset", [(), ("--preset", "plain")], ids=["default", "named"])
     def test_no_role_file_no_schema(
@@ -1471,6 +1535,49 @@ class TestUsersParser:
         assert result.stderr.startswith("layerconf check: error: " + message)
         assert result.stderr.count("\n") == 1
         no_traceback(result)
+
+    def test_what_the_parser_prints_is_not_output(
+        self, launcher: list[str], tmp_path: Path
+    ) -> None:
+        """A trainer module that prints when imported or building its parser (a banner, a
+        missing-kernel notice) prints on stderr: stdout stays the JSON, record or schema."""
+        (tmp_path / "noisy.py").write_text(
+            "import argparse, sys\n"
+            "print('loading the trainer')\n"
+            "def get_parser():\n"
+            "    sys.stdout.write('building its parser\\n')\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--megatron-config-path')\n"
+            "    parser.add_argument('--lr', type=float, default=0.5)\n"
+            "    return parser\n"
+        )
+        noisy = ("--parser", "noisy:get_parser")
+        shown = run(launcher, "show", "--json", *noisy, "--", "--lr", "1", cwd=tmp_path)
+        assert json.loads(shown.stdout)["main"]["lr"]["value"] == 1.0
+        assert "loading the trainer\nbuilding its parser\n" in shown.stderr
+        schema = run(launcher, "schema", *noisy, "--preset", "slime", cwd=tmp_path)
+        assert (
+            json.loads(schema.stdout)["title"] == "role file of layerconf --parser noisy:get_parser"
+        )
+
+    def test_parser_with_an_empty_dest(self, launcher: list[str], tmp_path: Path) -> None:
+        """argparse takes dest="", which no value can be named by: a usage error naming the
+        option, not an internal error (exit 70) from deep in the resolution."""
+        (tmp_path / "unnamed.py").write_text(
+            "import argparse\n"
+            "def get_parser():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--lr', type=float)\n"
+            "    parser.add_argument('--empty', dest='')\n"
+            "    return parser\n"
+        )
+        result = run(launcher, "show", "--parser", "unnamed:get_parser", "--", cwd=tmp_path)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (
+            "layerconf show: error: --parser: unnamed:get_parser has an argument with an empty "
+            "dest (--empty): layerconf names every value by its dest; give it one "
+            "(dest='name')\n"
+        )
 
 
 def records(*argvs: list[str], directory: Path) -> list[Path]:

@@ -65,11 +65,12 @@ def _bash() -> str:
     return bash
 
 
-def bash_offers(shim: Path, line: str, cwd: Path | None = None) -> list[str]:
+def bash_offers(shim: Path, line: str, cwd: Path | None = None, first: str = "") -> list[str]:
     """What a real bash offers at the end of `line`: the script is sourced, and its function
     called with COMP_LINE, COMP_POINT, COMP_WORDS and COMP_CWORD as bash's readline sets them
-    (the words split at COMP_WORDBREAKS, as readline splits them)."""
+    (the words split at COMP_WORDBREAKS, as readline splits them). `first`: run before."""
     program = f"""
+{first}
 eval "$(layerconf completion bash)"
 spec=$(complete -p layerconf)
 [[ $spec == "complete -o default -F _layerconf_completion layerconf" ]] || {{ echo "$spec"; exit 3; }}
@@ -162,6 +163,34 @@ class TestBash:
             "count",
         ]
 
+    def test_choices_are_quoted(self, shim: Path, tmp_path: Path) -> None:
+        """A choice bash would read as two words, an open quote or code is offered quoted, as
+        bash reads it back (bash inserts the text as given); one holding a newline or an
+        escape is not offered at all."""
+        (tmp_path / "hostile.py").write_text(
+            "import argparse\n"
+            "def get_parser():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    choices = ['blue green', '$(touch pwned)', \"a'b\", 'x\\ny', 'e\\x1b[2J']\n"
+            "    parser.add_argument('--mode', choices=choices)\n"
+            "    return parser\n"
+        )
+        line = "layerconf show --parser hostile:get_parser -- --mode "
+        assert bash_offers(shim, line, tmp_path) == [
+            "blue\\ green",
+            "\\$\\(touch\\ pwned\\)",
+            "a\\'b",
+        ]
+        assert bash_offers(shim, line + "'a", tmp_path) == ["a'\\''b"]
+        assert bash_offers(shim, line + '"', tmp_path) == ["blue green", "\\$(touch pwned)", "a'b"]
+        assert bash_offers(shim, line.replace("mode ", "mode=bl"), tmp_path) == ["blue\\ green"]
+        assert not (tmp_path / "pwned").exists()
+
+    def test_without_mapfile(self, shim: Path) -> None:
+        """bash 3.2 (macOS's) has no mapfile builtin: the script does without it."""
+        line = "layerconf show -- --lr-decay-style co"
+        assert bash_offers(shim, line, first="enable -n mapfile") == ["constant", "cosine"]
+
     def test_nothing_known(self, shim: Path) -> None:
         """A path, an unknown command or a parser that does not import: nothing (bash then
         completes file names), and no error on the terminal."""
@@ -218,8 +247,12 @@ class TestInATerminal:
                 "ready% layerconf show -- --lr-decay-style=cosine",
             ),
             ("layerconf explain lr_decay_st", "ready% layerconf explain lr_decay_style"),
+            (  # zsh's words keep their quotes: the script removes them, as the shell will
+                "layerconf explain --profile 'megatron-slime' lr_decay_st",
+                "ready% layerconf explain --profile 'megatron-slime' lr_decay_style",
+            ),
         ],
-        ids=["trainer-flag", "choice-after-equals", "explain-key"],
+        ids=["trainer-flag", "choice-after-equals", "explain-key", "quoted-word"],
     )
     def test_zsh(self, shim: Path, tmp_path: Path, typed: str, wanted: str) -> None:
         """zsh, with compinit and the script sourced as the docs say."""
@@ -233,6 +266,27 @@ class TestInATerminal:
         )
         environment = {**_environment(shim), "ZDOTDIR": str(tmp_path)}
         _typed_in_a_terminal([zsh, "-i"], environment, [typed, "Tab"], wanted, tmp_path / "tmux")
+
+    @pytest.mark.parametrize(
+        ("typed", "wanted"),
+        [
+            ("layerconf explain lr_decay_st", "ready> layerconf explain lr_decay_style"),
+            (  # the word being typed reaches layerconf without its quote
+                "layerconf explain 'lr_decay_st",
+                "ready> layerconf explain 'lr_decay_style'",
+            ),
+        ],
+        ids=["explain-key", "quoted-word"],
+    )
+    def test_fish(self, shim: Path, tmp_path: Path, typed: str, wanted: str) -> None:
+        """fish, with the script sourced as the docs say."""
+        _tmux()
+        fish = shutil.which("fish")
+        if fish is None:
+            pytest.skip("fish is not installed")
+        setup = "layerconf completion fish | source; function fish_prompt; echo -n 'ready> '; end"
+        shell = [fish, "--no-config", "--init-command", setup]
+        _typed_in_a_terminal(shell, _environment(shim), [typed, "Tab"], wanted, tmp_path / "tmux")
 
 
 def _screen_with(tmux: list[str], session: str, wanted: str) -> None:

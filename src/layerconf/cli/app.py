@@ -29,7 +29,7 @@ from layerconf.cli.errors import (
     print_error,
 )
 from layerconf.cli.scrub import scrubbing, stderr, stdout
-from layerconf.cli.streams import OutputError, discard, standard_error, standard_output
+from layerconf.cli.streams import Output, OutputError, discard, standard_error, standard_output
 from layerconf.cli.trainer import (
     check_options,
     check_trainer_argv,
@@ -61,15 +61,16 @@ _TOP_USAGE = f"{PROG} [-h] [--version] COMMAND [OPTIONS] -- ARGV..."
 _TOP_OPTIONS = ("-h", "--help", "--version")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``layerconf`` command on `argv` (default ``sys.argv[1:]``); return its exit code."""
+def main(argv: Sequence[str] | None = None, *, output: TextIO | None = None) -> int:
+    """Run the ``layerconf`` command on `argv` (default ``sys.argv[1:]``), writing its output
+    to `output` (default: standard output); return its exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    output = standard_output()
-    if output is None:  # started with its standard output closed (`>&-`)
+    written = standard_output() if output is None else Output(output)
+    if written is None:  # started with its standard output closed (`>&-`)
         print_error(f"{PROG}: error: cannot write the output: standard output is closed")
         return EXIT_OUTPUT
     try:
-        with scrubbing(arguments, cast(TextIO, output)):
+        with scrubbing(arguments, cast(TextIO, written)):
             try:
                 status = _main(arguments)
             except UsageError as error:
@@ -82,11 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     raise
                 print_error(internal_error(error))
                 status = EXIT_INTERNAL
-            output.flush()
+            written.flush()
             stderr().flush()  # (its messages: lost ones are a failure too)
             return status
     except OutputError as error:
-        discard(output.stream)  # so that the interpreter's last flush fails no more
+        discard(written.stream)  # so that the interpreter's last flush fails no more
         try:
             print_error(f"{PROG}: error: cannot write the output: {error.strerror or error}")
         except (OSError, ValueError, AttributeError):  # standard error itself cannot be written

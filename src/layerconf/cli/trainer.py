@@ -327,6 +327,13 @@ def _parser_from(target: Any, spec: str) -> argparse.ArgumentParser:
     made: argparse.ArgumentParser = _made(
         target, spec, "--parser", argparse.ArgumentParser, "an argparse.ArgumentParser"
     )
+    unnamed = next((action for action in made._actions if action.dest == ""), None)
+    if unnamed is not None:  # argparse takes dest="", but no value can be said by its name
+        which = "/".join(unnamed.option_strings) or "a positional argument"
+        raise UsageError(
+            f"--parser: {spec} has an argument with an empty dest ({which}): layerconf names "
+            "every value by its dest; give it one (dest='name')"
+        )
     return made
 
 

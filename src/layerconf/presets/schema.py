@@ -9,11 +9,15 @@ accepts in ``overrides``, with the JSON types the type-coercion rule accepts for
 from __future__ import annotations
 
 import argparse
+import copy
 import enum
 import math
+import operator
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from layerconf.core.secrets import REDACTED, SECRETS
 from layerconf.core.values import jsonable
 from layerconf.presets.preset import Preset
 from layerconf.rules.coercion import dest_spec, expected_kind
@@ -30,6 +34,7 @@ FLOAT_PATTERN = (
     r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN])\s*$"
 )
 INT_PATTERN = rf"^\s*[+-]?{_DIGITS}\s*$"
+_DECIMAL = re.compile("0|-?[1-9][0-9]{0,99}")  # the text str() writes of an int, and not too long
 
 
 def role_file_schema(
@@ -163,6 +168,9 @@ def _dest_schema(
     parser: argparse.ArgumentParser, dest: str, actions: list[argparse.Action]
 ) -> dict[str, Any]:
     """The schema of one dest: the JSON the type-coercion rule accepts for it, help, default."""
+    shown = [_shown(action) for action in actions]
+    hidden = any(map(operator.is_not, shown, actions))  # a secret default: none to complete
+    actions = shown
     schema: dict[str, Any] = {}
     spec = dest_spec(parser, actions)
     if spec is not None:
@@ -184,9 +192,29 @@ def _dest_schema(
     facts = f"{flags}; {kind}; default: {_default_text(default)}"
     schema["description"] = f"{described}\n\n{facts}" if described else facts
     encoded = _schema_default(default)
-    if encoded is not _NO_DEFAULT:
+    if encoded is not _NO_DEFAULT and not hidden:
         schema["default"] = encoded
     return schema
+
+
+def _shown(action: argparse.Action) -> argparse.Action:
+    """`action` as the schema may quote it (its default, choices and help, in a file editors
+    and repositories share): a copy whose default shows no secret (a secret dest's own, a
+    URL's password, a secret key's value in a mapping or JSON text), without choices when the
+    dest is a secret's; `action` itself when it shows none."""
+    secret = any(map(SECRETS.is_secret, (action.dest, *action.option_strings)))
+    default = action.default
+    if secret and default is not None and default is not argparse.SUPPRESS:
+        default = REDACTED
+    elif default is not argparse.SUPPRESS:
+        default = SECRETS.redact(action.dest, default)
+    if default is action.default and not (secret and action.choices is not None):
+        return action
+    shown = copy.copy(action)
+    shown.default = default
+    if secret:
+        shown.choices = None
+    return shown
 
 
 _NO_DEFAULT: Any = object()
@@ -204,7 +232,8 @@ _HINTS = {
 def _message(dest: str, item: Any) -> str:
     """What an editor says of a value `item` refuses for `dest` (``errorMessage``, which
     yaml-language-server shows in place of its own text, such as a raw regular expression)."""
-    return f"'{dest}' must be {item.phrase}" + _HINTS.get(item.family, "")
+    hint = _HINTS.get(item.family, "") if item.choices is None else ""  # not 8 for 0, 1, 2
+    return f"'{dest}' must be {item.phrase}" + hint
 
 
 def _item_schema(item: Any, message: str) -> dict[str, Any]:
@@ -218,8 +247,36 @@ def _item_schema(item: Any, message: str) -> dict[str, Any]:
             ):
                 return _family_schema(family, message)  # a choice JSON cannot name: the type
             values.append(encoded)
-        return {"enum": values}
+        return _choices_schema(family, values, message)
     return _family_schema(family, message)
+
+
+def _choices_schema(family: str, values: list[Any], message: str) -> dict[str, Any]:
+    """The choices as an ``enum``, with the other YAML values the type-coercion rule converts
+    to one: an int whose decimal text is a str choice (``zero_stage: 2`` for ``'2'``), a string
+    that int() reads as an int choice exactly (``'1'``, `` 01 ``), a string float() reads for a
+    float choice (any such string: which float it reads to is for ``check`` to say)."""
+    if family == "str":
+        numbers = [int(v) for v in values if type(v) is str and _DECIMAL.fullmatch(v)]
+        return {"enum": values + [n for n in numbers if n not in values]}
+    if family == "int" and values and all(type(v) is int for v in values):
+        pattern = _int_choices_pattern(values)
+    elif family == "float":
+        pattern = FLOAT_PATTERN
+    else:
+        return {"enum": values}
+    texts_too = {"type": "string", "pattern": pattern, "errorMessage": message}
+    return {"anyOf": [{"enum": values, "errorMessage": message}, texts_too]}
+
+
+def _int_choices_pattern(values: list[int]) -> str:
+    """The strings int() reads as one of `values`: its digits after a sign and leading zeros,
+    an underscore allowed between two digits, whitespace around (as `INT_PATTERN`)."""
+    alternatives = []
+    for value in values:
+        sign = "-" if value < 0 else r"[+-]?" if value == 0 else r"\+?"
+        alternatives.append(sign + "(?:0_?)*" + "_?".join(str(abs(value))))
+    return r"^\s*(?:" + "|".join(alternatives) + r")\s*$"
 
 
 def _family_schema(family: str, message: str) -> dict[str, Any]:

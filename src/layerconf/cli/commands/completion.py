@@ -29,8 +29,11 @@ MAX_INPUT_BYTES = 1024 * 1024
 
 _BASH = r"""# layerconf completion for bash: eval "$(layerconf completion bash)" (in ~/.bashrc, say)
 _layerconf_completion() {
-    mapfile -t COMPREPLY < <(printf '%s\0%s' "$COMP_WORDBREAKS" "${COMP_LINE:0:COMP_POINT}" \
-        | command layerconf completion bash --complete 2>/dev/null)
+    local word
+    COMPREPLY=()  # (no mapfile: bash 3.2, macOS's, has none)
+    while IFS= read -r word; do COMPREPLY+=("$word"); done < <(
+        printf '%s\0%s' "$COMP_WORDBREAKS" "${COMP_LINE:0:COMP_POINT}" \
+            | command layerconf completion bash --complete 2>/dev/null)
 }
 complete -o default -F _layerconf_completion layerconf
 """
@@ -40,7 +43,7 @@ _ZSH = r"""#compdef layerconf
 # as _layerconf in a directory of $fpath.
 _layerconf() {
     local -a candidates
-    candidates=("${(@f)$(printf '%s\0' "${(@)words[2,CURRENT-1]}" "$PREFIX" \
+    candidates=("${(@f)$(printf '%s\0' "${(@Q)words[2,CURRENT-1]}" "$PREFIX" \
         | command layerconf completion zsh --complete 2>/dev/null)}")
     candidates=(${candidates:#})
     if [[ $PREFIX == --*=* ]]; then
@@ -63,7 +66,9 @@ fi
 _FISH = r"""# layerconf completion for fish: layerconf completion fish | source
 # (or save it as ~/.config/fish/completions/layerconf.fish)
 function __layerconf_complete
-    set -l tokens (commandline -opc) (commandline -ct)
+    set -l current (commandline -ct | string unescape)  # 'lr_dec -> lr_dec, as -o does
+    set -q current[1]; or set current (commandline -ct)
+    set -l tokens (commandline -opc) $current
     set -l found (printf '%s\0' $tokens[2..-1] \
         | command layerconf completion fish --complete 2>/dev/null)
     if set -q found[1]
@@ -103,9 +108,11 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
             f"{PROG} completion",
         )
     text = data.decode("utf-8", "surrogateescape")
+    quote: str | None = None  # zsh and fish quote what they insert themselves
     if shell == "bash":
         breaks, _, line = text.partition("\0")
-        words = line_words(line)[1:]  # the first is layerconf itself
+        words, quote = _split(line)
+        words = words[1:]  # the first is layerconf itself
     else:
         words, breaks = text.removesuffix("\0").split("\0"), ""
     if not words:  # the command's own name is being typed: the shell's job
@@ -113,14 +120,36 @@ def _run(options: argparse.Namespace, argv: list[str]) -> int:
     found = candidates(words)
     cut = max((words[-1].rfind(char) for char in breaks), default=-1) + 1
     for candidate in found:
-        # bash replaces only what follows the last word break (= or :) of the current word.
-        print(candidate[cut:], file=stdout())
+        if not candidate.isprintable():  # a parser's choice holding a newline or an escape
+            continue
+        # bash replaces only what follows the last word break (= or :) of the current word,
+        # with the text as given: quoted here, as zsh and fish quote it.
+        tail = candidate[cut:]
+        print(tail if quote is None else _bash_quoted(tail, quote), file=stdout())
     return EXIT_OK
+
+
+def _bash_quoted(text: str, quote: str) -> str:
+    """`text` as bash reads it back inside `quote` (``'``, ``"``, or none open): a choice
+    ``blue green`` or ``$(x)`` is inserted as one word, never as code."""
+    if quote == "'":
+        return text.replace("'", "'\\''")
+    if quote == '"':
+        return "".join("\\" + char if char in '"$`\\' else char for char in text)
+    return "".join(char if char.isalnum() or char in _SAFE else "\\" + char for char in text)
+
+
+_SAFE = frozenset("_-+=:,./@%^")
 
 
 def line_words(line: str) -> list[str]:
     """The words of a bash command line typed up to the cursor, as the shell will read them;
     the last is the word being completed ('' after a space)."""
+    return _split(line)[0]
+
+
+def _split(line: str) -> tuple[list[str], str]:
+    """`line_words`, and the quote open at the end of the line ('' when none is)."""
     for closing in ("", '"', "'"):
         try:
             words = shlex.split(line + closing)
@@ -128,8 +157,8 @@ def line_words(line: str) -> list[str]:
             continue
         if not closing and (not line or line[-1] in " \t\n") and not line.endswith("\\ "):
             words.append("")
-        return words or [""]
-    return [""]
+        return words or [""], closing
+    return [""], ""
 
 
 def candidates(words: Sequence[str]) -> list[str]:
