@@ -225,11 +225,14 @@ def _option_group(
     """The option that `argv[index]` is or is a value of, with the values after it: as many
     as its action in `parser` takes (a sub-command's name after ``--n 1`` is not one of
     them), every one up to the next option without a parser or for ``*`` and ``+``."""
+    from layerconf.core._secret_flags import is_option
+
+    prefixes = "-" if parser is None else parser.prefix_chars
     start = index
-    while start > 0 and not _an_option(argv[start]):
+    while start > 0 and not is_option(argv[start], prefixes):
         start -= 1
     end = start + 1
-    while end < len(argv) and not _an_option(argv[end]):
+    while end < len(argv) and not is_option(argv[end], prefixes):
         end += 1
     name, equals, _ = argv[start].partition("=")
     action = None if parser is None else parser._option_string_actions.get(name)
@@ -239,17 +242,6 @@ def _option_group(
         if takes is not None:
             end = min(end, start + 1 + (0 if equals else takes))
     return range(start, max(end, index + 1))
-
-
-def _an_option(token: str) -> bool:
-    """True for a token that starts an option (``-1e-5`` is a value)."""
-    if token[:1] != "-" or token == "-":
-        return False
-    try:
-        float(token)
-    except ValueError:
-        return True
-    return False
 
 
 def stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: list[str]) -> Problem:

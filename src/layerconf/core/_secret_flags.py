@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "has_seed",
+    "is_option",
     "line_tails",
     "no_positionals",
     "secret_candidates",
@@ -505,7 +506,7 @@ def _free_tokens(argv: Sequence[str], parser: argparse.ArgumentParser) -> tuple[
         if token == "--":
             free.extend(range(index + 1, len(argv)))
             break
-        if _is_option(token, prefixes):
+        if is_option(token, prefixes):
             values = _values_of(token, parser, actions)
             counted = counted and values is not None
             taking = values or 0
@@ -576,7 +577,7 @@ def _positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return found
 
 
-def _is_option(token: str, prefixes: str = "-") -> bool:
+def is_option(token: str, prefixes: str = "-") -> bool:
     """What argparse would not take as a flag's value: ``--x``, ``-x`` (a token starting with
     one of the parser's `prefixes`), but not a prefix alone, a negative number (``-1``) nor a
     text with a space (``-my pass phrase``), which argparse takes as values."""

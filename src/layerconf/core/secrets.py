@@ -23,7 +23,6 @@ from layerconf.core._secret_flags import _SECRET_OPTIONS as _SECRET_OPTIONS
 from layerconf.core._secret_flags import (
     _TABLES_KEPT,
     _cut_short,
-    _is_option,
     _may_be_secret,
     _misspelt,
     _near_secret,
@@ -32,6 +31,7 @@ from layerconf.core._secret_flags import (
     _singular,
     _subcommand,
     _takes,
+    is_option,
     line_tails,
     listing,
 )
@@ -328,7 +328,7 @@ def redact_argv(
     secret_flags = None if actions is None else listing(actions, policy)  # (for unknown flags)
     for given in argv:
         token = given
-        if pending and not _is_option(token, prefixes):
+        if pending and not is_option(token, prefixes):
             found.append(token)
             redacted.append(policy.placeholder)
             pending -= 1
