@@ -114,6 +114,7 @@ def guarded(parser: argparse.ArgumentParser, depth: int = 0) -> argparse.Argumen
 
 
 def stop_behind(error: BaseException) -> ParserStop | None:
+    """The `ParserStop` that `error` was raised while handling (a clean-up's error hid it)."""
     seen: BaseException | None = error
     while seen is not None:
         if isinstance(seen, ParserStop):
@@ -122,7 +123,7 @@ def stop_behind(error: BaseException) -> ParserStop | None:
     return None
 
 
-#: How many times `_stops` parses again after the parser stopped: 20 for a command line of up
+#: How many times `read_on` parses again after the parser stopped: 20 for a command line of up
 #: to 1,000 tokens (a few ms each), fewer for a longer one, as argparse before Python 3.13
 #: takes a time growing with the square of its options (`_AGAIN`: tokens squared, in all).
 MAX_STOPS = 20
