@@ -662,6 +662,34 @@ class TestCheck:
         assert captured.err == "6 errors, 0 warnings\n"
         assert "SEKRIT" not in captured.out + captured.err
 
+    def test_command_line_and_role_file_errors_at_once(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The parser stopped on the command line: the role file it names is still checked,
+        on its own as `check FILE` checks it (ppo-scope, which the refused estimator would
+        decide, is not run)."""
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "bad.yaml").write_text(
+            "megatron:\n"
+            "  - role: critic\n"
+            "    overrides:\n"
+            "      lrr: 1e-5\n"
+            "  - role: actor\n"
+            "    overrides:\n"
+            "      lr_decay_style: cosin\n"
+        )
+        argv = ["--rollout-batch-size", "8", "--lr", "x", "--megatron-config-path", "bad.yaml"]
+        assert main(["check", "--", *argv, "--advantage-estimator", "ppoo"]) == 1
+        captured = capsys.readouterr()
+        assert [line.partition(" (")[0] for line in captured.out.splitlines()] == [
+            "argv[3]: error: argument --lr: invalid float value: 'x'",
+            "argv[7]: error: argument --advantage-estimator: invalid choice: 'ppoo'",
+            "bad.yaml:4:7: error: 'lrr' is not an argument of this parser",
+            "bad.yaml:7:23: error: 'lr_decay_style' must be one of 'constant', 'linear', "
+            "'cosine', 'inverse-square-root', 'WSD'",
+        ]
+        assert captured.err == "4 errors, 0 warnings\n"
+
     def test_sub_commands_errors_at_once(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:

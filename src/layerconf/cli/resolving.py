@@ -87,9 +87,12 @@ def resolve(
     argv: list[str],
     preset: Preset,
     sources: Sequence[Source] = (),
+    *,
+    role_file: bool = True,
 ) -> Outcome:
     """The roles of `preset` that `argv` (and `sources`) resolve to with `parser`, or the
-    problems found."""
+    problems found. Where the parser stops, the rest of the command line is read on, and with
+    `role_file` the role file it names is checked on its own (`_stopped`)."""
     from layerconf.core.namespace import notices
     from layerconf.core.stack import reading_order
     from layerconf.exceptions import ConfigError, LayerconfError
@@ -103,7 +106,7 @@ def resolve(
         return Outcome(None, error.problems)
     except ParserStop as stop:
         first = stop_problem(stop.message, parser, argv)
-        return Outcome(None, read_on(first, parser, argv, preset))
+        return _stopped(first, parser, argv, preset, sources, role_file=role_file)
     except LayerconfError as error:
         raise UsageError(str(error)) from None
     except Exception as error:
@@ -117,7 +120,7 @@ def resolve(
             else stop_problem(hidden.message, parser, argv)
         )
         if problem is not None:
-            return Outcome(None, read_on(problem, parser, argv, preset))
+            return _stopped(problem, parser, argv, preset, sources, role_file=role_file)
         import traceback  # (an error's path only: the command's start does not pay for it)
 
         if raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
@@ -126,6 +129,26 @@ def resolve(
     learn_secrets(roles)  # a role file's secrets too, wherever their text is quoted
     found = dict.fromkeys(problem for namespace in roles.values() for problem in notices(namespace))
     return Outcome(roles, sorted(found, key=reading_order))
+
+
+def _stopped(
+    first: Problem,
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    preset: Preset,
+    sources: Sequence[Source],
+    *,
+    role_file: bool,
+) -> Outcome:
+    """The problems of a command line the parser stopped at (`first`, then the rest of it,
+    `read_on`), and with `role_file` those of the role file it names, checked on its own as
+    `check FILE` checks it (`resolve_files`): a launch's mistakes all at once, whichever
+    file they are in."""
+    problems, parsed = read_on(first, parser, argv, preset)
+    path = getattr(parsed, preset.config_dest or "", None) if role_file else None
+    if isinstance(path, str) and path:
+        problems += resolve_files(parser, [path], preset, sources).problems
+    return Outcome(None, problems)
 
 
 #: The rules that decide on the run's command line, which a role file alone does not give:
@@ -162,7 +185,8 @@ def resolve_files(
     assert isinstance(alone, PresetType)
     problems: list[Problem] = []
     for path in paths:
-        problems.extend(resolve(relaxed, [f"{option}={path}"], alone, sources).problems)
+        argv = [f"{option}={path}"]
+        problems.extend(resolve(relaxed, argv, alone, sources, role_file=False).problems)
     names = preset.rules_for(parser).names
     return Outcome(None, problems, {n: flags for n, flags in RUN_RULES.items() if n in names})
 

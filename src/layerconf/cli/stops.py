@@ -132,10 +132,11 @@ _AGAIN = MAX_STOPS * 1000**2
 
 def read_on(
     first: Problem, parser: argparse.ArgumentParser, argv: list[str], preset: Preset
-) -> list[Problem]:
+) -> tuple[list[Problem], argparse.Namespace | None]:
     """The `first` problem, where the parser stopped, then those of the rest of the command
     line: argparse stops at its first error, and a launch fixed one error at a time is
-    launched many times.
+    launched many times. With them, what the command line parsed to without the options
+    taken out (None if it never parsed).
 
     The command line is parsed again without the option the stop is about (its values
     too), and with nothing required once a required option was missing, until it parses
@@ -152,6 +153,7 @@ def read_on(
 
     problems = [first]
     last = first
+    parsed: argparse.Namespace | None = None
     kept = list(range(len(argv)))  # which of `argv` the next parse reads
     taken: set[str] = set()  # the option strings of the options taken out
     reader = parser
@@ -199,7 +201,7 @@ def read_on(
                 severity="info",
             )
         )
-    return sorted(problems, key=reading_order)
+    return sorted(problems, key=reading_order), parsed
 
 
 _REQUIRED = "the following arguments are required"
