@@ -42,7 +42,7 @@ def _general(
     found: list[str] = []
     pending = 0
     for token in argv:
-        if pending and not secrets._is_option(token, parser.prefix_chars):
+        if pending and not secrets.is_option(token, parser.prefix_chars):
             found.append(token)
             redacted.append(policy.placeholder)
             pending -= 1
