@@ -745,6 +745,19 @@ def _nested(shape: str, depth: int) -> Any:
     return value
 
 
+def test_a_command_line_value_nested_deep_is_parsed() -> None:
+    """A `type=` giving a value nested 900 deep (``json.loads``): the argv source's check of
+    what it can copy stopped with RecursionError; past the limit it keeps argparse's object."""
+    import json
+
+    from layerconf.sources.argv import parse_args
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cfg", type=json.loads)
+    args = parse_args(parser, ["--cfg", "[" * 900 + "]" * 900])
+    assert json.dumps(args.cfg) == "[" * 900 + "]" * 900
+
+
 class TestValuesNestedDeep:
     """A value a trainer nests however deep (``args.x = value``) is explained, printed, redacted
     and audited as far as `MAX_DEPTH` containers down and shown as ``<nested more than 100

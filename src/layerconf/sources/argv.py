@@ -37,7 +37,7 @@ from layerconf.core.merge import Policy
 from layerconf.core.namespace import Namespace, Provenance, namespace_from
 from layerconf.core.records import Layer, Origin, Path
 from layerconf.core.secrets import SECRETS, redacted_argv, secret_dests
-from layerconf.core.values import ATOMIC_TYPES, copy_value, is_atomic, same_value
+from layerconf.core.values import ATOMIC_TYPES, MAX_DEPTH, copy_value, is_atomic, same_value
 from layerconf.exceptions import ConfigError, Problem
 from layerconf.sources._argv_recorder import CLI, CLI_ORIGIN, Recorder, record
 from layerconf.sources.base import ARGV
@@ -288,13 +288,15 @@ def _faithful(
     return values
 
 
-def _copies_faithfully(value: Any) -> bool:
-    """True when `copy_value(value)` is equal to `value` and of the same type."""
+def _copies_faithfully(value: Any, depth: int = 0) -> bool:
+    """True when `copy_value(value)` is equal to `value` and of the same type (False past
+    `MAX_DEPTH` containers, where a copy shares what is below)."""
     kind = type(value)
-    if kind is list:
-        return all(map(_copies_faithfully, value))
-    if kind is dict:
-        return all(map(_copies_faithfully, value.values()))
+    if kind is list or kind is dict:
+        if depth >= MAX_DEPTH:
+            return False
+        items = value if kind is list else value.values()
+        return all(_copies_faithfully(item, depth + 1) for item in items)
     if is_atomic(value):
         return True
     if isinstance(value, Mapping):
