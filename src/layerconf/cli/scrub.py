@@ -4,8 +4,9 @@ The values of secret keys are redacted where they are printed as values (`Settin
 the scrubber catches the same text anywhere else. It learns the secrets of the command line when
 the command starts (`scrubbing`) and those of the roles once they resolve (`learn_secrets`).
 The commands write through `stdout()` and `stderr()`, the running command's own scrubbed
-streams (a context variable): ``sys.stdout`` is never replaced, so commands run in many
-threads at once each scrub their own secrets.
+streams (a context variable): they never write through ``sys.stdout`` (the console script
+points it at stderr while a command runs), so commands run in many threads at once each
+scrub their own secrets.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from layerconf.cli.streams import standard_error
 from layerconf.core.secrets import TextSearch, hide_url_passwords
+from layerconf.core.values import TEXTLESS_TYPES
 
 if TYPE_CHECKING:
     import argparse
@@ -149,7 +151,7 @@ class _ScrubbedStream:
 
 
 # Values that hold no text when their key is not a secret's: skipped without an ABC check.
-_HOLDS_NO_TEXT = frozenset({int, float, bool, type(None)})
+_HOLDS_NO_TEXT = TEXTLESS_TYPES
 
 
 def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:

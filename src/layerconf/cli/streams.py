@@ -1,8 +1,8 @@
 """Where the command's output goes: standard output, written so that no traceback reaches a
 terminal (docs/cli.md, exit statuses).
 
-`scrub` wraps this in turn (secrets); neither replaces ``sys.stdout``: the command writes
-through `layerconf.cli.scrub.stdout()`, so commands run in several threads at once.
+`scrub` wraps this in turn (secrets); neither writes through ``sys.stdout``: the command
+writes through `layerconf.cli.scrub.stdout()`, so commands run in several threads at once.
 """
 
 from __future__ import annotations

@@ -21,12 +21,12 @@ from layerconf.core.secrets import (
     url_passwords,
     with_secret_keys,
 )
-from layerconf.core.values import MAX_DEPTH, full_text
+from layerconf.core.values import MAX_DEPTH, TEXTLESS_TYPES, full_text
 
 #: The containers `Scrub.value` shows as such (a subclass is shown by its repr), and the
 #: types of values that show no text.
 _CONTAINERS = frozenset({list, tuple, set, frozenset})
-_TEXTLESS = frozenset({int, float, bool, type(None)})
+_TEXTLESS = TEXTLESS_TYPES
 
 __all__ = ["redacted"]
 

@@ -23,7 +23,7 @@ from layerconf.core.secrets import (
     may_show_secret,
     redact_argv,
 )
-from layerconf.core.values import MAX_DEPTH, NESTED, Shown, full_text, unreadable
+from layerconf.core.values import MAX_DEPTH, NESTED, TEXTLESS_TYPES, Shown, full_text, unreadable
 
 __all__ = ["Scrub", "shown_text", "token_may_hold"]
 
@@ -138,7 +138,7 @@ class Scrub:
 
 
 #: The types of values that show no text (neither a secret's nor a URL's): shown as they are.
-_TEXTLESS = frozenset({int, float, bool, type(None)})
+_TEXTLESS = TEXTLESS_TYPES
 
 
 def token_may_hold(token: str) -> bool:

@@ -23,7 +23,7 @@ from layerconf.core.held_secrets import declared_secret_keys, policy_of, texts_h
 from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.merge import Policy
 from layerconf.core.records import Layer, Origin, Path
-from layerconf.core.values import ATOMIC_TYPES, full_text, snapshot, value_text
+from layerconf.core.values import ATOMIC_TYPES, TEXTLESS_TYPES, full_text, snapshot, value_text
 from layerconf.exceptions import FrozenNamespaceError, Problem
 
 __all__ = [
@@ -298,7 +298,7 @@ def _freeze(args: Namespace) -> None:
 
 _setattr = object.__setattr__
 #: The types of values that hold no text: a namespace's repr shows them as they are.
-_TEXTLESS = frozenset({int, float, bool, type(None)})
+_TEXTLESS = TEXTLESS_TYPES
 _frame = sys._getframe
 _ATOMIC = ATOMIC_TYPES
 # The names an exact Namespace has a data descriptor for: a write to one goes through

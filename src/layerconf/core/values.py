@@ -51,6 +51,8 @@ MAX_INT_BITS = 13_000
 #: (`layerconf.audits.codec.MAX_VALUE_DEPTH`), shared by a copy, compared with ``==``; so
 #: that no value, however deep, raises RecursionError or takes unbounded time.
 MAX_DEPTH = 100
+#: The types of values that hold no text a secret could be in.
+TEXTLESS_TYPES = frozenset({int, float, bool, type(None)})
 
 
 class Shown:
