@@ -1142,6 +1142,8 @@ class TestSchema:
             "    parser.add_argument('--env-vars', default='{\"HF_TOKEN\": \"SEKRIT-4\"}')\n"
             "    parser.add_argument('--env', type=dict, default={'WANDB_API_KEY': 'SEKRIT-5'})\n"
             "    parser.add_argument('--lr', type=float, default=0.5)\n"
+            "    parser.add_argument('--api-key', dest='auth', default='SEKRIT-6')\n"
+            "    parser.add_argument('--wandb-key-set', dest='keyed', action='store_true')\n"
             "    return parser\n"
         )
         result = run(
@@ -1158,6 +1160,10 @@ class TestSchema:
         assert "enum" not in properties["hf_token"]
         assert not {"default"} & {*properties["wandb_key"], *properties["db_url"]}
         assert properties["lr"]["default"] == 0.5
+        # A secret flag's dest whatever its name; a flag that takes no value holds none, as
+        # `show` says of it too.
+        assert "default" not in properties["auth"]
+        assert properties["keyed"]["default"] is False
 
     @pytest.mark.parametrize("preset", [(), ("--preset", "plain")], ids=["default", "named"])
     def test_no_role_file_no_schema(

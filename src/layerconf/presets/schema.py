@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from layerconf.core.secrets import REDACTED, SECRETS
+from layerconf.core.secrets import REDACTED, SECRETS, secret_dests
 from layerconf.core.values import jsonable
 from layerconf.presets.preset import Preset
 from layerconf.rules.coercion import dest_spec, expected_kind
@@ -124,6 +124,7 @@ def _properties(parser: argparse.ArgumentParser, preset: Preset) -> dict[str, An
             grouped.setdefault(action.dest, []).append(action)
 
     properties: dict[str, Any] = {}
+    secret = secret_dests(parser, SECRETS)  # (the dests of secret flags the policy misses)
     for dest in sorted(set(dests) | set(extra) | set(ignored) | set(run_wide)):
         if dest in run_wide:
             # Refused in the run-wide-keys rule's words, and left out of completion
@@ -135,7 +136,8 @@ def _properties(parser: argparse.ArgumentParser, preset: Preset) -> dict[str, An
             properties[dest] = {"description": note, "not": {}, "deprecationMessage": note}
             continue
         actions = grouped.get(dest)
-        schema = _dest_schema(parser, dest, actions) if actions else {}
+        hidden = dest in secret or SECRETS.is_secret(dest)
+        schema = _dest_schema(parser, dest, actions, hidden) if actions else {}
         if dest in ignored:
             note = f"Ignored in a role file: set {ignored[dest]} on the command line."
             schema["description"] = (schema.get("description", "") + "\n\n" + note).strip()
@@ -165,10 +167,11 @@ def _named_by(parser: argparse.ArgumentParser, preset: Preset) -> str:
 
 
 def _dest_schema(
-    parser: argparse.ArgumentParser, dest: str, actions: list[argparse.Action]
+    parser: argparse.ArgumentParser, dest: str, actions: list[argparse.Action], secret: bool
 ) -> dict[str, Any]:
-    """The schema of one dest: the JSON the type-coercion rule accepts for it, help, default."""
-    shown = [_shown(action) for action in actions]
+    """The schema of one dest: the JSON the type-coercion rule accepts for it, help, default
+    (none of a `secret` dest's: a resolution's formatters redact its value)."""
+    shown = [_shown(action, secret) for action in actions]
     hidden = any(map(operator.is_not, shown, actions))  # a secret default: none to complete
     actions = shown
     schema: dict[str, Any] = {}
@@ -197,12 +200,11 @@ def _dest_schema(
     return schema
 
 
-def _shown(action: argparse.Action) -> argparse.Action:
+def _shown(action: argparse.Action, secret: bool) -> argparse.Action:
     """`action` as the schema may quote it (its default, choices and help, in a file editors
-    and repositories share): a copy whose default shows no secret (a secret dest's own, a
+    and repositories share): a copy whose default shows no secret (a `secret` dest's own, a
     URL's password, a secret key's value in a mapping or JSON text), without choices when the
     dest is a secret's; `action` itself when it shows none."""
-    secret = any(map(SECRETS.is_secret, (action.dest, *action.option_strings)))
     default = action.default
     if secret and default is not None and default is not argparse.SUPPRESS:
         default = REDACTED
