@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from layerconf.cli._parser_copies import guarded, nothing_required
 from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.scrub import learn_argv_secrets, learn_secrets, stderr
 from layerconf.cli.stops import (
     crash_problem,
     crash_text,
-    guarded,
-    nothing_required,
     raised_by_layerconf,
     read_on,
     stop_behind,

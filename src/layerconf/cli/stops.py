@@ -2,17 +2,19 @@
 
 argparse prints a usage message and exits at its first error, and a ``type=`` callable may
 raise what argparse does not catch: `guarded` gives a copy of the parser (its sub-commands'
-too) that raises `ParserStop` instead, and the functions here turn a stop or a crash into a
-`Problem` at the argv token it is about; `read_on` then reads the rest of the command line.
+too) that raises `ParserStop` instead (`layerconf.cli._parser_copies`), and the functions here
+turn a stop or a crash into a `Problem` at the argv token it is about; `read_on` then reads
+the rest of the command line.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING
 
 import attrs
 
+from layerconf.cli._parser_copies import guarded, nothing_required
 from layerconf.cli.errors import ParserStop, describe
 
 if TYPE_CHECKING:
@@ -26,87 +28,11 @@ __all__ = [
     "MAX_STOPS",
     "crash_problem",
     "crash_text",
-    "guarded",
-    "nothing_required",
     "raised_by_layerconf",
     "read_on",
     "stop_behind",
     "stop_problem",
 ]
-
-
-def nothing_required(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """A copy of `parser` whose arguments and groups are all optional; `parser` and its
-    actions are left as they were (the required ones are copied, the rest shared)."""
-    import copy
-
-    relaxed = copy.copy(parser)
-    copies: dict[int, argparse.Action] = {}
-    for action in parser._actions:
-        if action.required:
-            copies[id(action)] = copy.copy(action)
-            copies[id(action)].required = False
-    relaxed._actions = [copies.get(id(action), action) for action in parser._actions]
-    relaxed._option_string_actions = {
-        option: copies.get(id(action), action)
-        for option, action in parser._option_string_actions.items()
-    }
-    groups = []
-    for group in parser._mutually_exclusive_groups:
-        group = copy.copy(group)
-        group.required = False
-        groups.append(group)
-    relaxed._mutually_exclusive_groups = groups
-    return relaxed
-
-
-#: How deep sub-commands of sub-commands are guarded (`guarded`).
-_SUB_DEPTH = 8
-
-
-def guarded(parser: argparse.ArgumentParser, depth: int = 0) -> argparse.ArgumentParser:
-    """A copy of `parser` that raises `ParserStop` instead of printing and exiting, and so do
-    its sub-commands' parsers (``train.py go --x y``: copies of theirs), `_SUB_DEPTH` deep.
-
-    The copy shares the actions but a sub-command's; only its own error/exit/print methods
-    are replaced, so the user's parser is left as it was.
-    """
-    import copy
-
-    safe = copy.copy(parser)
-    twins: dict[int, argparse.Action] = {}
-    for action in parser._actions if depth < _SUB_DEPTH else ():
-        if isinstance(action, argparse._SubParsersAction):
-            made: dict[int, Any] = {}  # (an alias names the same parser: one copy of it)
-            for sub in action._name_parser_map.values():
-                if isinstance(sub, argparse.ArgumentParser) and id(sub) not in made:
-                    made[id(sub)] = guarded(sub, depth + 1)
-            twin = copy.copy(action)
-            twin._name_parser_map = twin.choices = {
-                name: made.get(id(sub), sub) for name, sub in action._name_parser_map.items()
-            }
-            twins[id(action)] = twin
-    if twins:
-        safe._actions = [twins.get(id(action), action) for action in parser._actions]
-
-    def error(message: str) -> NoReturn:
-        raise ParserStop(message)
-
-    def stop(status: int = 0, message: str | None = None) -> NoReturn:
-        raise ParserStop((message or "").strip() or None)
-
-    def quiet(*args: object, **kwargs: object) -> None:
-        del args, kwargs
-
-    for name, replacement in (
-        ("error", error),
-        ("exit", stop),
-        ("print_help", quiet),
-        ("print_usage", quiet),
-        ("_print_message", quiet),
-    ):
-        setattr(safe, name, replacement)
-    return safe
 
 
 # ---------------------------------------------------------------------------------------------
