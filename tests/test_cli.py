@@ -745,6 +745,29 @@ class TestCheck:
             "(correct it and check again)",
         ]
 
+    def test_reading_on_names_the_whole_command_lines_tokens(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Read on without '--lr x', a hint still names each token by its index in the command
+        line as written (before: its index in what was left, argv[1] for argv[3])."""
+        argv = ["--lr", "x", "--optimizer", "adam\r", "--rollout-batch-size", "8"]
+        assert main(["check", "--", *argv]) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "argv[3]: error: argument --optimizer: invalid choice: 'adam\\r' (choose from "
+            "'adam', 'sgd', 'muon', 'dist_muon', 'lion', 'soap', 'adaptive_muon') (argv[3] ends "
+            "in a carriage return: the command line was read from a file with Windows line "
+            "endings; convert the file (dos2unix FILE) and run again)",
+        ]
+        argv = ["--lr", "x", "--save", "/ckpt\r", "--load", "/in\r", "--rollout-batch-size", "8"]
+        assert main(["check", "--", *argv]) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "argv[3]: error: '/ckpt\\r' ends in a carriage return: the command line was read "
+            "from a file with Windows line endings; so do argv[5] (convert the file (dos2unix "
+            "FILE) and run again)",
+        ]
+
     @staticmethod
     def user_trainer(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str

@@ -12,14 +12,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-import attrs
-
 from layerconf.cli._parser_copies import guarded, nothing_required
 from layerconf.cli.errors import ParserStop, describe
 
 if TYPE_CHECKING:
     import traceback
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from layerconf.exceptions import Problem
     from layerconf.presets import Preset
@@ -69,7 +67,8 @@ def read_on(
     (its unknown and stray tokens are then reported as a resolution reports them) or stops
     where it stopped before; at most `MAX_STOPS` times (a note says so). Only the command
     line's own problems are reported: what the role file and the rules would say of a
-    command line without the options taken out could be wrong."""
+    command line without the options taken out could be wrong. Every argv index the problems
+    show (their hints' too) is one of the whole `argv`."""
     from layerconf.core.namespace import provenance_of
     from layerconf.core.stack import reading_order
     from layerconf.exceptions import Problem
@@ -99,20 +98,18 @@ def read_on(
         try:
             parsed, unknown = parse_known_args(guarded(reader), tokens)
         except ParserStop as stop:
-            found = [stop_problem(stop.message, reader, tokens)]
+            last = stop_problem(stop.message, reader, tokens, kept)
         except Exception as error:  # a type= callable's own error
-            crash = crash_problem(error, tokens)
+            crash = crash_problem(error, tokens, kept)
             if crash is None:
                 break
-            found = [crash]
+            last = crash
         else:
             provenance = provenance_of(parsed)
             redacted = provenance.inputs.get(ARGV) if provenance is not None else None
-            found = unknown_tokens(reader, tokens, unknown, preset, redacted)
-            found += stray_characters(reader, tokens, redacted)
-            problems += (_at(problem, kept) for problem in found)
+            problems += unknown_tokens(reader, tokens, unknown, preset, redacted, positions=kept)
+            problems += stray_characters(reader, tokens, redacted, positions=kept)
             break
-        last = _at(found[0], kept)
         if last in problems:
             break  # (no nearer to the end: it stopped where it stopped before)
         if not _only_taken(last, taken):
@@ -142,12 +139,6 @@ def _only_taken(problem: Problem, taken: set[str]) -> bool:
     return all(not taken.isdisjoint(names.split("/")) for names in listed)
 
 
-def _at(problem: Problem, kept: list[int]) -> Problem:
-    """`problem` of a command line of the `kept` tokens, at its index in the whole one."""
-    index = problem.argv_index
-    return problem if index is None else attrs.evolve(problem, argv_index=kept[index])
-
-
 def _option_group(
     argv: list[str], index: int, parser: argparse.ArgumentParser | None = None
 ) -> range:
@@ -173,16 +164,25 @@ def _option_group(
     return range(start, max(end, index + 1))
 
 
-def stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
-    """A problem for argparse's own error message, at the argv token it is about."""
+def stop_problem(
+    message: str | None,
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    positions: Sequence[int] | None = None,
+) -> Problem:
+    """A problem for argparse's own error message, at the argv token it is about.
+
+    `positions`: where each token of `argv` is on the command line the problem names (`argv`
+    what is left of it once tokens were taken out: `read_on`), else its own."""
     import re
 
     from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
     from layerconf.presets.resolve import stray_of
 
+    where: Sequence[int] = range(len(argv)) if positions is None else positions
     if message is None:  # --help, --version, or an action that exits
-        return _exit_problem(parser, argv)
+        return _exit_problem(parser, argv, where)
     index = None
     hint = None
     named = re.match(r"argument (\S+?): ", message)
@@ -202,13 +202,14 @@ def stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: lis
         if value is not None and action is not None and action.choices is not None:
             names = [str(getattr(choice, "name", choice)) for choice in action.choices]
             hint = did_you_mean_hint(value.group(1), names)
-        stray = stray_of(argv[index]) if index is not None and index < len(argv) else None
-        if stray is not None:  # ('adam' + CR: the file's line ending, not a misspelling)
+        stray = None if index is None else stray_of(argv[index])
+        if stray is not None and index is not None:  # ('adam' + CR: not a misspelling)
             what, why, fix = stray
-            hint = f"argv[{index}] {what}: {why}; {fix}"
+            hint = f"argv[{where[index]}] {what}: {why}; {fix}"
     elif message.startswith(_REQUIRED):
         index, hint = _meant_as_required(message, parser, argv)
-    return Problem(message, layer="cli", argv_index=index, hint=hint)
+    at = None if index is None else where[index]
+    return Problem(message, layer="cli", argv_index=at, hint=hint)
 
 
 def _meant_as_required(
@@ -240,8 +241,11 @@ def _meant_as_required(
     return None, "add them to the command line"
 
 
-def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
-    """The problem of an option that makes the trainer print and exit (--help, --version)."""
+def _exit_problem(
+    parser: argparse.ArgumentParser, argv: list[str], where: Sequence[int]
+) -> Problem:
+    """The problem of an option that makes the trainer print and exit (--help, --version),
+    at its index in `where` (the whole command line's of each token of `argv`)."""
     from layerconf.exceptions import Problem
 
     stoppers = [
@@ -256,7 +260,7 @@ def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
         f"{token if index is None else repr(token)} makes the trainer print and exit "
         "instead of training",
         layer="cli",
-        argv_index=index,
+        argv_index=None if index is None else where[index],
         hint="remove it",
     )
 
@@ -327,8 +331,11 @@ def raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
     return False
 
 
-def crash_problem(error: Exception, argv: list[str]) -> Problem | None:
-    """The problem of an exception argparse let through from a type callable, or None."""
+def crash_problem(
+    error: Exception, argv: list[str], positions: Sequence[int] | None = None
+) -> Problem | None:
+    """The problem of an exception argparse let through from a type callable, or None;
+    `positions` as for `stop_problem`."""
     import traceback
 
     from layerconf.core.suggest import did_you_mean_hint
@@ -343,6 +350,7 @@ def crash_problem(error: Exception, argv: list[str]) -> Problem | None:
             continue
         name = argparse._get_action_name(action) or action.dest
         index = _option_index(argv, action.option_strings, token)
+        where: Sequence[int] = range(len(argv)) if positions is None else positions
         if action.choices is not None:
             names = [getattr(choice, "name", str(choice)) for choice in action.choices]
             hint = did_you_mean_hint(token, names) or "choose from " + ", ".join(
@@ -354,7 +362,7 @@ def crash_problem(error: Exception, argv: list[str]) -> Problem | None:
             f"argument {name}: invalid value {token!r} ({describe(error)})",
             key=action.dest,
             layer="cli",
-            argv_index=index,
+            argv_index=None if index is None else where[index],
             hint=hint,
         )
     return None
