@@ -778,6 +778,59 @@ class TestCheck:
         monkeypatch.setattr(sys, "modules", dict(sys.modules))
         (tmp_path / f"{name}.py").write_text(source)
 
+    def test_a_crashing_type_or_action_never_quotes_a_secret(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A secret flag's type= callable or action raises what argparse does not catch (a
+        lookup's KeyError, the trainer's own exception quoting the value): the value, too short
+        for the output's scrubber to look for everywhere, is quoted nowhere, nor the
+        exception's message that holds it (before: both, as the trainer's traceback would)."""
+        self.user_trainer(
+            tmp_path,
+            monkeypatch,
+            "secret_trainer",
+            "import argparse\n"
+            "class Refused(Exception):\n"
+            "    pass\n"
+            "def lookup(text):\n"
+            "    return {'a': 1}[text]\n"
+            "def refuse(text):\n"
+            "    raise Refused(f'no key {text} here')\n"
+            "class Boom(argparse.Action):\n"
+            "    def __call__(self, parser, namespace, values, option_string=None):\n"
+            "        raise KeyError(values)\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--lr', type=float, default=1.0)\n"
+            "p.add_argument('--api-key', type=lookup)\n"
+            "p.add_argument('--wandb-key', type=refuse)\n"
+            "p.add_argument('--hf-token', action=Boom)\n",
+        )
+        command = ["check", "--parser", "secret_trainer:p", "--"]
+        assert main([*command, "--api-key", "Zq9", "--lr", "x"]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "argv[1]: error: argument --api-key: invalid value '<redacted>' "
+            "(KeyError: <redacted>) (check the value)",
+            "argv[3]: error: argument --lr: invalid float value: 'x'",
+        ]
+        assert "Zq9" not in captured.out + captured.err
+        assert main([*command, "--lr", "x", "--wandb-key=Zq9"]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "argv[2]: error: argument --wandb-key: invalid value '<redacted>' "
+            "(Refused: <redacted>) (check the value)",
+        ]
+        assert "Zq9" not in captured.out + captured.err
+        file = sys.modules["secret_trainer"].__file__
+        assert main([*command, "--hf-token", "Zq9"]) == 2
+        captured = capsys.readouterr()
+        assert captured.err == (
+            "layerconf check: error: the trainer's parser raised KeyError: <redacted> at "
+            f"{file}:10; run the trainer with the same command line to see the traceback\n"
+        )
+        assert "Zq9" not in captured.out
+
     def test_a_graph_of_sub_command_parsers_is_copied_once(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -114,7 +114,7 @@ def resolve(
         # here it is a problem of the command line.
         hidden = stop_behind(error)
         problem = (
-            crash_problem(error, argv)
+            crash_problem(error, argv, parser)
             if hidden is None
             else stop_problem(hidden.message, parser, argv)
         )
@@ -124,7 +124,7 @@ def resolve(
 
         if raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
             raise  # a bug of layerconf's own: the command's one line, exit 70 (cli.app)
-        raise UsageError(crash_text(error)) from None
+        raise UsageError(crash_text(error, argv, parser)) from None
     learn_secrets(roles)  # a role file's secrets too, wherever their text is quoted
     found = dict.fromkeys(problem for namespace in roles.values() for problem in notices(namespace))
     return Outcome(roles, sorted(found, key=reading_order))

@@ -100,7 +100,7 @@ def read_on(
         except ParserStop as stop:
             last = stop_problem(stop.message, reader, tokens, kept)
         except Exception as error:  # a type= callable's own error
-            crash = crash_problem(error, tokens, kept)
+            crash = crash_problem(error, tokens, reader, kept)
             if crash is None:
                 break
             last = crash
@@ -300,17 +300,53 @@ def _option_index(argv: list[str], options: Iterable[str], value: str | None) ->
     return next((i for i in range(end) if value in (argv[i], repr(argv[i])[1:-1])), None)
 
 
-def crash_text(error: Exception) -> str:
-    """One line for an exception the trainer's parser raised while resolving: what, where
-    (layerconf's own are reported as its bugs, never blamed on the trainer: `resolve`)."""
+def crash_text(error: Exception, argv: list[str], parser: argparse.ArgumentParser) -> str:
+    """One line for an exception the trainer's parser raised while resolving `argv`: what,
+    where, no secret of `argv` quoted (layerconf's own are reported as its bugs, never
+    blamed on the trainer: `resolve`)."""
+    return (
+        f"{_trainer_raised(error, parser, argv)}; run the trainer with the same command line "
+        "to see the traceback"
+    )
+
+
+def _trainer_raised(error: Exception, parser: argparse.ArgumentParser, argv: list[str]) -> str:
+    """``the trainer's parser raised KeyError: 'x' at train.py:12``, with no secret of `argv`
+    quoted (`_secret_described`)."""
     import traceback
 
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    return (
-        f"the trainer's parser raised {describe(error)}{where}; run the trainer "
-        "with the same command line to see the traceback"
-    )
+    described = _secret_described(error, _secret_texts(argv, parser))
+    return f"the trainer's parser raised {described}{where}"
+
+
+def _secret_texts(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """The text of every secret of `argv` as `parser` reads it (a secret flag's value, what
+    a token such as ``HF_TOKEN=S`` shows), however short."""
+    from layerconf.core.secrets import redact_argv, shows_secret
+
+    found = redact_argv(argv, parser=parser)[1]
+    return [text for text in found + [t for t in argv if shows_secret(t)] if text]
+
+
+def _holds_secret(text: str, secrets: list[str]) -> bool:
+    """Whether `text` holds one of `secrets` (however short) or shows a secret of its own."""
+    from layerconf.core.secrets import shows_secret
+
+    return any(secret in text for secret in secrets) or shows_secret(text)
+
+
+def _secret_described(error: BaseException, secrets: list[str]) -> str:
+    """`describe(error)`, its message replaced by the secret policy's placeholder when it
+    holds a secret's text (a type= callable's ``KeyError('S')`` of a secret flag's value)."""
+    from layerconf.core.secrets import SECRETS
+
+    text = describe(error)
+    message = text.partition(": ")[2]
+    if message and _holds_secret(message, secrets):
+        return f"{type(error).__name__}: {SECRETS.placeholder}"
+    return text
 
 
 def raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
@@ -332,12 +368,18 @@ def raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
 
 
 def crash_problem(
-    error: Exception, argv: list[str], positions: Sequence[int] | None = None
+    error: Exception,
+    argv: list[str],
+    parser: argparse.ArgumentParser,
+    positions: Sequence[int] | None = None,
 ) -> Problem | None:
-    """The problem of an exception argparse let through from a type callable, or None;
-    `positions` as for `stop_problem`."""
+    """The problem of an exception argparse let through from a type callable, or None. The
+    value and the exception's message are quoted as the secret policy lets them be, as
+    argparse's own messages are (``invalid value '<redacted>'``); `positions` as for
+    `stop_problem`."""
     import traceback
 
+    from layerconf.core.secrets import SECRETS
     from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
 
@@ -351,15 +393,17 @@ def crash_problem(
         name = argparse._get_action_name(action) or action.dest
         index = _option_index(argv, action.option_strings, token)
         where: Sequence[int] = range(len(argv)) if positions is None else positions
+        secrets = _secret_texts(argv, parser)
+        secret = _holds_secret(token, secrets)
         if action.choices is not None:
             names = [getattr(choice, "name", str(choice)) for choice in action.choices]
-            hint = did_you_mean_hint(token, names) or "choose from " + ", ".join(
-                repr(n) for n in names
-            )
+            meant = None if secret else did_you_mean_hint(token, names)
+            hint = meant or "choose from " + ", ".join(repr(n) for n in names)
         else:
             hint = "check the value"
+        shown = SECRETS.placeholder if secret else token
         return Problem(
-            f"argument {name}: invalid value {token!r} ({describe(error)})",
+            f"argument {name}: invalid value {shown!r} ({_secret_described(error, secrets)})",
             key=action.dest,
             layer="cli",
             argv_index=None if index is None else where[index],
