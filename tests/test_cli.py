@@ -745,6 +745,121 @@ class TestCheck:
             "(correct it and check again)",
         ]
 
+    # A trainer whose actions stop and raise where argparse names no token (`stop_trainer`).
+    STOP_TRAINER = (
+        "import argparse\n"
+        "class Boom(argparse.Action):\n"
+        "    def __call__(self, parser, namespace, values, option_string=None):\n"
+        "        raise KeyError(values)\n"
+        "class Clash(argparse.Action):\n"
+        "    def __call__(self, parser, namespace, values, option_string=None):\n"
+        "        parser.error('--mode and --both cannot be given together')\n"
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--lr', type=float, default=1.0)\n"
+        "p.add_argument('--mode', action=Boom)\n"
+        "p.add_argument('--both', action=Clash)\n"
+        "p.add_argument('--megatron-config-path')\n"
+        "g = argparse.ArgumentParser()\n"
+        "g.add_argument('--lr', type=float, default=1.0)\n"
+        "g.add_argument('--megatron-config-path')\n"
+        "one = g.add_mutually_exclusive_group(required=True)\n"
+        "one.add_argument('--a')\n"
+        "one.add_argument('--b')\n"
+        "s = argparse.ArgumentParser()\n"
+        "s.add_argument('--lr', type=float, default=1.0)\n"
+        "s.add_argument('--megatron-config-path')\n"
+        "go = s.add_subparsers(dest='cmd').add_parser('go')\n"
+        "go.add_argument('--x', type=int, required=True)\n"
+    )
+
+    @staticmethod
+    def user_trainer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str
+    ) -> None:
+        """`source` as the module `name` in `tmp_path`, the directory the command runs in."""
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        monkeypatch.setattr(sys, "modules", dict(sys.modules))
+        (tmp_path / f"{name}.py").write_text(source)
+
+    @pytest.mark.parametrize(
+        ("parser", "argv", "lines"),
+        [
+            (  # an action raises: at no value of the command line
+                "p",
+                ["--lr", "x", "--mode", "fast", "--megatron-config-path", "bad.yaml"],
+                [
+                    "argv[1]: error: argument --lr: invalid float value: 'x'",
+                    "bad.yaml:4:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)",
+                    "cli: note: the command line (6 tokens) was not read past its first error: "
+                    "read on without it, the trainer's parser raised KeyError: 'fast' at "
+                    "{file}:4 (correct it and check again)",
+                ],
+            ),
+            (  # an action's own parser.error(): at no token to take out
+                "p",
+                ["--lr", "x", "--both", "1", "--megatron-config-path", "bad.yaml"],
+                [
+                    "cli: error: --mode and --both cannot be given together",
+                    "argv[1]: error: argument --lr: invalid float value: 'x'",
+                    "bad.yaml:4:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)",
+                    "cli: note: the command line (6 tokens) was not read past its first 2 "
+                    "errors (correct these and check again)",
+                ],
+            ),
+            (  # a sub-command's required option: its parser is not relaxed
+                "s",
+                ["--lr", "x", "--megatron-config-path", "bad.yaml", "go"],
+                [
+                    "cli: error: the following arguments are required: --x (add them to the "
+                    "command line)",
+                    "argv[1]: error: argument --lr: invalid float value: 'x'",
+                    "bad.yaml:4:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)",
+                    "cli: note: the command line (5 tokens) was not read past its first 2 "
+                    "errors (correct these and check again)",
+                ],
+            ),
+            (  # a required group missing is read past, as a required option is
+                "g",
+                ["--lr", "x", "--megatron-config-path", "bad.yaml", "--zz"],
+                [
+                    "cli: error: one of the arguments --a --b is required (add one of them to "
+                    "the command line)",
+                    "argv[1]: error: argument --lr: invalid float value: 'x'",
+                    "argv[4]: warning: '--zz' is not an argument of this parser; it is passed "
+                    "on to slime's pre-parser or SGLang's parser, which is declared to take "
+                    "only --sglang-*, --train-backend, --debug-rollout-only, "
+                    "--debug-train-only, --load-debug-rollout-data (training ignores it: check "
+                    "the spelling in --help, or remove it)",
+                    "bad.yaml:4:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)",
+                ],
+            ),
+        ],
+        ids=["action-raises", "action-stops", "sub-command-required", "required-group"],
+    )
+    def test_reading_on_that_ends_early_says_so(
+        self,
+        parser: str,
+        argv: list[str],
+        lines: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Reading on past argparse's first error may end before the command line parses: at
+        an error at no token to take out, where the trainer's parser raises at no value (what
+        it raised is named), at a sub-command's required option. A note says the rest was not
+        read, and the role file the command line names is checked on its own all the same
+        (before: neither, as if the command line had been read whole)."""
+        self.user_trainer(tmp_path, monkeypatch, "stop_trainer", self.STOP_TRAINER)
+        (tmp_path / "bad.yaml").write_text(
+            "megatron:\n  - role: critic\n    overrides:\n      lrr: 1e-5\n"
+        )
+        command = ["check", "--parser", f"stop_trainer:{parser}", "--preset", "slime"]
+        assert main([*command, "--", *argv]) == 1
+        file = sys.modules["stop_trainer"].__file__
+        assert capsys.readouterr().out.splitlines() == [line.format(file=file) for line in lines]
+
     def test_reading_on_names_the_whole_command_lines_tokens(
         self, capsys: pytest.CaptureFixture[str]
     ) -> None:
@@ -767,16 +882,6 @@ class TestCheck:
             "from a file with Windows line endings; so do argv[5] (convert the file (dos2unix "
             "FILE) and run again)",
         ]
-
-    @staticmethod
-    def user_trainer(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str
-    ) -> None:
-        """`source` as the module `name` in `tmp_path`, the directory the command runs in."""
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.setattr(sys, "path", list(sys.path))
-        monkeypatch.setattr(sys, "modules", dict(sys.modules))
-        (tmp_path / f"{name}.py").write_text(source)
 
     def test_a_crashing_type_or_action_never_quotes_a_secret(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -830,6 +935,15 @@ class TestCheck:
             f"{file}:10; run the trainer with the same command line to see the traceback\n"
         )
         assert "Zq9" not in captured.out
+        assert main([*command, "--lr", "x", "--hf-token", "Zq9"]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "cli: note: the command line (4 tokens) was not read past its first error: read on "
+            f"without it, the trainer's parser raised KeyError: <redacted> at {file}:10 "
+            "(correct it and check again)",
+        ]
+        assert "Zq9" not in captured.out + captured.err
 
     def test_a_graph_of_sub_command_parsers_is_copied_once(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

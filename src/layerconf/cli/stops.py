@@ -26,7 +26,9 @@ __all__ = [
     "MAX_STOPS",
     "crash_problem",
     "crash_text",
+    "given_alone",
     "raised_by_layerconf",
+    "raised_problem",
     "read_on",
     "stop_behind",
     "stop_problem",
@@ -64,14 +66,17 @@ def read_on(
 
     The command line is parsed again without the option the stop is about (its values
     too), and with nothing required once a required option was missing, until it parses
-    (its unknown and stray tokens are then reported as a resolution reports them) or stops
-    where it stopped before; at most `MAX_STOPS` times (a note says so). Only the command
-    line's own problems are reported: what the role file and the rules would say of a
-    command line without the options taken out could be wrong. Every argv index the problems
-    show (their hints' too) is one of the whole `argv`."""
+    (its unknown and stray tokens are then reported as a resolution reports them). Reading
+    that ends before it parses says so in a note (`_unread`): after `MAX_STOPS` parses; at a
+    stop at no token to take out (a sub-command's required option too) or where it stopped
+    before; where the trainer's parser raises at no value (what it raised is named). Only
+    the command line's own problems are reported: what the role file and the rules would
+    say of a command line without the options taken out could be wrong. Every argv index the
+    problems show (their hints' too) is one of the whole `argv`."""
+    import traceback
+
     from layerconf.core.namespace import provenance_of
     from layerconf.core.stack import reading_order
-    from layerconf.exceptions import Problem
     from layerconf.presets.resolve import stray_characters, unknown_tokens
     from layerconf.sources.argv import parse_known_args
     from layerconf.sources.base import ARGV
@@ -82,13 +87,14 @@ def read_on(
     kept = list(range(len(argv)))  # which of `argv` the next parse reads
     taken: set[str] = set()  # the option strings of the options taken out
     reader = parser
+    raised = None  # what the trainer's parser raised that is at no token, if it did
     for _ in range(min(MAX_STOPS, _AGAIN // max(len(argv), 1) ** 2)):
-        if last.message.startswith(_REQUIRED):
+        if _missing(last.message):
             if reader is not parser:
-                break
+                break  # (a sub-command's: its parser is not relaxed)
             reader = nothing_required(parser)
         elif last.argv_index is None:
-            break
+            break  # (no token to take out)
         if last.argv_index is not None:  # (a required option's misspelling too)
             left = _option_group(argv, last.argv_index, parser)
             action = parser._option_string_actions.get(argv[left[0]].partition("=")[0])
@@ -97,13 +103,14 @@ def read_on(
         tokens = [argv[index] for index in kept]
         try:
             parsed, unknown = parse_known_args(guarded(reader), tokens)
-        except ParserStop as stop:
-            last = stop_problem(stop.message, reader, tokens, kept)
-        except Exception as error:  # a type= callable's own error
-            crash = crash_problem(error, tokens, reader, kept)
-            if crash is None:
+        except Exception as error:  # argparse's stop, or a type= callable's own error
+            stop = raised_problem(error, reader, tokens, kept)
+            if stop is None:
+                if raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
+                    raise  # a bug of layerconf's own, as when the whole command line was read
+                raised = _trainer_raised(error, reader, argv)
                 break
-            last = crash
+            last = stop
         else:
             provenance = provenance_of(parsed)
             redacted = provenance.inputs.get(ARGV) if provenance is not None else None
@@ -114,20 +121,39 @@ def read_on(
             break  # (no nearer to the end: it stopped where it stopped before)
         if not _only_taken(last, taken):
             problems.append(last)
-    else:
-        problems.append(
-            Problem(
-                f"the command line ({len(argv):,} tokens) was not read past its first "
-                + (f"{len(problems)} errors" if len(problems) > 1 else "error"),
-                layer="cli",
-                hint=f"correct {'these' if len(problems) > 1 else 'it'} and check again",
-                severity="info",
-            )
-        )
+    if parsed is None:
+        problems.append(_unread(argv, problems, raised))
     return sorted(problems, key=reading_order), parsed
 
 
+def _unread(argv: list[str], problems: list[Problem], raised: str | None) -> Problem:
+    """The note that the command line was not read past the `problems` found (and, read on
+    without them, the trainer's parser `raised` what is at no token, if it did)."""
+    from layerconf.exceptions import Problem
+
+    many = len(problems) > 1
+    message = f"the command line ({len(argv):,} tokens) was not read past its first " + (
+        f"{len(problems)} errors" if many else "error"
+    )
+    if raised is not None:
+        message += f": read on without {'them' if many else 'it'}, {raised}"
+    return Problem(
+        message,
+        layer="cli",
+        hint=f"correct {'these' if many else 'it'} and check again",
+        severity="info",
+    )
+
+
 _REQUIRED = "the following arguments are required"
+_ONE_REQUIRED = "one of the arguments "  # (a required group: "... --a --b is required")
+
+
+def _missing(message: str) -> bool:
+    """Whether argparse's `message` says required options (or a required group) are missing."""
+    return message.startswith(_REQUIRED) or (
+        message.startswith(_ONE_REQUIRED) and message.endswith(" is required")
+    )
 
 
 def _only_taken(problem: Problem, taken: set[str]) -> bool:
@@ -137,6 +163,24 @@ def _only_taken(problem: Problem, taken: set[str]) -> bool:
         return False
     listed = problem.message.partition(": ")[2].split(", ")
     return all(not taken.isdisjoint(names.split("/")) for names in listed)
+
+
+def given_alone(parser: argparse.ArgumentParser, argv: list[str], dest: str) -> object:
+    """What `parser` reads for `dest` from the last option of it on `argv` (with its values),
+    read alone; None if none is given or it does not parse alone. The role file a command
+    line names, when the whole of it never parsed (`read_on`)."""
+    from layerconf.sources.argv import parse_known_args
+
+    options = [option for a in parser._actions if a.dest == dest for option in a.option_strings]
+    found = _option_indices(argv, options)
+    if not found:
+        return None
+    tokens = [argv[index] for index in _option_group(argv, found[-1], parser)]
+    try:
+        parsed, _ = parse_known_args(guarded(nothing_required(parser)), tokens)
+    except Exception:  # (a stop, a type= callable's error: no value to read)
+        return None
+    return getattr(parsed, dest, None)
 
 
 def _option_group(
@@ -208,6 +252,8 @@ def stop_problem(
             hint = f"argv[{where[index]}] {what}: {why}; {fix}"
     elif message.startswith(_REQUIRED):
         index, hint = _meant_as_required(message, parser, argv)
+    elif _missing(message):
+        hint = "add one of them to the command line"
     at = None if index is None else where[index]
     return Problem(message, layer="cli", argv_index=at, hint=hint)
 
@@ -298,6 +344,22 @@ def _option_index(argv: list[str], options: Iterable[str], value: str | None) ->
         return found[-1] if found else None
     end = argv.index("--") if "--" in argv else len(argv)
     return next((i for i in range(end) if value in (argv[i], repr(argv[i])[1:-1])), None)
+
+
+def raised_problem(
+    error: Exception,
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    positions: Sequence[int] | None = None,
+) -> Problem | None:
+    """The problem of what parsing `argv` with (a `guarded` copy of) `parser` raised: its stop
+    (one that an error while cleaning up hid too), or a type= callable's error at the value
+    it refused; None if it is at no value (`crash_text` says what it was). `positions` as
+    for `stop_problem`."""
+    hidden = stop_behind(error)
+    if hidden is not None:
+        return stop_problem(hidden.message, parser, argv, positions)
+    return crash_problem(error, argv, parser, positions)
 
 
 def crash_text(error: Exception, argv: list[str], parser: argparse.ArgumentParser) -> str:
