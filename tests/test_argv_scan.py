@@ -436,7 +436,8 @@ def test_a_dest_that_is_not_a_string_fails_as_argparse() -> None:
 
 def test_the_cli_s_guarded_parser_is_scanned() -> None:
     """The ways a parser reports may be replaced (the CLI does): still a plain parser."""
-    from layerconf.cli.stops import ParserStop, guarded
+    from layerconf.cli._parser_copies import guarded
+    from layerconf.cli.errors import ParserStop
 
     parser = guarded(plain_parser())
     assert check_against_argparse(parser, ["--lr", "1"], known=True)

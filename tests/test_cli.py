@@ -745,6 +745,279 @@ class TestCheck:
             "(correct it and check again)",
         ]
 
+    # A trainer whose actions stop and raise where argparse names no token (`stop_trainer`).
+    STOP_TRAINER = (
+        "import argparse\n"
+        "class Boom(argparse.Action):\n"
+        "    def __call__(self, parser, namespace, values, option_string=None):\n"
+        "        raise KeyError(values)\n"
+        "class Clash(argparse.Action):\n"
+        "    def __call__(self, parser, namespace, values, option_string=None):\n"
+        "        parser.error('--mode and --both cannot be given together')\n"
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--lr', type=float, default=1.0)\n"
+        "p.add_argument('--mode', action=Boom)\n"
+        "p.add_argument('--both', action=Clash)\n"
+        "p.add_argument('--megatron-config-path')\n"
+        "g = argparse.ArgumentParser()\n"
+        "g.add_argument('--lr', type=float, default=1.0)\n"
+        "g.add_argument('--megatron-config-path')\n"
+        "one = g.add_mutually_exclusive_group(required=True)\n"
+        "one.add_argument('--a')\n"
+        "one.add_argument('--b')\n"
+        "s = argparse.ArgumentParser()\n"
+        "s.add_argument('--lr', type=float, default=1.0)\n"
+        "s.add_argument('--megatron-config-path')\n"
+        "go = s.add_subparsers(dest='cmd').add_parser('go')\n"
+        "go.add_argument('--x', type=int, required=True)\n"
+    )
+
+    @staticmethod
+    def user_trainer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str
+    ) -> None:
+        """`source` as the module `name` in `tmp_path`, the directory the command runs in."""
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "path", list(sys.path))
+        monkeypatch.setattr(sys, "modules", dict(sys.modules))
+        (tmp_path / f"{name}.py").write_text(source)
+
+    @pytest.mark.parametrize(
+        ("parser", "argv", "lines"),
+        [
+            (  # an action raises: at no value of the command line
+                "p",
+                ["--lr", "x", "--mode", "fast", "--megatron-config-path", "bad.yaml"],
+                [
+                    "argv[1]: error: argument --lr: invalid float value: 'x'",
+                    "bad.yaml:4:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)",
+                    "cli: note: the command line (6 tokens) was not read past its first error: "
+                    "read on without it, the trainer's parser raised KeyError: 'fast' at "
+                    "{file}:4 (correct it and check again)",
+                ],
+            ),
+            (  # an action's own parser.error(): at no token to take out
+                "p",
+                ["--lr", "x", "--both", "1", "--megatron-config-path", "bad.yaml"],
+                [
+                    "cli: error: --mode and --both cannot be given together",
+                    "argv[1]: error: argument --lr: invalid float value: 'x'",
+                    "bad.yaml:4:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)",
+                    "cli: note: the command line (6 tokens) was not read past its first 2 "
+                    "errors (correct these and check again)",
+                ],
+            ),
+            (  # a sub-command's required option: its parser is not relaxed
+                "s",
+                ["--lr", "x", "--megatron-config-path", "bad.yaml", "go"],
+                [
+                    "cli: error: the following arguments are required: --x (add them to the "
+                    "command line)",
+                    "argv[1]: error: argument --lr: invalid float value: 'x'",
+                    "bad.yaml:4:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)",
+                    "cli: note: the command line (5 tokens) was not read past its first 2 "
+                    "errors (correct these and check again)",
+                ],
+            ),
+            (  # a required group missing is read past, as a required option is
+                "g",
+                ["--lr", "x", "--megatron-config-path", "bad.yaml", "--zz"],
+                [
+                    "cli: error: one of the arguments --a --b is required (add one of them to "
+                    "the command line)",
+                    "argv[1]: error: argument --lr: invalid float value: 'x'",
+                    "argv[4]: warning: '--zz' is not an argument of this parser; it is passed "
+                    "on to slime's pre-parser or SGLang's parser, which is declared to take "
+                    "only --sglang-*, --train-backend, --debug-rollout-only, "
+                    "--debug-train-only, --load-debug-rollout-data (training ignores it: check "
+                    "the spelling in --help, or remove it)",
+                    "bad.yaml:4:7: error: 'lrr' is not an argument of this parser (did you mean 'lr'?)",
+                ],
+            ),
+        ],
+        ids=["action-raises", "action-stops", "sub-command-required", "required-group"],
+    )
+    def test_reading_on_that_ends_early_says_so(
+        self,
+        parser: str,
+        argv: list[str],
+        lines: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Reading on past argparse's first error may end before the command line parses: at
+        an error at no token to take out, where the trainer's parser raises at no value (what
+        it raised is named), at a sub-command's required option. A note says the rest was not
+        read, and the role file the command line names is checked on its own all the same
+        (before: neither, as if the command line had been read whole)."""
+        self.user_trainer(tmp_path, monkeypatch, "stop_trainer", self.STOP_TRAINER)
+        (tmp_path / "bad.yaml").write_text(
+            "megatron:\n  - role: critic\n    overrides:\n      lrr: 1e-5\n"
+        )
+        command = ["check", "--parser", f"stop_trainer:{parser}", "--preset", "slime"]
+        assert main([*command, "--", *argv]) == 1
+        file = sys.modules["stop_trainer"].__file__
+        assert capsys.readouterr().out.splitlines() == [line.format(file=file) for line in lines]
+
+    def test_reading_on_names_the_whole_command_lines_tokens(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Read on without '--lr x', a hint still names each token by its index in the command
+        line as written (before: its index in what was left, argv[1] for argv[3])."""
+        argv = ["--lr", "x", "--optimizer", "adam\r", "--rollout-batch-size", "8"]
+        assert main(["check", "--", *argv]) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "argv[3]: error: argument --optimizer: invalid choice: 'adam\\r' (choose from "
+            "'adam', 'sgd', 'muon', 'dist_muon', 'lion', 'soap', 'adaptive_muon') (argv[3] ends "
+            "in a carriage return: the command line was read from a file with Windows line "
+            "endings; convert the file (dos2unix FILE) and run again)",
+        ]
+        argv = ["--lr", "x", "--save", "/ckpt\r", "--load", "/in\r", "--rollout-batch-size", "8"]
+        assert main(["check", "--", *argv]) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "argv[3]: error: '/ckpt\\r' ends in a carriage return: the command line was read "
+            "from a file with Windows line endings; so do argv[5] (convert the file (dos2unix "
+            "FILE) and run again)",
+        ]
+
+    def test_a_crashing_type_or_action_never_quotes_a_secret(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A secret flag's type= callable or action raises what argparse does not catch (a
+        lookup's KeyError, the trainer's own exception quoting the value): the value, too short
+        for the output's scrubber to look for everywhere, is quoted nowhere, nor the
+        exception's message that holds it (before: both, as the trainer's traceback would)."""
+        self.user_trainer(
+            tmp_path,
+            monkeypatch,
+            "secret_trainer",
+            "import argparse\n"
+            "class Refused(Exception):\n"
+            "    pass\n"
+            "def lookup(text):\n"
+            "    return {'a': 1}[text]\n"
+            "def refuse(text):\n"
+            "    raise Refused(f'no key {text} here')\n"
+            "class Boom(argparse.Action):\n"
+            "    def __call__(self, parser, namespace, values, option_string=None):\n"
+            "        raise KeyError(values)\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--lr', type=float, default=1.0)\n"
+            "p.add_argument('--api-key', type=lookup)\n"
+            "p.add_argument('--wandb-key', type=refuse)\n"
+            "p.add_argument('--hf-token', action=Boom)\n",
+        )
+        command = ["check", "--parser", "secret_trainer:p", "--"]
+        assert main([*command, "--api-key", "Zq9", "--lr", "x"]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "argv[1]: error: argument --api-key: invalid value '<redacted>' "
+            "(KeyError: <redacted>) (check the value)",
+            "argv[3]: error: argument --lr: invalid float value: 'x'",
+        ]
+        assert "Zq9" not in captured.out + captured.err
+        assert main([*command, "--lr", "x", "--wandb-key=Zq9"]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "argv[2]: error: argument --wandb-key: invalid value '<redacted>' "
+            "(Refused: <redacted>) (check the value)",
+        ]
+        assert "Zq9" not in captured.out + captured.err
+        file = sys.modules["secret_trainer"].__file__
+        assert main([*command, "--hf-token", "Zq9"]) == 2
+        captured = capsys.readouterr()
+        assert captured.err == (
+            "layerconf check: error: the trainer's parser raised KeyError: <redacted> at "
+            f"{file}:10; run the trainer with the same command line to see the traceback\n"
+        )
+        assert "Zq9" not in captured.out
+        assert main([*command, "--lr", "x", "--hf-token", "Zq9"]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "cli: note: the command line (4 tokens) was not read past its first error: read on "
+            f"without it, the trainer's parser raised KeyError: <redacted> at {file}:10 "
+            "(correct it and check again)",
+        ]
+        assert "Zq9" not in captured.out + captured.err
+
+    def test_a_graph_of_sub_command_parsers_is_copied_once(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A trainer's sub-commands that name one another (the same three under each, 8 deep,
+        and the trainer's own parser among them): each parser is copied a few times, not once
+        per path through the graph (before: 383,744 copies, 20 s), the copies of a cycle are
+        one copy, and the trainer's parsers are left as they were."""
+        import copy
+        import importlib
+
+        from layerconf.cli._parser_copies import guarded
+
+        self.user_trainer(
+            tmp_path,
+            monkeypatch,
+            "graph_trainer",
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--lr', type=float, default=1.0)\n"
+            "commands = p.add_subparsers(dest='cmd')\n"
+            "wide = [commands.add_parser(f'q{n}') for n in range(3)]\n"
+            "for q in wide:\n"
+            "    q.add_argument('--x', type=int)\n"
+            "    then = q.add_subparsers(dest='then')\n"
+            "    for n, other in enumerate(wide):\n"
+            "        then._name_parser_map[f'q{n}'] = other\n"
+            "    then._name_parser_map['top'] = p\n",
+        )
+        copies = 0
+        plain_copy = copy.copy
+
+        def counted(value: Any) -> Any:
+            nonlocal copies
+            copies += isinstance(value, argparse.ArgumentParser)
+            return plain_copy(value)
+
+        sys.path.insert(0, str(tmp_path))
+        graph_trainer = importlib.import_module("graph_trainer")
+        parsers = [graph_trainer.p, *graph_trainer.wide]
+
+        def shape() -> list[Any]:
+            """What the trainer's parsers are: their attributes, actions, sub-commands."""
+            return [
+                (
+                    sorted(vars(parser)),
+                    parser._actions,
+                    list(parser._actions),
+                    [dict(a.choices or {}) for a in parser._actions],
+                )
+                for parser in parsers
+            ]
+
+        before = shape()
+        monkeypatch.setattr(copy, "copy", counted)
+        argv = ["--lr", "x", "q0", "--x", "y", "q1", "top", "--lr", "z", "q2", "--x", "1"]
+        assert main(["check", "--parser", "graph_trainer:p", "--", *argv]) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            "argv[1]: error: argument --lr: invalid float value: 'x'",
+            "argv[4]: error: argument --x: invalid int value: 'y'",
+            "argv[8]: error: argument then: invalid choice: 'z' (choose from 'q0', 'q1', "
+            "'q2', 'top')",
+        ]
+        assert copies < 100
+        assert shape() == before
+        safe = guarded(graph_trainer.p)
+        command = next(a for a in safe._actions if isinstance(a, argparse._SubParsersAction))
+        then = next(
+            a for a in command.choices["q0"]._actions if isinstance(a, argparse._SubParsersAction)
+        )
+        assert then.choices["top"] is safe
+        assert then.choices["q1"] is command.choices["q1"]
+        assert shape() == before
+
     def test_a_misspelt_training_flag_is_an_error(self, capsys: pytest.CaptureFixture[str]) -> None:
         """slime would drop it and run with TP 1: check stops the launch, with the did-you-mean."""
         argv = ["--rollout-batch-size", "8", "--tensor-model-paralel-size", "2"]

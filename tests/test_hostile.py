@@ -306,7 +306,9 @@ class TestWhoseFailure:
         exec(compile(source.read_text(), str(source), "exec"), namespace)  # a trainer's file
         with pytest.raises(ValueError, match="no") as caught:
             namespace["parse"]("x")
-        assert crash_text(caught.value).startswith("the trainer's parser raised ValueError: no")
+        assert crash_text(caught.value, [], argparse.ArgumentParser()).startswith(
+            "the trainer's parser raised ValueError: no"
+        )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,18 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from layerconf.cli.errors import EXIT_PROBLEMS, ParserStop, UsageError
+from layerconf.cli._parser_copies import guarded, nothing_required
+from layerconf.cli.errors import EXIT_PROBLEMS, UsageError
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.scrub import learn_argv_secrets, learn_secrets, stderr
 from layerconf.cli.stops import (
-    crash_problem,
     crash_text,
-    guarded,
-    nothing_required,
+    given_alone,
     raised_by_layerconf,
+    raised_problem,
     read_on,
-    stop_behind,
-    stop_problem,
 )
 from layerconf.cli.trainer import preset_of, sources_of, trainer_parser
 from layerconf.core.lazy import record_eq, record_hash, record_repr
@@ -104,31 +102,26 @@ def resolve(
         roles = resolve_roles(guarded(parser), argv, preset=preset, sources=sources, warn=False)
     except ConfigError as error:
         return Outcome(None, error.problems)
-    except ParserStop as stop:
-        first = stop_problem(stop.message, parser, argv)
-        return _stopped(first, parser, argv, preset, sources, role_file=role_file)
     except LayerconfError as error:
         raise UsageError(str(error)) from None
     except Exception as error:
-        # A stop that an error while cleaning up hid; or a type= callable that argparse does
-        # not catch (an enum name: KeyError): the real trainer would stop with a traceback,
-        # here it is a problem of the command line.
-        hidden = stop_behind(error)
-        problem = (
-            crash_problem(error, argv)
-            if hidden is None
-            else stop_problem(hidden.message, parser, argv)
-        )
-        if problem is not None:
-            return _stopped(problem, parser, argv, preset, sources, role_file=role_file)
-        import traceback  # (an error's path only: the command's start does not pay for it)
+        # argparse's stop (one that an error while cleaning up hid too); or a type= callable
+        # that argparse does not catch (an enum name: KeyError): the real trainer would stop
+        # with a traceback, here it is a problem of the command line.
+        first = raised_problem(error, parser, argv)
+        if first is None:
+            import traceback  # (an error's path only: the command's start does not pay for it)
 
-        if raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
-            raise  # a bug of layerconf's own: the command's one line, exit 70 (cli.app)
-        raise UsageError(crash_text(error)) from None
-    learn_secrets(roles)  # a role file's secrets too, wherever their text is quoted
-    found = dict.fromkeys(problem for namespace in roles.values() for problem in notices(namespace))
-    return Outcome(roles, sorted(found, key=reading_order))
+            if raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
+                raise  # a bug of layerconf's own: the command's one line, exit 70 (cli.app)
+            raise UsageError(crash_text(error, argv, parser)) from None
+    else:
+        learn_secrets(roles)  # a role file's secrets too, wherever their text is quoted
+        found = dict.fromkeys(p for namespace in roles.values() for p in notices(namespace))
+        return Outcome(roles, sorted(found, key=reading_order))
+    # Read on out of the handler: what a parse raises then is not taken for this stop's
+    # (`stop_behind` looks at what an error was raised while handling).
+    return _stopped(first, parser, argv, preset, sources, role_file=role_file)
 
 
 def _stopped(
@@ -145,7 +138,13 @@ def _stopped(
     `check FILE` checks it (`resolve_files`): a launch's mistakes all at once, whichever
     file they are in."""
     problems, parsed = read_on(first, parser, argv, preset)
-    path = getattr(parsed, preset.config_dest or "", None) if role_file else None
+    path = None
+    if role_file and preset.config_dest is not None:
+        path = (
+            getattr(parsed, preset.config_dest, None)
+            if parsed is not None  # (else its option, read alone)
+            else given_alone(parser, argv, preset.config_dest)
+        )
     if isinstance(path, str) and path:
         problems += resolve_files(parser, [path], preset, sources).problems
     return Outcome(None, problems)

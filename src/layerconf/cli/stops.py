@@ -2,22 +2,22 @@
 
 argparse prints a usage message and exits at its first error, and a ``type=`` callable may
 raise what argparse does not catch: `guarded` gives a copy of the parser (its sub-commands'
-too) that raises `ParserStop` instead, and the functions here turn a stop or a crash into a
-`Problem` at the argv token it is about; `read_on` then reads the rest of the command line.
+too) that raises `ParserStop` instead (`layerconf.cli._parser_copies`), and the functions here
+turn a stop or a crash into a `Problem` at the argv token it is about; `read_on` then reads
+the rest of the command line.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING
 
-import attrs
-
+from layerconf.cli._parser_copies import guarded, nothing_required
 from layerconf.cli.errors import ParserStop, describe
 
 if TYPE_CHECKING:
     import traceback
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from layerconf.exceptions import Problem
     from layerconf.presets import Preset
@@ -26,87 +26,13 @@ __all__ = [
     "MAX_STOPS",
     "crash_problem",
     "crash_text",
-    "guarded",
-    "nothing_required",
+    "given_alone",
     "raised_by_layerconf",
+    "raised_problem",
     "read_on",
     "stop_behind",
     "stop_problem",
 ]
-
-
-def nothing_required(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """A copy of `parser` whose arguments and groups are all optional; `parser` and its
-    actions are left as they were (the required ones are copied, the rest shared)."""
-    import copy
-
-    relaxed = copy.copy(parser)
-    copies: dict[int, argparse.Action] = {}
-    for action in parser._actions:
-        if action.required:
-            copies[id(action)] = copy.copy(action)
-            copies[id(action)].required = False
-    relaxed._actions = [copies.get(id(action), action) for action in parser._actions]
-    relaxed._option_string_actions = {
-        option: copies.get(id(action), action)
-        for option, action in parser._option_string_actions.items()
-    }
-    groups = []
-    for group in parser._mutually_exclusive_groups:
-        group = copy.copy(group)
-        group.required = False
-        groups.append(group)
-    relaxed._mutually_exclusive_groups = groups
-    return relaxed
-
-
-#: How deep sub-commands of sub-commands are guarded (`guarded`).
-_SUB_DEPTH = 8
-
-
-def guarded(parser: argparse.ArgumentParser, depth: int = 0) -> argparse.ArgumentParser:
-    """A copy of `parser` that raises `ParserStop` instead of printing and exiting, and so do
-    its sub-commands' parsers (``train.py go --x y``: copies of theirs), `_SUB_DEPTH` deep.
-
-    The copy shares the actions but a sub-command's; only its own error/exit/print methods
-    are replaced, so the user's parser is left as it was.
-    """
-    import copy
-
-    safe = copy.copy(parser)
-    twins: dict[int, argparse.Action] = {}
-    for action in parser._actions if depth < _SUB_DEPTH else ():
-        if isinstance(action, argparse._SubParsersAction):
-            made: dict[int, Any] = {}  # (an alias names the same parser: one copy of it)
-            for sub in action._name_parser_map.values():
-                if isinstance(sub, argparse.ArgumentParser) and id(sub) not in made:
-                    made[id(sub)] = guarded(sub, depth + 1)
-            twin = copy.copy(action)
-            twin._name_parser_map = twin.choices = {
-                name: made.get(id(sub), sub) for name, sub in action._name_parser_map.items()
-            }
-            twins[id(action)] = twin
-    if twins:
-        safe._actions = [twins.get(id(action), action) for action in parser._actions]
-
-    def error(message: str) -> NoReturn:
-        raise ParserStop(message)
-
-    def stop(status: int = 0, message: str | None = None) -> NoReturn:
-        raise ParserStop((message or "").strip() or None)
-
-    def quiet(*args: object, **kwargs: object) -> None:
-        del args, kwargs
-
-    for name, replacement in (
-        ("error", error),
-        ("exit", stop),
-        ("print_help", quiet),
-        ("print_usage", quiet),
-        ("_print_message", quiet),
-    ):
-        setattr(safe, name, replacement)
-    return safe
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,13 +66,17 @@ def read_on(
 
     The command line is parsed again without the option the stop is about (its values
     too), and with nothing required once a required option was missing, until it parses
-    (its unknown and stray tokens are then reported as a resolution reports them) or stops
-    where it stopped before; at most `MAX_STOPS` times (a note says so). Only the command
-    line's own problems are reported: what the role file and the rules would say of a
-    command line without the options taken out could be wrong."""
+    (its unknown and stray tokens are then reported as a resolution reports them). Reading
+    that ends before it parses says so in a note (`_unread`): after `MAX_STOPS` parses; at a
+    stop at no token to take out (a sub-command's required option too) or where it stopped
+    before; where the trainer's parser raises at no value (what it raised is named). Only
+    the command line's own problems are reported: what the role file and the rules would
+    say of a command line without the options taken out could be wrong. Every argv index the
+    problems show (their hints' too) is one of the whole `argv`."""
+    import traceback
+
     from layerconf.core.namespace import provenance_of
     from layerconf.core.stack import reading_order
-    from layerconf.exceptions import Problem
     from layerconf.presets.resolve import stray_characters, unknown_tokens
     from layerconf.sources.argv import parse_known_args
     from layerconf.sources.base import ARGV
@@ -157,13 +87,14 @@ def read_on(
     kept = list(range(len(argv)))  # which of `argv` the next parse reads
     taken: set[str] = set()  # the option strings of the options taken out
     reader = parser
+    raised = None  # what the trainer's parser raised that is at no token, if it did
     for _ in range(min(MAX_STOPS, _AGAIN // max(len(argv), 1) ** 2)):
-        if last.message.startswith(_REQUIRED):
+        if _missing(last.message):
             if reader is not parser:
-                break
+                break  # (a sub-command's: its parser is not relaxed)
             reader = nothing_required(parser)
         elif last.argv_index is None:
-            break
+            break  # (no token to take out)
         if last.argv_index is not None:  # (a required option's misspelling too)
             left = _option_group(argv, last.argv_index, parser)
             action = parser._option_string_actions.get(argv[left[0]].partition("=")[0])
@@ -172,39 +103,57 @@ def read_on(
         tokens = [argv[index] for index in kept]
         try:
             parsed, unknown = parse_known_args(guarded(reader), tokens)
-        except ParserStop as stop:
-            found = [stop_problem(stop.message, reader, tokens)]
-        except Exception as error:  # a type= callable's own error
-            crash = crash_problem(error, tokens)
-            if crash is None:
+        except Exception as error:  # argparse's stop, or a type= callable's own error
+            stop = raised_problem(error, reader, tokens, kept)
+            if stop is None:
+                if raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
+                    raise  # a bug of layerconf's own, as when the whole command line was read
+                raised = _trainer_raised(error, reader, argv)
                 break
-            found = [crash]
+            last = stop
         else:
             provenance = provenance_of(parsed)
             redacted = provenance.inputs.get(ARGV) if provenance is not None else None
-            found = unknown_tokens(reader, tokens, unknown, preset, redacted)
-            found += stray_characters(reader, tokens, redacted)
-            problems += (_at(problem, kept) for problem in found)
+            problems += unknown_tokens(reader, tokens, unknown, preset, redacted, positions=kept)
+            problems += stray_characters(reader, tokens, redacted, positions=kept)
             break
-        last = _at(found[0], kept)
         if last in problems:
             break  # (no nearer to the end: it stopped where it stopped before)
         if not _only_taken(last, taken):
             problems.append(last)
-    else:
-        problems.append(
-            Problem(
-                f"the command line ({len(argv):,} tokens) was not read past its first "
-                + (f"{len(problems)} errors" if len(problems) > 1 else "error"),
-                layer="cli",
-                hint=f"correct {'these' if len(problems) > 1 else 'it'} and check again",
-                severity="info",
-            )
-        )
+    if parsed is None:
+        problems.append(_unread(argv, problems, raised))
     return sorted(problems, key=reading_order), parsed
 
 
+def _unread(argv: list[str], problems: list[Problem], raised: str | None) -> Problem:
+    """The note that the command line was not read past the `problems` found (and, read on
+    without them, the trainer's parser `raised` what is at no token, if it did)."""
+    from layerconf.exceptions import Problem
+
+    many = len(problems) > 1
+    message = f"the command line ({len(argv):,} tokens) was not read past its first " + (
+        f"{len(problems)} errors" if many else "error"
+    )
+    if raised is not None:
+        message += f": read on without {'them' if many else 'it'}, {raised}"
+    return Problem(
+        message,
+        layer="cli",
+        hint=f"correct {'these' if many else 'it'} and check again",
+        severity="info",
+    )
+
+
 _REQUIRED = "the following arguments are required"
+_ONE_REQUIRED = "one of the arguments "  # (a required group: "... --a --b is required")
+
+
+def _missing(message: str) -> bool:
+    """Whether argparse's `message` says required options (or a required group) are missing."""
+    return message.startswith(_REQUIRED) or (
+        message.startswith(_ONE_REQUIRED) and message.endswith(" is required")
+    )
 
 
 def _only_taken(problem: Problem, taken: set[str]) -> bool:
@@ -216,10 +165,22 @@ def _only_taken(problem: Problem, taken: set[str]) -> bool:
     return all(not taken.isdisjoint(names.split("/")) for names in listed)
 
 
-def _at(problem: Problem, kept: list[int]) -> Problem:
-    """`problem` of a command line of the `kept` tokens, at its index in the whole one."""
-    index = problem.argv_index
-    return problem if index is None else attrs.evolve(problem, argv_index=kept[index])
+def given_alone(parser: argparse.ArgumentParser, argv: list[str], dest: str) -> object:
+    """What `parser` reads for `dest` from the last option of it on `argv` (with its values),
+    read alone; None if none is given or it does not parse alone. The role file a command
+    line names, when the whole of it never parsed (`read_on`)."""
+    from layerconf.sources.argv import parse_known_args
+
+    options = [option for a in parser._actions if a.dest == dest for option in a.option_strings]
+    found = _option_indices(argv, options)
+    if not found:
+        return None
+    tokens = [argv[index] for index in _option_group(argv, found[-1], parser)]
+    try:
+        parsed, _ = parse_known_args(guarded(nothing_required(parser)), tokens)
+    except Exception:  # (a stop, a type= callable's error: no value to read)
+        return None
+    return getattr(parsed, dest, None)
 
 
 def _option_group(
@@ -247,16 +208,25 @@ def _option_group(
     return range(start, max(end, index + 1))
 
 
-def stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
-    """A problem for argparse's own error message, at the argv token it is about."""
+def stop_problem(
+    message: str | None,
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    positions: Sequence[int] | None = None,
+) -> Problem:
+    """A problem for argparse's own error message, at the argv token it is about.
+
+    `positions`: where each token of `argv` is on the command line the problem names (`argv`
+    what is left of it once tokens were taken out: `read_on`), else its own."""
     import re
 
     from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
     from layerconf.presets.resolve import stray_of
 
+    where: Sequence[int] = range(len(argv)) if positions is None else positions
     if message is None:  # --help, --version, or an action that exits
-        return _exit_problem(parser, argv)
+        return _exit_problem(parser, argv, where)
     index = None
     hint = None
     named = re.match(r"argument (\S+?): ", message)
@@ -276,13 +246,16 @@ def stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: lis
         if value is not None and action is not None and action.choices is not None:
             names = [str(getattr(choice, "name", choice)) for choice in action.choices]
             hint = did_you_mean_hint(value.group(1), names)
-        stray = stray_of(argv[index]) if index is not None and index < len(argv) else None
-        if stray is not None:  # ('adam' + CR: the file's line ending, not a misspelling)
+        stray = None if index is None else stray_of(argv[index])
+        if stray is not None and index is not None:  # ('adam' + CR: not a misspelling)
             what, why, fix = stray
-            hint = f"argv[{index}] {what}: {why}; {fix}"
+            hint = f"argv[{where[index]}] {what}: {why}; {fix}"
     elif message.startswith(_REQUIRED):
         index, hint = _meant_as_required(message, parser, argv)
-    return Problem(message, layer="cli", argv_index=index, hint=hint)
+    elif _missing(message):
+        hint = "add one of them to the command line"
+    at = None if index is None else where[index]
+    return Problem(message, layer="cli", argv_index=at, hint=hint)
 
 
 def _meant_as_required(
@@ -314,8 +287,11 @@ def _meant_as_required(
     return None, "add them to the command line"
 
 
-def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
-    """The problem of an option that makes the trainer print and exit (--help, --version)."""
+def _exit_problem(
+    parser: argparse.ArgumentParser, argv: list[str], where: Sequence[int]
+) -> Problem:
+    """The problem of an option that makes the trainer print and exit (--help, --version),
+    at its index in `where` (the whole command line's of each token of `argv`)."""
     from layerconf.exceptions import Problem
 
     stoppers = [
@@ -330,7 +306,7 @@ def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
         f"{token if index is None else repr(token)} makes the trainer print and exit "
         "instead of training",
         layer="cli",
-        argv_index=index,
+        argv_index=None if index is None else where[index],
         hint="remove it",
     )
 
@@ -370,17 +346,69 @@ def _option_index(argv: list[str], options: Iterable[str], value: str | None) ->
     return next((i for i in range(end) if value in (argv[i], repr(argv[i])[1:-1])), None)
 
 
-def crash_text(error: Exception) -> str:
-    """One line for an exception the trainer's parser raised while resolving: what, where
-    (layerconf's own are reported as its bugs, never blamed on the trainer: `resolve`)."""
+def raised_problem(
+    error: Exception,
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    positions: Sequence[int] | None = None,
+) -> Problem | None:
+    """The problem of what parsing `argv` with (a `guarded` copy of) `parser` raised: its stop
+    (one that an error while cleaning up hid too), or a type= callable's error at the value
+    it refused; None if it is at no value (`crash_text` says what it was). `positions` as
+    for `stop_problem`."""
+    hidden = stop_behind(error)
+    if hidden is not None:
+        return stop_problem(hidden.message, parser, argv, positions)
+    return crash_problem(error, argv, parser, positions)
+
+
+def crash_text(error: Exception, argv: list[str], parser: argparse.ArgumentParser) -> str:
+    """One line for an exception the trainer's parser raised while resolving `argv`: what,
+    where, no secret of `argv` quoted (layerconf's own are reported as its bugs, never
+    blamed on the trainer: `resolve`)."""
+    return (
+        f"{_trainer_raised(error, parser, argv)}; run the trainer with the same command line "
+        "to see the traceback"
+    )
+
+
+def _trainer_raised(error: Exception, parser: argparse.ArgumentParser, argv: list[str]) -> str:
+    """``the trainer's parser raised KeyError: 'x' at train.py:12``, with no secret of `argv`
+    quoted (`_secret_described`)."""
     import traceback
 
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    return (
-        f"the trainer's parser raised {describe(error)}{where}; run the trainer "
-        "with the same command line to see the traceback"
-    )
+    described = _secret_described(error, _secret_texts(argv, parser))
+    return f"the trainer's parser raised {described}{where}"
+
+
+def _secret_texts(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """The text of every secret of `argv` as `parser` reads it (a secret flag's value, what
+    a token such as ``HF_TOKEN=S`` shows), however short."""
+    from layerconf.core.secrets import redact_argv, shows_secret
+
+    found = redact_argv(argv, parser=parser)[1]
+    return [text for text in found + [t for t in argv if shows_secret(t)] if text]
+
+
+def _holds_secret(text: str, secrets: list[str]) -> bool:
+    """Whether `text` holds one of `secrets` (however short) or shows a secret of its own."""
+    from layerconf.core.secrets import shows_secret
+
+    return any(secret in text for secret in secrets) or shows_secret(text)
+
+
+def _secret_described(error: BaseException, secrets: list[str]) -> str:
+    """`describe(error)`, its message replaced by the secret policy's placeholder when it
+    holds a secret's text (a type= callable's ``KeyError('S')`` of a secret flag's value)."""
+    from layerconf.core.secrets import SECRETS
+
+    text = describe(error)
+    message = text.partition(": ")[2]
+    if message and _holds_secret(message, secrets):
+        return f"{type(error).__name__}: {SECRETS.placeholder}"
+    return text
 
 
 def raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
@@ -401,10 +429,19 @@ def raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
     return False
 
 
-def crash_problem(error: Exception, argv: list[str]) -> Problem | None:
-    """The problem of an exception argparse let through from a type callable, or None."""
+def crash_problem(
+    error: Exception,
+    argv: list[str],
+    parser: argparse.ArgumentParser,
+    positions: Sequence[int] | None = None,
+) -> Problem | None:
+    """The problem of an exception argparse let through from a type callable, or None. The
+    value and the exception's message are quoted as the secret policy lets them be, as
+    argparse's own messages are (``invalid value '<redacted>'``); `positions` as for
+    `stop_problem`."""
     import traceback
 
+    from layerconf.core.secrets import SECRETS
     from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
 
@@ -417,18 +454,21 @@ def crash_problem(error: Exception, argv: list[str]) -> Problem | None:
             continue
         name = argparse._get_action_name(action) or action.dest
         index = _option_index(argv, action.option_strings, token)
+        where: Sequence[int] = range(len(argv)) if positions is None else positions
+        secrets = _secret_texts(argv, parser)
+        secret = _holds_secret(token, secrets)
         if action.choices is not None:
             names = [getattr(choice, "name", str(choice)) for choice in action.choices]
-            hint = did_you_mean_hint(token, names) or "choose from " + ", ".join(
-                repr(n) for n in names
-            )
+            meant = None if secret else did_you_mean_hint(token, names)
+            hint = meant or "choose from " + ", ".join(repr(n) for n in names)
         else:
             hint = "check the value"
+        shown = SECRETS.placeholder if secret else token
         return Problem(
-            f"argument {name}: invalid value {token!r} ({describe(error)})",
+            f"argument {name}: invalid value {shown!r} ({_secret_described(error, secrets)})",
             key=action.dest,
             layer="cli",
-            argv_index=index,
+            argv_index=None if index is None else where[index],
             hint=hint,
         )
     return None

@@ -236,6 +236,8 @@ def unknown_tokens(
     unknown: Sequence[str],
     preset: Preset,
     redacted: Sequence[str] | None = None,
+    *,
+    positions: Sequence[int] | None = None,
 ) -> list[Problem]:
     """One problem per flag the parser does not own, with the values that follow it.
 
@@ -245,8 +247,10 @@ def unknown_tokens(
     is an error, or with ``unknown_tokens="note"`` a warning (passed on, but not declared).
     argparse returns unknown tokens in argv order, so each is found after the previous one.
     A group is quoted as `redacted` (`argv` as it may be shown, token for token) shows it,
-    else redacted on its own.
+    else redacted on its own. `positions`: where each token of `argv` is on the command line
+    the problems name (`argv` what is left of it once tokens were taken out), else its own.
     """
+    where: Sequence[int] = range(len(argv)) if positions is None else positions
     if redacted is not None and len(redacted) != len(argv):
         redacted = None
     problems = []
@@ -267,7 +271,8 @@ def unknown_tokens(
         match = None
         if not passed and flag.startswith("--"):
             match = _close_option(parser, flag)
-        at = functools.partial(Problem, key=flag, argv_index=index, layer="cli")
+        place = None if index is None else where[index]
+        at = functools.partial(Problem, key=flag, argv_index=place, layer="cli")
         if passed:
             message = f"{shown!r} is not an argument of this parser; it is passed on"
             problems.append(at(message, hint=preset.passthrough_hint, severity="info"))
@@ -321,18 +326,24 @@ def stray_of(token: str) -> tuple[str, str, str] | None:
 
 
 def stray_characters(
-    parser: argparse.ArgumentParser, argv: Sequence[str], redacted: Sequence[str] | None = None
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str],
+    redacted: Sequence[str] | None = None,
+    *,
+    positions: Sequence[int] | None = None,
 ) -> list[Problem]:
     """An error where a token ends in a carriage return or begins with a byte-order mark:
     no one types either, a file read with ``$(cat FILE)`` leaves them, and the trainer would
     take ``--save /ckpt`` + CR as a directory of that name, or drop the option a byte-order
     mark hides, without a word. One error for each of the two, at its first token, naming the
     others. A token is quoted as `redacted` (`argv` as it may be shown) shows it: a secret's
-    is not quoted.
+    is not quoted. `positions`: where each token of `argv` is on the command line the
+    problems name (`argv` what is left of it once tokens were taken out), else its own.
     """
     joined = "".join(argv)  # (in C: almost every command line holds neither)
     if "\r" not in joined and "\ufeff" not in joined:
         return []
+    where: Sequence[int] = range(len(argv)) if positions is None else positions
     if redacted is None or len(redacted) != len(argv):
         redacted = redact_argv(argv, parser=parser)[0]
     found: dict[str, list[int]] = {}
@@ -348,10 +359,10 @@ def stray_characters(
         quoted = repr(shown) if shown == argv[first] else "a secret's value (not shown)"
         message = f"{quoted} {what}: {why}"
         if others:
-            listed = ", ".join(f"argv[{index}]" for index in others[:_LISTED])
+            listed = ", ".join(f"argv[{where[index]}]" for index in others[:_LISTED])
             more = f", ... ({len(others)} in all)" if len(others) > _LISTED else ""
             message += f"; so do {listed}{more}"
-        problems.append(Problem(message, layer="cli", argv_index=first, hint=hint))
+        problems.append(Problem(message, layer="cli", argv_index=where[first], hint=hint))
     return problems
 
 

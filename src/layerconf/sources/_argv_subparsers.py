@@ -12,6 +12,7 @@ sub-command's actions (`layerconf.core.secrets.redact_argv`).
 from __future__ import annotations
 
 import argparse
+import collections
 import copy
 from collections.abc import Callable
 from typing import Any
@@ -24,31 +25,42 @@ __all__ = ["guard"]
 _DEPTH = 8
 
 
-def guard(clone: Any, scrubbed: Callable[[str], str], depth: int = 0) -> None:
+def guard(clone: Any, scrubbed: Callable[[str], str]) -> None:
     """Give `clone` (a parse's copy of a parser) its own sub-commands, whose parsers report an
     error through `scrubbed` (the message without the command line's secrets) to the
-    ``error()`` they had, down to `_DEPTH` levels."""
-    if depth >= _DEPTH:
-        return
-    # (among the positionals, kept per list of actions: not a pass over a thousand per parse)
-    commands = [a for a in _positionals(clone) if isinstance(a, argparse._SubParsersAction)]
-    if not commands:
-        return
-    twins: dict[int, argparse.Action] = {}
-    guarded: dict[int, Any] = {}  # (an alias names the same parser: one copy of it)
-    for action in commands:
-        parsers = {}
-        for name, sub in action._name_parser_map.items():
-            if id(sub) not in guarded:
-                guarded[id(sub)] = _guarded(sub, scrubbed, depth)
-            parsers[name] = guarded[id(sub)]
-        twin = copy.copy(action)
-        twin._name_parser_map = twin.choices = parsers
-        twins[id(action)] = twin
-    clone._actions = [twins.get(id(action), action) for action in clone._actions]
+    ``error()`` they had, down to `_DEPTH` levels. Each parser is copied once, however many
+    sub-commands name it (an alias, a diamond, a parser among its own sub-commands: the same
+    copy), so a graph of parsers costs a copy per parser, never one per path through it."""
+    made: dict[int, Any] = {}  # each sub-command's parser's copy
+    twins: dict[int, argparse.Action] = {}  # each sub-commands action's copy
+    # Breadth first: a parser is walked at the least depth it is reached at.
+    waiting = collections.deque([(clone, 0)])
+    while waiting:
+        parser, depth = waiting.popleft()
+        # (among the positionals, kept per list of actions: not a pass over a thousand per parse)
+        commands = [
+            action
+            for action in (_positionals(parser) if depth < _DEPTH else ())
+            if isinstance(action, argparse._SubParsersAction)
+        ]
+        for action in commands:
+            if id(action) in twins:
+                continue
+            for sub in action._name_parser_map.values():
+                if id(sub) not in made:
+                    made[id(sub)] = _guarded(sub, scrubbed)
+                    if made[id(sub)] is not sub:
+                        waiting.append((made[id(sub)], depth + 1))
+            twin = copy.copy(action)
+            twin._name_parser_map = twin.choices = {
+                name: made[id(sub)] for name, sub in action._name_parser_map.items()
+            }
+            twins[id(action)] = twin
+        if commands:
+            parser._actions = [twins.get(id(action), action) for action in parser._actions]
 
 
-def _guarded(sub: Any, scrubbed: Callable[[str], str], depth: int) -> Any:
+def _guarded(sub: Any, scrubbed: Callable[[str], str]) -> Any:
     """A copy of the sub-parser `sub` whose error() scrubs its message (see `guard`)."""
     if not isinstance(sub, argparse.ArgumentParser):
         return sub  # (not a parser: argparse will say what it says)
@@ -59,5 +71,4 @@ def _guarded(sub: Any, scrubbed: Callable[[str], str], depth: int) -> Any:
         return error(scrubbed(message))
 
     twin.error = scrubbed_error  # type: ignore[method-assign]
-    guard(twin, scrubbed, depth + 1)
     return twin
