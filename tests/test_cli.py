@@ -667,7 +667,7 @@ class TestCheck:
     ) -> None:
         """The parser stopped on the command line: the role file it names is still checked,
         on its own as `check FILE` checks it (ppo-scope, which the refused estimator would
-        decide, is not run)."""
+        decide, is not run, and the counts say so)."""
         monkeypatch.chdir(tmp_path)
         (tmp_path / "bad.yaml").write_text(
             "megatron:\n"
@@ -688,7 +688,10 @@ class TestCheck:
             "bad.yaml:7:23: error: 'lr_decay_style' must be one of 'constant', 'linear', "
             "'cosine', 'inverse-square-root', 'WSD'",
         ]
-        assert captured.err == "4 errors, 0 warnings\n"
+        assert captured.err == (
+            "4 errors, 0 warnings; not checked until the command line parses: ppo-scope, "
+            "distinct-across-roles\n"
+        )
 
     def test_sub_commands_errors_at_once(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -37,26 +37,30 @@ if TYPE_CHECKING:
 
 
 class Outcome:
-    """The namespaces of a resolution (None if it failed) and every problem it found; in
-    file mode, the rules not checked, each with the flags it would need (`RUN_RULES`)."""
+    """The namespaces of a resolution (None if it failed) and every problem it found; the
+    rules not checked (`RUN_RULES`) and why: in file mode, each with the flags it would need;
+    where the parser stopped on the command line, each that its role file was checked
+    without."""
 
     def __init__(
         self,
         roles: dict[str, Namespace] | None,
         problems: Iterable[Problem],
         unchecked: dict[str, str] | None = None,
+        unchecked_because: str = "without the command line",
     ) -> None:
         self.roles = roles
         self.problems = tuple(_in_order(problems))
         self.unchecked = unchecked or {}
+        self.unchecked_because = unchecked_because
 
     @property
     def unchecked_text(self) -> str | None:
         """``not checked without the command line: ppo-scope (--use-critic, ...)``, or None."""
         if not self.unchecked:
             return None
-        return "not checked without the command line: " + ", ".join(
-            f"{name} ({flags})" for name, flags in self.unchecked.items()
+        return f"not checked {self.unchecked_because}: " + ", ".join(
+            f"{name} ({flags})" if flags else name for name, flags in self.unchecked.items()
         )
 
     @property
@@ -136,7 +140,7 @@ def _stopped(
     """The problems of a command line the parser stopped at (`first`, then the rest of it,
     `read_on`), and with `role_file` those of the role file it names, checked on its own as
     `check FILE` checks it (`resolve_files`): a launch's mistakes all at once, whichever
-    file they are in."""
+    file they are in; the rules that decide on the command line are then said unchecked."""
     problems, parsed = read_on(first, parser, argv, preset)
     path = None
     if role_file and preset.config_dest is not None:
@@ -145,9 +149,13 @@ def _stopped(
             if parsed is not None  # (else its option, read alone)
             else given_alone(parser, argv, preset.config_dest)
         )
-    if isinstance(path, str) and path:
-        problems += resolve_files(parser, [path], preset, sources).problems
-    return Outcome(None, problems)
+    if not (isinstance(path, str) and path):
+        return Outcome(None, problems)
+    alone = resolve_files(parser, [path], preset, sources)
+    unchecked = dict.fromkeys(alone.unchecked, "")
+    return Outcome(
+        None, problems + list(alone.problems), unchecked, "until the command line parses"
+    )
 
 
 #: The rules that decide on the run's command line, which a role file alone does not give:
