@@ -115,7 +115,7 @@ def resolve(
         # here it is a problem of the command line.
         hidden = stop_behind(error)
         problem = (
-            crash_problem(error, argv)
+            crash_problem(error, argv, parser)
             if hidden is None
             else stop_problem(hidden.message, parser, argv)
         )

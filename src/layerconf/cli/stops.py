@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import traceback
     from collections.abc import Iterable
 
+    from layerconf.cli._argv_reading import Read
     from layerconf.exceptions import Problem
     from layerconf.presets import Preset
 
@@ -165,9 +166,9 @@ def read_on(
         elif last.argv_index is None:
             break
         if last.argv_index is not None:  # (a required option's misspelling too)
-            left = _option_group(argv, last.argv_index, parser)
-            action = parser._option_string_actions.get(argv[left[0]].partition("=")[0])
-            taken.update(action.option_strings if action is not None else ())
+            read = _read_at(argv, last.argv_index, parser)
+            left = read.tokens
+            taken.update(option for action in read.actions for option in action.option_strings)
             kept = [index for index in kept if index not in left]
         tokens = [argv[index] for index in kept]
         try:
@@ -175,7 +176,7 @@ def read_on(
         except ParserStop as stop:
             found = [stop_problem(stop.message, reader, tokens)]
         except Exception as error:  # a type= callable's own error
-            crash = crash_problem(error, tokens)
+            crash = crash_problem(error, tokens, reader)
             if crash is None:
                 break
             found = [crash]
@@ -222,29 +223,24 @@ def _at(problem: Problem, kept: list[int]) -> Problem:
     return problem if index is None else attrs.evolve(problem, argv_index=kept[index])
 
 
-def _option_group(
-    argv: list[str], index: int, parser: argparse.ArgumentParser | None = None
-) -> range:
-    """The option that `argv[index]` is or is a value of, with the values after it: as many
-    as its action in `parser` takes (a sub-command's name after ``--n 1`` is not one of
-    them), every one up to the next option without a parser or for ``*`` and ``+``."""
-    from layerconf.core._secret_flags import is_option
+def _read_at(argv: list[str], index: int, parser: argparse.ArgumentParser) -> Read:
+    """The option that `argv[index]` is or is a value of, with its values, as `parser` reads
+    the command line (an abbreviation, a short cluster: `read_as`); a flag the parser does
+    not own with the values after it (``--rollout-batch-sise 8``); else the positional it
+    is, alone (a refused sub-command's name after ``--n 1``)."""
+    from layerconf.cli._argv_reading import Read, read_as
 
-    prefixes = "-" if parser is None else parser.prefix_chars
-    start = index
-    while start > 0 and not is_option(argv[start], prefixes):
-        start -= 1
-    end = start + 1
-    while end < len(argv) and not is_option(argv[end], prefixes):
-        end += 1
-    name, equals, _ = argv[start].partition("=")
-    action = None if parser is None else parser._option_string_actions.get(name)
-    if action is not None:
-        nargs = action.nargs
-        takes = 1 if nargs is None else nargs if type(nargs) is int else (nargs == "?") or None
-        if takes is not None:
-            end = min(end, start + 1 + (0 if equals else takes))
-    return range(start, max(end, index + 1))
+    reads = read_as(argv, parser)
+    at = next((at for at, read in enumerate(reads) if index in read.tokens), None)
+    if at is None:
+        return Read(range(index, index + 1), parser)
+    read = reads[at]
+    if read.option and not read.actions:
+        end = at + 1
+        while end < len(reads) and not reads[end].option and argv[reads[end].tokens[0]] != "--":
+            end += 1
+        read = attrs.evolve(read, tokens=range(read.tokens[0], reads[end - 1].tokens[-1] + 1))
+    return read
 
 
 def stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
@@ -263,7 +259,7 @@ def stop_problem(message: str | None, parser: argparse.ArgumentParser, argv: lis
     if named is not None:
         options = named.group(1).split("/")
         value = re.search(r"(?:value|choice): '(.*?)'", message)
-        index = _option_index(argv, options, value and value.group(1))
+        index = _option_index(argv, options, value and value.group(1), parser)
         action = next(
             (
                 a
@@ -324,7 +320,7 @@ def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
         if isinstance(action, (argparse._HelpAction, argparse._VersionAction))
         for option in action.option_strings
     ]
-    index = _last_option_index(argv, stoppers)
+    index = _last_option_index(argv, stoppers, parser)
     token = argv[index] if index is not None else "an option"
     return Problem(
         f"{token if index is None else repr(token)} makes the trainer print and exit "
@@ -335,39 +331,61 @@ def _exit_problem(parser: argparse.ArgumentParser, argv: list[str]) -> Problem:
     )
 
 
-def _last_option_index(argv: list[str], options: Iterable[str]) -> int | None:
-    """Where the last of `options` (or ``--option=value``) is in `argv`, before any ``--``."""
-    found = _option_indices(argv, options)
-    return found[-1] if found else None
+def _last_option_index(
+    argv: list[str], options: Iterable[str], parser: argparse.ArgumentParser
+) -> int | None:
+    """Where the last of `options` is in `argv`, however written (`_options_given`)."""
+    from layerconf.cli._argv_reading import read_as
+
+    found = _options_given(read_as(argv, parser), options)
+    return found[-1].tokens[0] if found else None
 
 
-def _option_indices(argv: list[str], options: Iterable[str]) -> list[int]:
-    """Where each of `options` (or ``--option=value``) is in `argv`, before any ``--``."""
-    names = [option for option in options if option.startswith("-")]
-    end = argv.index("--") if "--" in argv else len(argv)
+def _options_given(reads: list[Read], options: Iterable[str]) -> list[Read]:
+    """Each option of the command line `reads` that its parser takes for one of `options` (an
+    action's option strings), however written: ``--opt=value``, an abbreviation, in a
+    cluster of short options."""
+    names = set(options)
     return [
-        index
-        for index, token in enumerate(argv[:end])
-        if token in names or any(token.startswith(name + "=") for name in names)
+        read
+        for read in reads
+        if any(not names.isdisjoint(action.option_strings) for action in read.actions)
     ]
 
 
-def _option_index(argv: list[str], options: Iterable[str], value: str | None) -> int | None:
+def _option_index(
+    argv: list[str],
+    options: Iterable[str],
+    value: str | None,
+    parser: argparse.ArgumentParser,
+) -> int | None:
     """Where argparse stopped on `value` (as its message quotes it: its repr, quotes off) of
     one of `options`: the first of them given that value (argparse stops at the first it
     cannot take), the value's own token; else the last of them. A positional's value (a
-    sub-command's name) is the first token that is that value."""
-    found = _option_indices(argv, options)
-    for option in found if value is not None else ():
-        if argv[option].endswith(f"={value}"):
-            return option
-        for index in _option_group(argv, option)[1:]:
-            if value in (argv[index], repr(argv[index])[1:-1]):
-                return index
-    if found or value is None:
-        return found[-1] if found else None
-    end = argv.index("--") if "--" in argv else len(argv)
-    return next((i for i in range(end) if value in (argv[i], repr(argv[i])[1:-1])), None)
+    sub-command's name) is the first positional that is that value."""
+    from layerconf.cli._argv_reading import read_as
+
+    reads = read_as(argv, parser)
+    found = _options_given(reads, options)
+    if value is None:
+        return found[-1].tokens[0] if found else None
+
+    def quotes(index: int, start: int) -> bool:
+        text = argv[index][start:]
+        return value in (text, repr(text)[1:-1])
+
+    given: list[tuple[Read, int]] = []  # (an option of them, a token of its that quotes value)
+    for read in found:
+        at = read.tokens[0]
+        if read.attached is not None and quotes(at, len(argv[at]) - len(read.attached)):
+            given.append((read, at))
+        given += ((read, index) for index in read.tokens[1:] if quotes(index, 0))
+    if given:
+        return given[0][1]
+    if found:
+        return found[-1].tokens[0]
+    positionals = (read.tokens[0] for read in reads if not read.option)
+    return next((index for index in positionals if quotes(index, 0)), None)
 
 
 def crash_text(error: Exception) -> str:
@@ -401,8 +419,11 @@ def raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
     return False
 
 
-def crash_problem(error: Exception, argv: list[str]) -> Problem | None:
-    """The problem of an exception argparse let through from a type callable, or None."""
+def crash_problem(
+    error: Exception, argv: list[str], parser: argparse.ArgumentParser
+) -> Problem | None:
+    """The problem of an exception argparse let through from a type callable, or None
+    (`parser`: the one that read `argv`, which places it)."""
     import traceback
 
     from layerconf.core.suggest import did_you_mean_hint
@@ -416,7 +437,7 @@ def crash_problem(error: Exception, argv: list[str]) -> Problem | None:
         if not isinstance(action, argparse.Action) or not isinstance(token, str):
             continue
         name = argparse._get_action_name(action) or action.dest
-        index = _option_index(argv, action.option_strings, token)
+        index = _option_index(argv, action.option_strings, token, parser)
         if action.choices is not None:
             names = [getattr(choice, "name", str(choice)) for choice in action.choices]
             hint = did_you_mean_hint(token, names) or "choose from " + ", ".join(
