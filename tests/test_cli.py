@@ -716,7 +716,7 @@ class TestCheck:
         captured = capsys.readouterr()
         assert captured.out.splitlines() == [
             "argv[1]: error: argument --lr: invalid float value: 'x'",
-            "argv[2]: error: argument --api-key: invalid int value: '<redacted>'",
+            "argv[3]: error: argument --api-key: invalid int value: '<redacted>'",
             "argv[5]: error: argument --n: invalid int value: 'q'",
             "argv[8]: error: argument --x: invalid int value: 'y'",
         ]
@@ -756,7 +756,7 @@ class TestCheck:
         parser = trainer_module(
             "p = argparse.ArgumentParser()\n"
             "p.add_argument('--lr-decay-style', choices=['cosine', 'linear'])\n"
-            "p.add_argument('--hf-token')\n"
+            "p.add_argument('--hf-token', type=int)\n"
             "p.add_argument('-k', type=int)\n"
             "p.add_argument('-q', action='store_true')\n"
             "p.add_argument('--num-steps', type=int, required=True)\n"
@@ -771,11 +771,12 @@ class TestCheck:
             "argv[3]: error: argument --lr-decay-style: invalid choice: 'cosin' (choose from "
             "'cosine', 'linear') (did you mean 'cosine'?)",
             "argv[4]: error: argument -k: invalid int value: 'x'",
+            "argv[6]: error: argument --hf-token: invalid int value: '<redacted>'",
             "argv[8]: error: argument --lr: invalid float value: 'y'",
             "argv[9]: error: '--he' makes the trainer print and exit instead of training "
             "(remove it)",
         ]
-        assert captured.err == "6 errors, 0 warnings\n"
+        assert captured.err == "7 errors, 0 warnings\n"
         assert "SEKRIT" not in captured.out + captured.err
 
     @pytest.mark.parametrize("python", ["3.12.6", "3.13.0", "3.13.1"])
@@ -821,6 +822,28 @@ class TestCheck:
             (range(6, 8), True, (q, k), None),
             (range(8, 9), False, (), None),
         ]
+
+    def test_a_secret_given_twice_is_blamed_where_refused(
+        self, trainer_module: Callable[[str], str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A secret flag given twice, one value refused: argparse's message quotes neither
+        value ('<redacted>'), and the error is at the one it refused, once (before, the other
+        was blamed too), the secret never quoted."""
+        parser = trainer_module(
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--api-key', type=int)\n"
+            "p.add_argument('--n', type=int)\n"
+        )
+        for given, index in (
+            (["--api-key=SEKRIT-4242", "--n", "1", "--api-key", "5"], 0),
+            (["--api-key", "5", "--n", "1", "--api-k", "SEKRIT-4242"], 5),
+        ):
+            assert main(["check", "--parser", parser, "--", *given]) == 1
+            captured = capsys.readouterr()
+            assert captured.out == (
+                f"argv[{index}]: error: argument --api-key: invalid int value: '<redacted>'\n"
+            )
+            assert "SEKRIT" not in captured.out + captured.err
 
     def test_a_refused_sub_command_is_taken_out_alone(
         self, trainer_module: Callable[[str], str], capsys: pytest.CaptureFixture[str]

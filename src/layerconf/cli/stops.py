@@ -17,7 +17,7 @@ from layerconf.cli.errors import ParserStop, describe
 
 if TYPE_CHECKING:
     import traceback
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from layerconf.cli._argv_reading import Read
     from layerconf.exceptions import Problem
@@ -359,33 +359,65 @@ def _option_index(
     value: str | None,
     parser: argparse.ArgumentParser,
 ) -> int | None:
-    """Where argparse stopped on `value` (as its message quotes it: its repr, quotes off) of
-    one of `options`: the first of them given that value (argparse stops at the first it
-    cannot take), the value's own token; else the last of them. A positional's value (a
-    sub-command's name) is the first positional that is that value."""
+    """Where argparse stopped on `value` (as its message quotes it: `_quoting`) of one of
+    `options`: the first of them given that value (argparse stops at the first it cannot
+    take; of a secret's, quoted alike, the first it refuses: `_refused_alone`), the value's
+    own token; else the last of them. A positional's value (a sub-command's name) is the
+    first positional that is that value."""
     from layerconf.cli._argv_reading import read_as
+    from layerconf.core.secrets import REDACTED
 
     reads = read_as(argv, parser)
     found = _options_given(reads, options)
     if value is None:
         return found[-1].tokens[0] if found else None
-
-    def quotes(index: int, start: int) -> bool:
-        text = argv[index][start:]
-        return value in (text, repr(text)[1:-1])
-
+    quotes = _quoting(argv, parser, value)
     given: list[tuple[Read, int]] = []  # (an option of them, a token of its that quotes value)
     for read in found:
         at = read.tokens[0]
         if read.attached is not None and quotes(at, len(argv[at]) - len(read.attached)):
             given.append((read, at))
         given += ((read, index) for index in read.tokens[1:] if quotes(index, 0))
+    if len(given) > 1 and REDACTED in value:
+        given = [(read, index) for read, index in given if _refused_alone(argv, read)] or given
     if given:
         return given[0][1]
     if found:
         return found[-1].tokens[0]
     positionals = (read.tokens[0] for read in reads if not read.option)
     return next((index for index in positionals if quotes(index, 0)), None)
+
+
+def _refused_alone(argv: list[str], read: Read) -> bool:
+    """Whether its parser refuses the option `read` on a command line of its own, nothing
+    required: which of a secret's values, quoted alike, argparse stopped at."""
+    from layerconf.sources.argv import parse_known_args
+
+    try:
+        parse_known_args(guarded(nothing_required(read.parser)), [argv[i] for i in read.tokens])
+    except Exception:  # (a stop, or a type= callable's own error)
+        return True
+    return False
+
+
+def _quoting(
+    argv: list[str], parser: argparse.ArgumentParser, value: str
+) -> Callable[[int, int], bool]:
+    """Whether argparse's message, quoting `value`, quotes ``argv[index][start:]``: its repr,
+    quotes off; or, as its message is scrubbed of the command line's secrets, the same of
+    the command line with each secret value `REDACTED` (`redacted_argv`: that token's form,
+    never the secret, is matched)."""
+    from layerconf.core.secrets import REDACTED, redacted_argv
+
+    shown = redacted_argv(argv, parser) if REDACTED in value else argv
+
+    def quotes(index: int, start: int) -> bool:
+        return any(
+            value in (text, repr(text)[1:-1])
+            for text in {argv[index][start:], shown[index][start:]}
+        )
+
+    return quotes
 
 
 def crash_text(error: Exception) -> str:
