@@ -12,13 +12,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+import attrs
+
 from layerconf.cli._parser_copies import guarded, nothing_required
 from layerconf.cli.errors import ParserStop, describe
 
 if TYPE_CHECKING:
     import traceback
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
+    from layerconf.cli._argv_reading import Read
     from layerconf.exceptions import Problem
     from layerconf.presets import Preset
 
@@ -96,9 +99,9 @@ def read_on(
         elif last.argv_index is None:
             break  # (no token to take out)
         if last.argv_index is not None:  # (a required option's misspelling too)
-            left = _option_group(argv, last.argv_index, parser)
-            action = parser._option_string_actions.get(argv[left[0]].partition("=")[0])
-            taken.update(action.option_strings if action is not None else ())
+            read = _read_at(argv, last.argv_index, parser)
+            left = read.tokens
+            taken.update(option for action in read.actions for option in action.option_strings)
             kept = [index for index in kept if index not in left]
         tokens = [argv[index] for index in kept]
         try:
@@ -169,13 +172,14 @@ def given_alone(parser: argparse.ArgumentParser, argv: list[str], dest: str) -> 
     """What `parser` reads for `dest` from the last option of it on `argv` (with its values),
     read alone; None if none is given or it does not parse alone. The role file a command
     line names, when the whole of it never parsed (`read_on`)."""
+    from layerconf.cli._argv_reading import read_as
     from layerconf.sources.argv import parse_known_args
 
     options = [option for a in parser._actions if a.dest == dest for option in a.option_strings]
-    found = _option_indices(argv, options)
+    found = _options_given(read_as(argv, parser), options)
     if not found:
         return None
-    tokens = [argv[index] for index in _option_group(argv, found[-1], parser)]
+    tokens = [argv[index] for index in found[-1].tokens]
     try:
         parsed, _ = parse_known_args(guarded(nothing_required(parser)), tokens)
     except Exception:  # (a stop, a type= callable's error: no value to read)
@@ -183,29 +187,24 @@ def given_alone(parser: argparse.ArgumentParser, argv: list[str], dest: str) -> 
     return getattr(parsed, dest, None)
 
 
-def _option_group(
-    argv: list[str], index: int, parser: argparse.ArgumentParser | None = None
-) -> range:
-    """The option that `argv[index]` is or is a value of, with the values after it: as many
-    as its action in `parser` takes (a sub-command's name after ``--n 1`` is not one of
-    them), every one up to the next option without a parser or for ``*`` and ``+``."""
-    from layerconf.core._secret_flags import is_option
+def _read_at(argv: list[str], index: int, parser: argparse.ArgumentParser) -> Read:
+    """The option that `argv[index]` is or is a value of, with its values, as `parser` reads
+    the command line (an abbreviation, a short cluster: `read_as`); a flag the parser does
+    not own with the values after it (``--rollout-batch-sise 8``); else the positional it
+    is, alone (a refused sub-command's name after ``--n 1``)."""
+    from layerconf.cli._argv_reading import Read, read_as
 
-    prefixes = "-" if parser is None else parser.prefix_chars
-    start = index
-    while start > 0 and not is_option(argv[start], prefixes):
-        start -= 1
-    end = start + 1
-    while end < len(argv) and not is_option(argv[end], prefixes):
-        end += 1
-    name, equals, _ = argv[start].partition("=")
-    action = None if parser is None else parser._option_string_actions.get(name)
-    if action is not None:
-        nargs = action.nargs
-        takes = 1 if nargs is None else nargs if type(nargs) is int else (nargs == "?") or None
-        if takes is not None:
-            end = min(end, start + 1 + (0 if equals else takes))
-    return range(start, max(end, index + 1))
+    reads = read_as(argv, parser)
+    at = next((at for at, read in enumerate(reads) if index in read.tokens), None)
+    if at is None:
+        return Read(range(index, index + 1), parser)
+    read = reads[at]
+    if read.option and not read.actions:
+        end = at + 1
+        while end < len(reads) and not reads[end].option and argv[reads[end].tokens[0]] != "--":
+            end += 1
+        read = attrs.evolve(read, tokens=range(read.tokens[0], reads[end - 1].tokens[-1] + 1))
+    return read
 
 
 def stop_problem(
@@ -233,7 +232,7 @@ def stop_problem(
     if named is not None:
         options = named.group(1).split("/")
         value = re.search(r"(?:value|choice): '(.*?)'", message)
-        index = _option_index(argv, options, value and value.group(1))
+        index = _option_index(argv, options, value and value.group(1), parser)
         action = next(
             (
                 a
@@ -300,7 +299,7 @@ def _exit_problem(
         if isinstance(action, (argparse._HelpAction, argparse._VersionAction))
         for option in action.option_strings
     ]
-    index = _last_option_index(argv, stoppers)
+    index = _last_option_index(argv, stoppers, parser)
     token = argv[index] if index is not None else "an option"
     return Problem(
         f"{token if index is None else repr(token)} makes the trainer print and exit "
@@ -311,39 +310,93 @@ def _exit_problem(
     )
 
 
-def _last_option_index(argv: list[str], options: Iterable[str]) -> int | None:
-    """Where the last of `options` (or ``--option=value``) is in `argv`, before any ``--``."""
-    found = _option_indices(argv, options)
-    return found[-1] if found else None
+def _last_option_index(
+    argv: list[str], options: Iterable[str], parser: argparse.ArgumentParser
+) -> int | None:
+    """Where the last of `options` is in `argv`, however written (`_options_given`)."""
+    from layerconf.cli._argv_reading import read_as
+
+    found = _options_given(read_as(argv, parser), options)
+    return found[-1].tokens[0] if found else None
 
 
-def _option_indices(argv: list[str], options: Iterable[str]) -> list[int]:
-    """Where each of `options` (or ``--option=value``) is in `argv`, before any ``--``."""
-    names = [option for option in options if option.startswith("-")]
-    end = argv.index("--") if "--" in argv else len(argv)
+def _options_given(reads: list[Read], options: Iterable[str]) -> list[Read]:
+    """Each option of the command line `reads` that its parser takes for one of `options` (an
+    action's option strings), however written: ``--opt=value``, an abbreviation, in a
+    cluster of short options."""
+    names = set(options)
     return [
-        index
-        for index, token in enumerate(argv[:end])
-        if token in names or any(token.startswith(name + "=") for name in names)
+        read
+        for read in reads
+        if any(not names.isdisjoint(action.option_strings) for action in read.actions)
     ]
 
 
-def _option_index(argv: list[str], options: Iterable[str], value: str | None) -> int | None:
-    """Where argparse stopped on `value` (as its message quotes it: its repr, quotes off) of
-    one of `options`: the first of them given that value (argparse stops at the first it
-    cannot take), the value's own token; else the last of them. A positional's value (a
-    sub-command's name) is the first token that is that value."""
-    found = _option_indices(argv, options)
-    for option in found if value is not None else ():
-        if argv[option].endswith(f"={value}"):
-            return option
-        for index in _option_group(argv, option)[1:]:
-            if value in (argv[index], repr(argv[index])[1:-1]):
-                return index
-    if found or value is None:
-        return found[-1] if found else None
-    end = argv.index("--") if "--" in argv else len(argv)
-    return next((i for i in range(end) if value in (argv[i], repr(argv[i])[1:-1])), None)
+def _option_index(
+    argv: list[str],
+    options: Iterable[str],
+    value: str | None,
+    parser: argparse.ArgumentParser,
+) -> int | None:
+    """Where argparse stopped on `value` (as its message quotes it: `_quoting`) of one of
+    `options`: the first of them given that value (argparse stops at the first it cannot
+    take; of a secret's, quoted alike, the first it refuses: `_refused_alone`), the value's
+    own token; else the last of them. A positional's value (a sub-command's name) is the
+    first positional that is that value."""
+    from layerconf.cli._argv_reading import read_as
+    from layerconf.core.secrets import REDACTED
+
+    reads = read_as(argv, parser)
+    found = _options_given(reads, options)
+    if value is None:
+        return found[-1].tokens[0] if found else None
+    quotes = _quoting(argv, parser, value)
+    given: list[tuple[Read, int]] = []  # (an option of them, a token of its that quotes value)
+    for read in found:
+        at = read.tokens[0]
+        if read.attached is not None and quotes(at, len(argv[at]) - len(read.attached)):
+            given.append((read, at))
+        given += ((read, index) for index in read.tokens[1:] if quotes(index, 0))
+    if len(given) > 1 and REDACTED in value:
+        given = [(read, index) for read, index in given if _refused_alone(argv, read)] or given
+    if given:
+        return given[0][1]
+    if found:
+        return found[-1].tokens[0]
+    positionals = (read.tokens[0] for read in reads if not read.option)
+    return next((index for index in positionals if quotes(index, 0)), None)
+
+
+def _refused_alone(argv: list[str], read: Read) -> bool:
+    """Whether its parser refuses the option `read` on a command line of its own, nothing
+    required: which of a secret's values, quoted alike, argparse stopped at."""
+    from layerconf.sources.argv import parse_known_args
+
+    try:
+        parse_known_args(guarded(nothing_required(read.parser)), [argv[i] for i in read.tokens])
+    except Exception:  # (a stop, or a type= callable's own error)
+        return True
+    return False
+
+
+def _quoting(
+    argv: list[str], parser: argparse.ArgumentParser, value: str
+) -> Callable[[int, int], bool]:
+    """Whether argparse's message, quoting `value`, quotes ``argv[index][start:]``: its repr,
+    quotes off; or, as its message is scrubbed of the command line's secrets, the same of
+    the command line with each secret value `REDACTED` (`redacted_argv`: that token's form,
+    never the secret, is matched)."""
+    from layerconf.core.secrets import REDACTED, redacted_argv
+
+    shown = redacted_argv(argv, parser) if REDACTED in value else argv
+
+    def quotes(index: int, start: int) -> bool:
+        return any(
+            value in (text, repr(text)[1:-1])
+            for text in {argv[index][start:], shown[index][start:]}
+        )
+
+    return quotes
 
 
 def raised_problem(
@@ -453,7 +506,7 @@ def crash_problem(
         if not isinstance(action, argparse.Action) or not isinstance(token, str):
             continue
         name = argparse._get_action_name(action) or action.dest
-        index = _option_index(argv, action.option_strings, token)
+        index = _option_index(argv, action.option_strings, token, parser)
         where: Sequence[int] = range(len(argv)) if positions is None else positions
         secrets = _secret_texts(argv, parser)
         secret = _holds_secret(token, secrets)
