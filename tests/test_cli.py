@@ -695,24 +695,22 @@ class TestCheck:
         )
 
     def test_sub_commands_errors_at_once(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """A trainer parser with sub-commands: a sub-command's refused value is a problem line
         (before: its usage and exit 2, as 'layerconf go'); a required option taken out with
         its refused value is not then said missing; a refused sub-command name is placed;
         what argparse stopped at is taken out with as many values as its option takes (the
         sub-command's name after '--n q' stays)."""
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.setattr(sys, "path", list(sys.path))
-        monkeypatch.setattr(sys, "modules", dict(sys.modules))
-        (tmp_path / "sub_trainer.py").write_text(
+        trainer_module(
             "import argparse\n"
             "p = argparse.ArgumentParser()\n"
             "p.add_argument('--lr', type=float, default=1.0)\n"
             "p.add_argument('--n', type=int, required=True)\n"
             "p.add_argument('--api-key', type=int)\n"
             "go = p.add_subparsers(dest='cmd').add_parser('go')\n"
-            "go.add_argument('--x', type=int)\n"
+            "go.add_argument('--x', type=int)\n",
+            "sub_trainer",
         )
         given = ["--lr", "x", "--api-key", "SEKRIT-77", "--n", "q", "go", "--x", "y"]
         assert main(["check", "--parser", "sub_trainer:p", "--", *given]) == 1
@@ -730,26 +728,8 @@ class TestCheck:
             "(did you mean 'go'?)\n"
         )
 
-    @pytest.fixture
-    def trainer_module(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> Callable[[str], str]:
-        """Writes the source of a trainer's parser module (its parser: `p`), to be imported by
-        --parser; gives its --parser argument."""
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.setattr(sys, "path", list(sys.path))
-        monkeypatch.setattr(sys, "modules", dict(sys.modules))
-        count = iter(range(100))
-
-        def write(source: str) -> str:
-            name = f"abbrev_trainer_{next(count)}"
-            (tmp_path / f"{name}.py").write_text("import argparse\n" + source)
-            return f"{name}:p"
-
-        return write
-
     def test_abbreviations_and_short_clusters_are_read_as_argparse_reads_them(
-        self, trainer_module: Callable[[str], str], capsys: pytest.CaptureFixture[str]
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """A trainer whose parser takes abbreviations (argparse's default): '--lr-dec=cosin'
         is --lr-decay-style's value, '-kq' is -k's (before: no index, and check read no
@@ -757,6 +737,7 @@ class TestCheck:
         required option given cut short is not then said missing, and the secret that
         '--hf-tok' takes is never quoted."""
         parser = trainer_module(
+            "import argparse\n"
             "p = argparse.ArgumentParser()\n"
             "p.add_argument('--lr-decay-style', choices=['cosine', 'linear'])\n"
             "p.add_argument('--hf-token', type=int)\n"
@@ -827,12 +808,13 @@ class TestCheck:
         ]
 
     def test_a_secret_given_twice_is_blamed_where_refused(
-        self, trainer_module: Callable[[str], str], capsys: pytest.CaptureFixture[str]
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """A secret flag given twice, one value refused: argparse's message quotes neither
         value ('<redacted>'), and the error is at the one it refused, once (before, the other
         was blamed too), the secret never quoted."""
         parser = trainer_module(
+            "import argparse\n"
             "p = argparse.ArgumentParser()\n"
             "p.add_argument('--api-key', type=int)\n"
             "p.add_argument('--n', type=int)\n"
@@ -849,11 +831,12 @@ class TestCheck:
             assert "SEKRIT" not in captured.out + captured.err
 
     def test_a_refused_sub_command_is_taken_out_alone(
-        self, trainer_module: Callable[[str], str], capsys: pytest.CaptureFixture[str]
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """A refused sub-command's name after '--a 1': reading on takes out the name, not
         --a with it (before: '--b' given with '--a' went unreported)."""
         parser = trainer_module(
+            "import argparse\n"
             "p = argparse.ArgumentParser()\n"
             "both = p.add_mutually_exclusive_group()\n"
             "both.add_argument('--a', type=int)\n"
@@ -866,6 +849,32 @@ class TestCheck:
             "(did you mean 'go'?)",
             "argv[3]: error: argument --b: not allowed with argument --a",
         ]
+
+    def test_an_ambiguous_abbreviation_is_placed(
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An abbreviation of two options: at its token, with the options to write (before: at
+        no token, and check read no further), reading on past it and its value; a secret
+        written after it never quoted."""
+        parser = trainer_module(
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--hf-token')\n"
+            "p.add_argument('--hf-tokenizer')\n"
+            "p.add_argument('--lr', type=float)\n"
+            "p.add_argument('--lr-decay-style')\n"
+        )
+        given = ["--hf-tok=SEKRIT-5150", "--l", "2", "--lr", "y"]
+        assert main(["check", "--parser", parser, "--", *given]) == 1
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == [
+            "argv[0]: error: ambiguous option: --hf-tok=<redacted> could match --hf-token, "
+            "--hf-tokenizer (write one of --hf-token, --hf-tokenizer in full)",
+            "argv[1]: error: ambiguous option: --l could match --lr, --lr-decay-style (write "
+            "one of --lr, --lr-decay-style in full)",
+            "argv[4]: error: argument --lr: invalid float value: 'y'",
+        ]
+        assert "SEKRIT" not in captured.out + captured.err
 
     def test_reading_on_is_bounded(self, capsys: pytest.CaptureFixture[str]) -> None:
         """Past 20 errors, or on a long command line sooner (argparse before Python 3.13 takes
@@ -912,16 +921,6 @@ class TestCheck:
         "go = s.add_subparsers(dest='cmd').add_parser('go')\n"
         "go.add_argument('--x', type=int, required=True)\n"
     )
-
-    @staticmethod
-    def user_trainer(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str
-    ) -> None:
-        """`source` as the module `name` in `tmp_path`, the directory the command runs in."""
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.setattr(sys, "path", list(sys.path))
-        monkeypatch.setattr(sys, "modules", dict(sys.modules))
-        (tmp_path / f"{name}.py").write_text(source)
 
     @pytest.mark.parametrize(
         ("parser", "argv", "lines"),
@@ -984,7 +983,7 @@ class TestCheck:
         argv: list[str],
         lines: list[str],
         tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch,
+        trainer_module: Callable[..., str],
         capsys: pytest.CaptureFixture[str],
     ) -> None:
         """Reading on past argparse's first error may end before the command line parses: at
@@ -992,7 +991,7 @@ class TestCheck:
         it raised is named), at a sub-command's required option. A note says the rest was not
         read, and the role file the command line names is checked on its own all the same
         (before: neither, as if the command line had been read whole)."""
-        self.user_trainer(tmp_path, monkeypatch, "stop_trainer", self.STOP_TRAINER)
+        trainer_module(self.STOP_TRAINER, "stop_trainer")
         (tmp_path / "bad.yaml").write_text(
             "megatron:\n  - role: critic\n    overrides:\n      lrr: 1e-5\n"
         )
@@ -1025,16 +1024,13 @@ class TestCheck:
         ]
 
     def test_a_crashing_type_or_action_never_quotes_a_secret(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """A secret flag's type= callable or action raises what argparse does not catch (a
         lookup's KeyError, the trainer's own exception quoting the value): the value, too short
         for the output's scrubber to look for everywhere, is quoted nowhere, nor the
         exception's message that holds it (before: both, as the trainer's traceback would)."""
-        self.user_trainer(
-            tmp_path,
-            monkeypatch,
-            "secret_trainer",
+        trainer_module(
             "import argparse\n"
             "class Refused(Exception):\n"
             "    pass\n"
@@ -1050,6 +1046,7 @@ class TestCheck:
             "p.add_argument('--api-key', type=lookup)\n"
             "p.add_argument('--wandb-key', type=refuse)\n"
             "p.add_argument('--hf-token', action=Boom)\n",
+            "secret_trainer",
         )
         command = ["check", "--parser", "secret_trainer:p", "--"]
         assert main([*command, "--api-key", "Zq9", "--lr", "x"]) == 1
@@ -1087,7 +1084,11 @@ class TestCheck:
         assert "Zq9" not in captured.out + captured.err
 
     def test_a_graph_of_sub_command_parsers_is_copied_once(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        self,
+        trainer_module: Callable[..., str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
     ) -> None:
         """A trainer's sub-commands that name one another (the same three under each, 8 deep,
         and the trainer's own parser among them): each parser is copied a few times, not once
@@ -1098,10 +1099,7 @@ class TestCheck:
 
         from layerconf.cli._parser_copies import guarded
 
-        self.user_trainer(
-            tmp_path,
-            monkeypatch,
-            "graph_trainer",
+        trainer_module(
             "import argparse\n"
             "p = argparse.ArgumentParser()\n"
             "p.add_argument('--lr', type=float, default=1.0)\n"
@@ -1113,6 +1111,7 @@ class TestCheck:
             "    for n, other in enumerate(wide):\n"
             "        then._name_parser_map[f'q{n}'] = other\n"
             "    then._name_parser_map['top'] = p\n",
+            "graph_trainer",
         )
         copies = 0
         plain_copy = copy.copy
@@ -1233,6 +1232,24 @@ class TestCheck:
             == 1
         )
         assert capsys.readouterr().out.startswith("nope.yaml: error: file not found")
+
+
+@pytest.fixture
+def trainer_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., str]:
+    """Writes a trainer's parser module (`source`, its parser `p`) as `name` (else one of its
+    own) in `tmp_path`, the directory the command runs in, to be imported by --parser; gives
+    its --parser argument. What the import adds to sys.path and sys.modules is undone."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    count = iter(range(1000))
+
+    def write(source: str, name: str | None = None) -> str:
+        name = name or f"user_trainer_{next(count)}"
+        (tmp_path / f"{name}.py").write_text(source)
+        return f"{name}:p"
+
+    return write
 
 
 def overrides_of(schema: dict[str, Any]) -> dict[str, Any]:
@@ -2945,7 +2962,10 @@ class TestHostilePaths:
         assert "oversized_trainer_module" not in sys.modules
 
     def test_a_parser_module_is_read_once(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        self,
+        trainer_module: Callable[..., str],
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
     ) -> None:
         """--parser MODULE:ATTR sizes the module's file by its status: the import is what
         reads it (before: read whole by layerconf to size it, then again by the import)."""
@@ -2959,13 +2979,11 @@ class TestHostilePaths:
             return real(source, **kwargs)
 
         monkeypatch.setattr(files_module, "read_bounded", recorded)
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.setattr(sys, "path", list(sys.path))
-        monkeypatch.setattr(sys, "modules", dict(sys.modules))
-        (tmp_path / "read_once_trainer.py").write_text(
+        trainer_module(
             "import argparse\n"
             "p = argparse.ArgumentParser()\n"
-            "p.add_argument('--x', type=int, default=0)\n"
+            "p.add_argument('--x', type=int, default=0)\n",
+            "read_once_trainer",
         )
         assert main(["explain", "--parser", "read_once_trainer:p", "x", "--", "--x", "1"]) == 0
         assert capsys.readouterr().out.startswith("x (main) = 1\n")

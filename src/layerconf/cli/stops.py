@@ -253,8 +253,26 @@ def stop_problem(
         index, hint = _meant_as_required(message, parser, argv)
     elif _missing(message):
         hint = "add one of them to the command line"
+    elif message.startswith(_AMBIGUOUS):
+        index, hint = _ambiguous(message, parser, argv)
     at = None if index is None else where[index]
     return Problem(message, layer="cli", argv_index=at, hint=hint)
+
+
+_AMBIGUOUS = "ambiguous option: "
+
+
+def _ambiguous(
+    message: str, parser: argparse.ArgumentParser, argv: list[str]
+) -> tuple[int | None, str]:
+    """Where the abbreviation argparse could not choose for is (``ambiguous option: --l could
+    match --lr, --lr-decay-style``: the first token it quotes, before any ``--``), and the
+    options to write in full."""
+    written, _, matches = message[len(_AMBIGUOUS) :].partition(" could match ")
+    end = argv.index("--") if "--" in argv else len(argv)
+    quotes = _quoting(argv, parser, written)
+    index = next((index for index in range(end) if quotes(index, 0)), None)
+    return index, f"write one of {matches} in full"
 
 
 def _meant_as_required(
