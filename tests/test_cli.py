@@ -1993,6 +1993,42 @@ class TestSecrets:
         args.nested = inner
         assert sorted(_secret_texts({"actor": args})) == ["4321", "98765"]
 
+    def test_secrets_inside_what_a_type_makes_are_learned(self) -> None:
+        """A namedtuple's, a dataclass's field, a list subclass's and a tuple's items are
+        searched as a mapping is (a field by its name); a value nested thousands of levels
+        deep is searched as far as it is shown, without a RecursionError."""
+        import collections
+        import dataclasses
+
+        from layerconf.cli.scrub import _secret_texts
+
+        creds = collections.namedtuple("creds", "user api_key")
+
+        @dataclasses.dataclass
+        class Login:
+            user: str
+            password: str
+
+        class Items(list):  # type: ignore[type-arg]
+            pass
+
+        deep: Any = [{"hf_token": "hf-too-deep"}]
+        for _ in range(5000):
+            deep = [deep]
+        args = argparse.Namespace(
+            a=creds("me", "k-namedtuple"),
+            b=Login("me", "k-dataclass"),
+            c=Items([{"hf_token": "k-list-subclass"}]),
+            d=({"api_key": "k-in-a-tuple"},),
+            e=deep,
+        )
+        assert sorted(filter(None, _secret_texts({"actor": args}))) == [
+            "k-dataclass",
+            "k-in-a-tuple",
+            "k-list-subclass",
+            "k-namedtuple",
+        ]
+
     @pytest.mark.parametrize(
         "spelling",
         [

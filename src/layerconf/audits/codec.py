@@ -37,7 +37,9 @@ from layerconf.audits._json_texts import canonical as canonical
 from layerconf.audits._json_texts import canonical_chunks as canonical_chunks
 from layerconf.audits._json_texts import canonical_encoder as canonical_encoder
 from layerconf.audits._json_texts import compact as compact
+from layerconf.core._scrub import Scrub, record_fields
 from layerconf.core.checks import check_type
+from layerconf.core.held_secrets import held_texts
 from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
 from layerconf.core.secrets import (
     SECRETS,
@@ -46,7 +48,7 @@ from layerconf.core.secrets import (
     may_show_secret,
     secret_texts,
 )
-from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS, shorten, unreadable
+from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS, Shown, shorten, unreadable
 from layerconf.exceptions import AuditError, one_line
 
 __all__ = [
@@ -323,6 +325,41 @@ def _encode_pairs(encoder: Encoder, value: Mapping[Any, Any]) -> dict[str, Any]:
     return tagged
 
 
+def _record(value: Any) -> bool:
+    """Whether `value` is a record-like object: a namedtuple, a dataclass, an attrs instance."""
+    return record_fields(type(value)) is not None
+
+
+def _encode_record(encoder: Encoder, value: Any) -> Any:
+    """A namedtuple as a tuple whose items are redacted by their fields' names; a dataclass or
+    attrs instance as an object whose repr, when its fields hold a secret, is the redacted one
+    of `Scrub` (its own repr would quote the secret)."""
+    fields = record_fields(type(value))
+    assert fields is not None  # (`_record` accepted it)
+    if fields.items:
+        is_secret = encoder.policy.is_secret
+        read = fields.read(value)  # ({"$type": "tuple", "items": [...]}: 2 levels down)
+        return encoder.container(
+            value,
+            lambda: {
+                TAG: "tuple",
+                "items": [encoder.field(is_secret(name), item) for name, item in read],
+                "class": qualified_name(type(value)),
+            },
+            2,
+        )
+    found: list[str] = []
+    held_texts("", value, encoder.policy, found)
+    if not found:
+        return _object(value)
+    encoder.found.extend(text for text in found if text)
+    shown = Scrub(encoder.policy, found).value("", value, {})
+    if not isinstance(shown, Shown):  # (what it holds shows as it is: the placeholder's text)
+        return _object(value)
+    text = _ADDRESS.sub(" at 0x...", shown.text)
+    return {TAG: "object", "class": qualified_name(type(value)), "repr": text}
+
+
 def _sequence(tag: str, *, ordered: bool) -> Callable[[Encoder, Any], Any]:
     """The encoder of a sequence (or of a set, not `ordered`: items sorted) tagged `tag`."""
 
@@ -364,6 +401,7 @@ _ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[Encoder, Any], Any]], ..
     (_instance_of(bytes, bytearray), _encode_bytes),
     (_instance_of(complex), _encode_complex),
     (_instance_of(pathlib.PurePath), _encode_path),
+    (_record, _encode_record),
     (_instance_of(Mapping), _encode_mapping),
     (_instance_of(tuple), _sequence("tuple", ordered=True)),
     (_instance_of(list), _sequence("list", ordered=True)),
