@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -2028,6 +2029,53 @@ class TestSecrets:
             "k-list-subclass",
             "k-namedtuple",
         ]
+
+    def test_a_role_file_value_the_parsers_type_makes_a_record_of(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A role file's text that the trainer's own type= makes into a namedtuple with an
+        api_key: no command, no record and no warning (slime's function would set the text)
+        shows the key, neither in the value nor in the text it was made of."""
+        (tmp_path / "credtrainer.py").write_text(
+            "import argparse, collections\n"
+            "Creds = collections.namedtuple('Creds', 'user api_key')\n"
+            "def creds(text):\n"
+            "    return Creds(*text.split(':', 1))\n"
+            "def get_parser():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--creds', type=creds)\n"
+            "    parser.add_argument('--megatron-config-path')\n"
+            "    return parser\n"
+        )
+        (tmp_path / "roles.yaml").write_text(
+            "megatron:\n  - role: actor\n    overrides:\n      creds: me:sk-roleFILEkey\n"
+        )
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        options = ["--parser", "credtrainer:get_parser", "--preset", "slime"]
+        argv = ["--", "--megatron-config-path", "roles.yaml"]
+        said = ""
+        for command in (["show"], ["show", "--json"], ["explain", "creds"], ["diff"]):
+            code, out, err = outputs(capsys, *command, *options, *argv)
+            assert code == 0, err
+            said += out + err
+        code, out, err = outputs(capsys, "audit", "-o", "record.json", *options, *argv)
+        said += out + err + Path("record.json").read_text()
+        assert "Creds(user='me', api_key='<redacted>')" in said
+        import credtrainer  # type: ignore[import-not-found]
+
+        from layerconf import audit, explain, resolve_roles
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            roles = resolve_roles(credtrainer.get_parser(), argv[1:])
+        said += "\n".join(str(warning.message) for warning in caught)
+        said += str(explain(roles["actor"], "creds")) + json.dumps(audit(roles))
+        assert "slime's own parse_megatron_role_args sets the string <redacted>" in said
+        assert "roleFILEkey" not in said
 
     @pytest.mark.parametrize(
         "spelling",
