@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from layerconf.cli.streams import standard_error
 from layerconf.core.secrets import TextSearch, hide_url_passwords
+from layerconf.core.values import TEXTLESS_TYPES
 
 if TYPE_CHECKING:
     import argparse
@@ -161,10 +162,17 @@ def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
     for namespace in roles.values():
         provenance = provenance_of(namespace)  # (its secret flags' dests: `Layer.secret_keys`)
         policy = SECRETS if provenance is None else policy_of(provenance.layers)
+        is_secret = policy.is_secret
         for key, value in vars(namespace).items():
             if key in visited and visited[key] is value:
                 continue  # the very object another role holds: its secrets are found already
             visited[key] = value
+            if type(value) in _HOLDS_NO_TEXT and not is_secret(key):
+                continue  # most values: answered without a call
             # (not the reprs of other objects: the output's URL passwords are hidden anyway)
             held_texts(key, value, policy, found, reprs=False)
     return found
+
+
+# Values that hold no text when their key is not a secret's.
+_HOLDS_NO_TEXT = TEXTLESS_TYPES
