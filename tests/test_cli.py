@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -2428,6 +2429,89 @@ class TestSecrets:
         args = argparse.Namespace(seed=1234, lr=1e-5, flag=False, none=None, wandb_key=4321)
         args.nested = inner
         assert sorted(_secret_texts({"actor": args})) == ["4321", "98765"]
+
+    def test_secrets_inside_what_a_type_makes_are_learned(self) -> None:
+        """A namedtuple's, a dataclass's field, a list subclass's and a tuple's items are
+        searched as a mapping is (a field by its name); a value nested thousands of levels
+        deep is searched as far as it is shown, without a RecursionError."""
+        import collections
+        import dataclasses
+
+        from layerconf.cli.scrub import _secret_texts
+
+        creds = collections.namedtuple("creds", "user api_key")
+
+        @dataclasses.dataclass
+        class Login:
+            user: str
+            password: str
+
+        class Items(list):  # type: ignore[type-arg]
+            pass
+
+        deep: Any = [{"hf_token": "hf-too-deep"}]
+        for _ in range(5000):
+            deep = [deep]
+        args = argparse.Namespace(
+            a=creds("me", "k-namedtuple"),
+            b=Login("me", "k-dataclass"),
+            c=Items([{"hf_token": "k-list-subclass"}]),
+            d=({"api_key": "k-in-a-tuple"},),
+            e=deep,
+        )
+        assert sorted(filter(None, _secret_texts({"actor": args}))) == [
+            "k-dataclass",
+            "k-in-a-tuple",
+            "k-list-subclass",
+            "k-namedtuple",
+        ]
+
+    def test_a_role_file_value_the_parsers_type_makes_a_record_of(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A role file's text that the trainer's own type= makes into a namedtuple with an
+        api_key: no command, no record and no warning (slime's function would set the text)
+        shows the key, neither in the value nor in the text it was made of."""
+        (tmp_path / "credtrainer.py").write_text(
+            "import argparse, collections\n"
+            "Creds = collections.namedtuple('Creds', 'user api_key')\n"
+            "def creds(text):\n"
+            "    return Creds(*text.split(':', 1))\n"
+            "def get_parser():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--creds', type=creds)\n"
+            "    parser.add_argument('--megatron-config-path')\n"
+            "    return parser\n"
+        )
+        (tmp_path / "roles.yaml").write_text(
+            "megatron:\n  - role: actor\n    overrides:\n      creds: me:sk-roleFILEkey\n"
+        )
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        options = ["--parser", "credtrainer:get_parser", "--preset", "slime"]
+        argv = ["--", "--megatron-config-path", "roles.yaml"]
+        said = ""
+        for command in (["show"], ["show", "--json"], ["explain", "creds"], ["diff"]):
+            code, out, err = outputs(capsys, *command, *options, *argv)
+            assert code == 0, err
+            said += out + err
+        code, out, err = outputs(capsys, "audit", "-o", "record.json", *options, *argv)
+        said += out + err + Path("record.json").read_text()
+        assert "Creds(user='me', api_key='<redacted>')" in said
+        import credtrainer  # type: ignore[import-not-found]
+
+        from layerconf import audit, explain, resolve_roles
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            roles = resolve_roles(credtrainer.get_parser(), argv[1:])
+        said += "\n".join(str(warning.message) for warning in caught)
+        said += str(explain(roles["actor"], "creds")) + json.dumps(audit(roles))
+        assert "slime's own parse_megatron_role_args sets the string <redacted>" in said
+        assert "roleFILEkey" not in said
 
     @pytest.mark.parametrize(
         "spelling",

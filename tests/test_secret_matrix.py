@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import re
 import warnings
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,9 +36,11 @@ from layerconf import (
     notices,
     redacted_argv,
     resolve_roles,
+    write_audit,
 )
 from layerconf.cli import main
 from layerconf.core.secrets import REDACTED, SECRETS, SecretPolicy, TextSearch, is_secret
+from layerconf.core.values import MAX_DEPTH, value_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -46,15 +50,53 @@ ROLE_FILE = (ROOT / "examples" / "megatron_ppo.yaml").read_text()
 KEY = b"k" * 32
 
 
+class Creds(NamedTuple):
+    """A namedtuple a trainer's ``type=`` makes of ``USER:KEY``."""
+
+    user: str
+    api_key: str
+
+
+@dataclasses.dataclass
+class Account:
+    """A dataclass a trainer's ``type=`` makes of ``USER:PASSWORD``."""
+
+    user: str
+    password: str
+
+
+@attrs.define
+class Remote:
+    """An attrs class a trainer's ``type=`` makes of ``NAME:TOKEN``."""
+
+    name: str
+    hf_token: str
+
+
+class Headers(list):  # type: ignore[type-arg]
+    """A list subclass a trainer's ``type=`` makes of JSON text."""
+
+
+def _pair(kind: Callable[[str, str], Any]) -> Callable[[str], Any]:
+    """A ``type=`` callable: ``A:B`` -> ``kind(A, B)``."""
+    return lambda text: kind(*text.split(":", 1))
+
+
 def own_parser() -> argparse.ArgumentParser:
-    """A trainer of one's own with an alias, a flag to cluster with, abbreviations, @files, and
-    a secret flag whose dest is no secret's name (``--hf-token`` into ``tok``)."""
+    """A trainer of one's own with an alias, a flag to cluster with, abbreviations, @files, a
+    secret flag whose dest is no secret's name (``--hf-token`` into ``tok``), and flags whose
+    ``type=`` makes objects with secrets inside: a namedtuple's, a dataclass's and an attrs
+    instance's field, a list subclass's items."""
     parser = argparse.ArgumentParser(prog="train", fromfile_prefix_chars="@")
     parser.add_argument("-k", "--api-key")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--hf-token", dest="tok")
     parser.add_argument("--lr", type=float, default=1e-5)
     parser.add_argument("--name", default="run")
+    parser.add_argument("--creds", type=_pair(Creds))
+    parser.add_argument("--account", type=_pair(Account))
+    parser.add_argument("--remote", type=_pair(Remote))
+    parser.add_argument("--extra", type=lambda text: Headers(json.loads(text)))
     return parser
 
 
@@ -84,6 +126,10 @@ class Placement(NamedTuple):
     file: str | None = None
     #: Whether the roles resolve with the secret in a value (else resolving fails).
     held: bool = True
+    #: Whether the command line shows the secret as one (a secret flag's value, a form of
+    #: text): else a plain flag's type= makes a value that holds it, which `redacted_argv`,
+    #: reading the command line alone, cannot know (docs/embedding.md says so).
+    in_argv: bool = True
 
 
 S = "Zq8Wv4Lm"
@@ -162,6 +208,14 @@ PLACEMENTS: dict[str, Placement] = {
     "secret-flag-dest-in-another-value": Placement(
         ("--hf-token", f"hf_{S}", "--name", f"run-hf_{S}"), own=True
     ),
+    # What a trainer's type= makes: a secret in a field, judged by the field's name as a
+    # mapping's key is; in a list subclass's items, however short (a secret key's value).
+    "namedtuple-field": Placement(("--creds", f"me:sk-{S}"), own=True, in_argv=False),
+    "dataclass-field": Placement(("--account", f"me:pw-{S}"), own=True, in_argv=False),
+    "attrs-field": Placement(("--remote", f"hub:hf_{S}"), own=True, in_argv=False),
+    "list-subclass-short": Placement(
+        ("--extra", json.dumps([{"hf_token": "Zq8"}])), needle="Zq8", own=True
+    ),
 }
 
 
@@ -175,7 +229,7 @@ class Run:
             self.parser = own_parser()
             self.options = ["--parser", "tests.test_secret_matrix:own_parser"]
             self.argv = list(placement.argv)
-            self.keys = ["api_key", "name", "tok"]
+            self.keys = ["api_key", "name", "tok", "creds", "account", "remote", "extra"]
             if placement.file is not None:
                 (directory / "args.txt").write_text(placement.file)
         else:
@@ -310,9 +364,10 @@ def _to_dict(setting: Any) -> str:
 
 
 def _cases() -> Iterator[Any]:
-    for placement in PLACEMENTS:
+    for placement, made in PLACEMENTS.items():
         for output in OUTPUTS:
-            yield pytest.param(placement, output, id=f"{placement}-{output}")
+            if output != "redacted_argv" or made.in_argv:
+                yield pytest.param(placement, output, id=f"{placement}-{output}")
 
 
 @pytest.mark.parametrize(("placement", "output"), list(_cases()))
@@ -341,6 +396,200 @@ def test_the_secret_does_reach_a_value(
     roles = resolve_roles(run.parser, run.argv, **({"preset": PLAIN} if run.placement.own else {}))
     needle = PLACEMENTS[placement].needle
     assert any(needle in repr(vars(namespace)) for namespace in roles.values())
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Login:
+    """A frozen dataclass with slots (no __dict__: its fields are read from its slots)."""
+
+    host: Any
+    passwd: Any
+
+
+class Bag(dict):  # type: ignore[type-arg]
+    """A dict subclass."""
+
+
+class Pair(tuple):  # type: ignore[type-arg]
+    """A tuple subclass that is no namedtuple."""
+
+    __slots__ = ()
+
+
+# A secret's text: letters no other text of these values holds (plain texts are of "abc", the
+# classes' and keys' names hold no capital Q nor Z), however short: a secret key's value is
+# redacted whatever its length. The expected side holds the placeholder where it stood.
+_SECRET_TEXT = st.text(alphabet="QZ", min_size=1, max_size=4)
+_SECRET = _SECRET_TEXT.map(lambda text: (text, REDACTED))
+_PLAIN_LEAF = st.one_of(st.text(alphabet="abc", max_size=3), st.integers(-9, 9), st.none())
+
+
+def _values_and_redacted(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """(a value holding secrets, the same value with each secret replaced by the placeholder)
+    for every kind of container a trainer's type= may make, each around `children`."""
+
+    def sequence(kind: Any) -> st.SearchStrategy[Any]:
+        return st.lists(children, max_size=3).map(
+            lambda items: (kind(v for v, _ in items), kind(e for _, e in items))
+        )
+
+    def mapping(kind: Any) -> st.SearchStrategy[Any]:
+        plain = st.dictionaries(st.sampled_from(["name", "note", "tokens"]), children, max_size=2)
+        secret = st.dictionaries(st.sampled_from(["api_key", "HF_TOKEN_2", "passwords"]), _SECRET)
+        return st.tuples(plain, secret).map(
+            lambda parts: (
+                kind({key: v for key, (v, _) in {**parts[0], **parts[1]}.items()}),
+                kind({key: e for key, (_, e) in {**parts[0], **parts[1]}.items()}),
+            )
+        )
+
+    def record(kind: Any) -> st.SearchStrategy[Any]:
+        return st.tuples(children, _SECRET).map(
+            lambda parts: (kind(parts[0][0], parts[1][0]), kind(parts[0][1], parts[1][1]))
+        )
+
+    return st.one_of(
+        sequence(list),
+        sequence(tuple),
+        sequence(Headers),
+        sequence(Pair),
+        mapping(dict),
+        mapping(Bag),
+        record(Creds),
+        record(Account),
+        record(Remote),
+        record(Login),
+        # a container that is a secret key's value: the placeholder whole
+        children.filter(lambda pair: pair[0] is not None).map(
+            lambda pair: ({"password": pair[0]}, {"password": REDACTED})
+        ),
+    )
+
+
+_HELD = st.recursive(
+    _PLAIN_LEAF.map(lambda leaf: (leaf, leaf)), _values_and_redacted, max_leaves=10
+)
+
+
+class TestSecretsInsideValues:
+    """A value a trainer's type= makes (json.loads's dicts, a namedtuple ``Creds(user,
+    api_key)``, a dataclass, an attrs instance, a list, tuple or dict subclass) may hold a
+    secret in a field or an item: each is judged by its name, as a mapping's key is, and the
+    value is shown as it would be with the placeholder where the secret stood; they were shown
+    (and recorded) with the secret in it."""
+
+    @settings(deadline=None, max_examples=150)
+    @given(_HELD)
+    def test_shown_as_with_the_placeholder(self, pair: tuple[Any, Any]) -> None:
+        """`redact`, `explain`, ``repr(args)``, JSON and the audit record show the value as
+        they show the same value with each secret replaced by the placeholder; a value holding
+        no secret is itself."""
+        from layerconf import redact
+        from layerconf.core.values import jsonable
+
+        value, expected = pair
+        shown = redact("thing", value)
+        assert value_text(shown, None) == value_text(expected, None)
+        assert jsonable(shown) == jsonable(expected)
+        if value_text(value, None) == value_text(expected, None):  # (no secret in it)
+            assert shown is value
+        args, same = _stack(thing=value), _stack(thing=expected)
+        assert str(explain(args, "thing")) == str(explain(same, "thing"))
+        assert repr(args) == repr(same)
+        entry = audit({"r": args})["roles"]["r"]["settings"]["thing"]
+        assert entry == audit({"r": same})["roles"]["r"]["settings"]["thing"]
+        outputs = [value_text(shown, None), str(explain(args, "thing")), repr(args)]
+        for output in [*outputs, json.dumps(entry)]:
+            assert not {"Q", "Z"} & set(output)
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            Creds("me", "sk-fieldSECRET1"),
+            Account("me", "sk-fieldSECRET1"),
+            Remote("hub", "sk-fieldSECRET1"),
+            Login("host", "sk-fieldSECRET1"),
+            Headers([{"hf_token": "sk-fieldSECRET1"}]),
+        ],
+        ids=["namedtuple", "dataclass", "attrs", "slots", "list subclass"],
+    )
+    def test_its_text_is_scrubbed_from_other_values(self, value: Any, tmp_path: Path) -> None:
+        """The secret's text is found in the field, and scrubbed where another key quotes it
+        (``--name run-KEY``): by explain, the roles' repr, the record and its file."""
+        args = _stack(creds=value, name="run-sk-fieldSECRET1")
+        write_audit({"r": args}, tmp_path)
+        outputs = [str(explain(args, "name")), repr(args), json.dumps(audit({"r": args}))]
+        for output in [*outputs, (tmp_path / "layerconf-audit.json").read_text()]:
+            assert "fieldSECRET1" not in output
+        assert "run-<redacted>" in outputs[0]
+
+    def test_no_code_of_its_class_runs(self) -> None:
+        """A record whose fields hold a secret is shown as its kind's repr shows one, from
+        its fields as it holds them: its own __repr__ (which may quote the secret) and its
+        __getattr__ never run."""
+
+        @dataclasses.dataclass(repr=False)
+        class Loud:
+            user: str
+            api_key: str
+
+            def __repr__(self) -> str:
+                raise AssertionError("__repr__ ran")
+
+            def __getattr__(self, name: str) -> Any:
+                raise AssertionError("__getattr__ ran")
+
+        value = Loud("me", "Zq")
+        assert value_text(layerconf.redact("thing", value)) == (
+            "TestSecretsInsideValues.test_no_code_of_its_class_runs.<locals>.Loud"
+            "(user='me', api_key='<redacted>')"
+        )
+        entry = audit({"r": _stack(thing=value)})["roles"]["r"]["settings"]["thing"]["value"]
+        assert entry["repr"].endswith("Loud(user='me', api_key='<redacted>')")
+
+    def test_a_field_its_repr_leaves_out(self) -> None:
+        """A field the dataclass's repr leaves out (``repr=False``) is left out redacted too;
+        its secret's text is still scrubbed where another value quotes it."""
+
+        @dataclasses.dataclass
+        class Client:
+            url: str
+            token: str = dataclasses.field(repr=False)
+
+        args = _stack(client=Client("https://host", "sk-hiddenSECRET"), name="sk-hiddenSECRET")
+        assert "hiddenSECRET" not in repr(args)
+        assert "Client(url='https://host')" in repr(args)
+
+    def test_bounded(self) -> None:
+        """A record that holds itself, or records nested past `MAX_DEPTH`, is shown bounded
+        (its own repr could quote the secret below): no RecursionError, no secret."""
+        looped = Account(user=[], password="Zq")  # type: ignore[arg-type]
+        looped.user.append(looped)  # type: ignore[attr-defined]
+        deep: Any = Account("me", "ZqZq")  # (below records that hold no secret of their own)
+        for _ in range(MAX_DEPTH + 20):
+            deep = Account(deep, None)  # type: ignore[arg-type]
+        for value in (looped, deep):
+            args = _stack(thing=value)
+            outputs = [
+                value_text(layerconf.redact("thing", value), None),
+                str(explain(args, "thing")),
+                repr(args),
+                json.dumps(audit({"r": args})),
+            ]
+            for output in outputs:
+                assert "Zq" not in output
+        # (as the dataclass's repr shows it, the secret replaced: itself inside is "...")
+        assert value_text(layerconf.redact("thing", looped)) == (
+            "Account(user=[...], password='<redacted>')"
+        )
+        assert "<nested more than 100 levels>" in repr(_stack(thing=deep))
+
+
+def _stack(**values: Any) -> Any:
+    """A resolved namespace of `values`, given on the command line."""
+    from layerconf import Layer, LayerStack
+
+    return LayerStack([Layer.from_mapping("cli", values, kind="argv")]).resolve()
 
 
 # Letters whose lower() is not one letter in its place: dotted I (two), the final sigma.

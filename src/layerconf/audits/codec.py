@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import enum
 import functools
-import json
 import math
 import pathlib
 import re
@@ -33,7 +32,14 @@ from typing import Any
 
 import attrs
 
+from layerconf.audits._json_texts import c_chunks as c_chunks
+from layerconf.audits._json_texts import canonical as canonical
+from layerconf.audits._json_texts import canonical_chunks as canonical_chunks
+from layerconf.audits._json_texts import canonical_encoder as canonical_encoder
+from layerconf.audits._json_texts import compact as compact
+from layerconf.core._scrub import Scrub, record_fields
 from layerconf.core.checks import check_type
+from layerconf.core.held_secrets import held_texts
 from layerconf.core.records import ORIGIN_FIELDS, Origin, origin_json
 from layerconf.core.secrets import (
     SECRETS,
@@ -42,7 +48,7 @@ from layerconf.core.secrets import (
     may_show_secret,
     secret_texts,
 )
-from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS, shorten, unreadable
+from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS, Shown, shorten, unreadable
 from layerconf.exceptions import AuditError, one_line
 
 __all__ = [
@@ -107,70 +113,7 @@ class OpaqueValue:
         return one_line(SECRETS.redact("", self.text))
 
 
-# --- JSON text ----------------------------------------------------------------------------
-
-
-def canonical(value: Any) -> str:
-    """The canonical text of an encoded value: sorted keys, no spaces, ASCII, no NaN."""
-    return _CANONICAL(value)
-
-
-#: What ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-#: allow_nan=False)`` calls, made once (json.dumps makes an encoder per call).
-_CANONICAL = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-).encode
-
-
-def canonical_encoder() -> Callable[[Any], str]:
-    """A function giving what `canonical` gives, cheaper a call: it makes the C encoder that
-    `json.JSONEncoder.encode` makes (a new one a value: its cycle check keeps state, left
-    behind by an error), without that method's Python frames."""
-    return lambda value: "".join(canonical_chunks()(value, 0))
-
-
-def canonical_chunks() -> Callable[[Any, int], list[str]]:
-    """`canonical`'s own C encoder, made for the caller alone: ``encode(value, 0)`` gives the
-    text's chunks, value after value, until one fails (its cycle check keeps the state an
-    error leaves: `canonical_encoder` makes one a value)."""
-    return c_chunks(_CANONICAL_OPTIONS, canonical)
-
-
-def c_chunks(
-    options: json.JSONEncoder, text: Callable[[Any], str]
-) -> Callable[[Any, int], list[str]]:
-    """The C encoder of `options` (an ASCII-only encoder, no indent), as its ``encode`` makes
-    it, for the caller alone (its cycle check keeps state while it runs): ``encode(value, 0)``
-    gives the text's chunks. On a Python without the json module's C part, the one chunk
-    `text` (the text of the same options) gives."""
-    make = getattr(json.encoder, "c_make_encoder", None)  # CPython's, not in typeshed
-    if make is None:
-        return lambda value, _: [text(value)]
-    encode: Callable[[Any, int], list[str]] = make(
-        {},
-        options.default,
-        _ASCII,
-        None,
-        options.key_separator,
-        options.item_separator,
-        options.sort_keys,
-        options.skipkeys,
-        options.allow_nan,
-    )
-    return encode
-
-
-_CANONICAL_OPTIONS = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-)
-_ASCII = json.encoder.encode_basestring_ascii
-
-_COMPACT = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode
-
-
-def compact(value: Any) -> str:
-    """An encoded value on one line, keys in their order."""
-    return _COMPACT(value)
+# --- JSON text: `layerconf.audits._json_texts` (re-exported) ------------------------------
 
 
 def plain_dict(value: Any) -> bool:
@@ -382,6 +325,41 @@ def _encode_pairs(encoder: Encoder, value: Mapping[Any, Any]) -> dict[str, Any]:
     return tagged
 
 
+def _record(value: Any) -> bool:
+    """Whether `value` is a record-like object: a namedtuple, a dataclass, an attrs instance."""
+    return record_fields(type(value)) is not None
+
+
+def _encode_record(encoder: Encoder, value: Any) -> Any:
+    """A namedtuple as a tuple whose items are redacted by their fields' names; a dataclass or
+    attrs instance as an object whose repr, when its fields hold a secret, is the redacted one
+    of `Scrub` (its own repr would quote the secret)."""
+    fields = record_fields(type(value))
+    assert fields is not None  # (`_record` accepted it)
+    if fields.items:
+        is_secret = encoder.policy.is_secret
+        read = fields.read(value)  # ({"$type": "tuple", "items": [...]}: 2 levels down)
+        return encoder.container(
+            value,
+            lambda: {
+                TAG: "tuple",
+                "items": [encoder.field(is_secret(name), item) for name, item in read],
+                "class": qualified_name(type(value)),
+            },
+            2,
+        )
+    found: list[str] = []
+    held_texts("", value, encoder.policy, found)
+    if not found:
+        return _object(value)
+    encoder.found.extend(text for text in found if text)
+    shown = Scrub(encoder.policy, found).value("", value, {})
+    if not isinstance(shown, Shown):  # (what it holds shows as it is: the placeholder's text)
+        return _object(value)
+    text = _ADDRESS.sub(" at 0x...", shown.text)
+    return {TAG: "object", "class": qualified_name(type(value)), "repr": text}
+
+
 def _sequence(tag: str, *, ordered: bool) -> Callable[[Encoder, Any], Any]:
     """The encoder of a sequence (or of a set, not `ordered`: items sorted) tagged `tag`."""
 
@@ -423,6 +401,7 @@ _ENCODERS: tuple[tuple[Callable[[Any], bool], Callable[[Encoder, Any], Any]], ..
     (_instance_of(bytes, bytearray), _encode_bytes),
     (_instance_of(complex), _encode_complex),
     (_instance_of(pathlib.PurePath), _encode_path),
+    (_record, _encode_record),
     (_instance_of(Mapping), _encode_mapping),
     (_instance_of(tuple), _sequence("tuple", ordered=True)),
     (_instance_of(list), _sequence("list", ordered=True)),

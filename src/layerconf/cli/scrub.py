@@ -150,43 +150,29 @@ class _ScrubbedStream:
         return getattr(self._stream, name)
 
 
-# Values that hold no text when their key is not a secret's: skipped without an ABC check.
-_HOLDS_NO_TEXT = TEXTLESS_TYPES
-
-
 def _secret_texts(roles: Mapping[str, argparse.Namespace]) -> list[str]:
-    """The text of every secret the roles hold: secret keys' values, also inside mappings."""
-    from layerconf.core.held_secrets import policy_of
+    """The text of every secret the roles hold: secret keys' values, also inside containers
+    and records' fields (`held_texts`), and what a text's form shows (a URL's password)."""
+    from layerconf.core.held_secrets import held_texts, policy_of
     from layerconf.core.namespace import provenance_of
-    from layerconf.core.secrets import SECRETS, embedded_secrets, secret_texts
+    from layerconf.core.secrets import SECRETS
 
     found: list[str] = []
-    is_secret = SECRETS.is_secret
-
-    def visit(key: str, value: Any) -> None:
-        if is_secret(key):
-            if value is not None:
-                found.extend(secret_texts(value))
-        elif type(value) is str:
-            found.extend(embedded_secrets(value))
-        elif type(value) in _HOLDS_NO_TEXT:
-            pass  # most values: answered without the (slow) Mapping check
-        elif isinstance(value, Mapping):
-            for name, item in value.items():
-                visit(name, item)
-        elif type(value) is list or type(value) is tuple:
-            for item in value:
-                visit("", item)
-
     visited: dict[str, Any] = {}  # each key's value last visited: roles share most values
     for namespace in roles.values():
         provenance = provenance_of(namespace)  # (its secret flags' dests: `Layer.secret_keys`)
-        is_secret = (
-            SECRETS.is_secret if provenance is None else policy_of(provenance.layers).is_secret
-        )
+        policy = SECRETS if provenance is None else policy_of(provenance.layers)
+        is_secret = policy.is_secret
         for key, value in vars(namespace).items():
             if key in visited and visited[key] is value:
                 continue  # the very object another role holds: its secrets are found already
             visited[key] = value
-            visit(key, value)
+            if type(value) in _HOLDS_NO_TEXT and not is_secret(key):
+                continue  # most values: answered without a call
+            # (not the reprs of other objects: the output's URL passwords are hidden anyway)
+            held_texts(key, value, policy, found, reprs=False)
     return found
+
+
+# Values that hold no text when their key is not a secret's.
+_HOLDS_NO_TEXT = TEXTLESS_TYPES

@@ -63,9 +63,9 @@ def remade(value: Any, text: str) -> Any:
 def secret_texts(value: Any) -> list[str]:
     """The text of a secret's value, to search for and scrub elsewhere (argv, notices).
 
-    Strings, ints, bytes and paths (`text_of`), also inside mappings, lists, tuples and sets
-    (each container once, at most `MAX_DEPTH` levels down); an int too long to print (Python
-    refuses more than 4,300 digits) is left out.
+    Strings, ints, bytes and paths (`text_of`), also inside mappings, lists, tuples, sets and
+    record-like objects' fields (`parts`: each container once, at most `MAX_DEPTH` levels
+    down); an int too long to print (Python refuses more than 4,300 digits) is left out.
     """
     found: list[str] = []
     _texts(value, found, set(), 0)
@@ -82,17 +82,16 @@ def _texts(value: Any, found: list[str], seen: set[int], depth: int) -> None:
         found.append(text)
     elif id(value) in seen or depth >= MAX_DEPTH:
         return
-    elif isinstance(value, Mapping):
+    else:
+        from layerconf.core._scrub import parts  # (which imports this module)
+
         seen.add(id(value))
         try:
-            for item in value.values():
+            held = parts(value)
+            for _, item in held or ():
                 _texts(item, found, seen, depth + 1)
         except Exception:  # (one that cannot be read: shown as such, its texts not known)
             pass
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        seen.add(id(value))
-        for item in value:
-            _texts(item, found, seen, depth + 1)
 
 
 def may_show_secret(text: str) -> bool:

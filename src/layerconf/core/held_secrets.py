@@ -12,12 +12,23 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from layerconf.core._scrub import parts
+from layerconf.core._secret_text import text_of
 from layerconf.core.records import Layer
-from layerconf.core.secrets import SECRETS, SecretPolicy, secret_texts, with_secret_keys
+from layerconf.core.secrets import (
+    SECRETS,
+    SecretPolicy,
+    embedded_secrets,
+    secret_texts,
+    url_passwords,
+    with_secret_keys,
+)
+from layerconf.core.values import MAX_DEPTH, TEXTLESS_TYPES, full_text
 
 __all__ = [
     "declared_secret_keys",
     "held_secret_texts",
+    "held_texts",
     "nested_secret_texts",
     "policy_of",
     "secret_keys_of",
@@ -99,26 +110,25 @@ def _secret_keys(layer: Layer) -> tuple[str, ...]:
 
 def nested_secret_texts(mappings: Iterable[Mapping[str, Any]]) -> list[str]:
     """The texts of the secrets held inside the containers of `mappings`, under a secret key
-    of a mapping below the top (``env: {HF_TOKEN: ...}``), at most `_NESTED` levels down."""
+    of a mapping below the top (``env: {HF_TOKEN: ...}``) or a secret field's name (a
+    namedtuple's ``api_key``: `parts`), each container once, at most `_NESTED` levels down."""
     texts: list[str] = []
     stack: list[tuple[Any, int]] = [
-        (value, 1)
-        for values in mappings
-        for value in values.values()
-        if type(value) not in _PLAIN and isinstance(value, (Mapping, list, tuple))
+        (value, 1) for values in mappings for value in values.values() if type(value) not in _PLAIN
     ]
+    seen: set[int] = set()
     while stack:
         value, depth = stack.pop()
-        if depth > _NESTED:
+        if depth > _NESTED or id(value) in seen:
             continue
+        seen.add(id(value))
         try:
-            items = value.items() if isinstance(value, Mapping) else enumerate(value)
-            for name, item in items:
+            for name, item in parts(value) or ():
                 if item is None:
                     continue
                 if isinstance(name, str) and SECRETS.is_secret(name):
                     texts += secret_texts(item)
-                elif isinstance(item, (Mapping, list, tuple)):
+                elif type(item) not in _PLAIN:
                     stack.append((item, depth + 1))
         except Exception:  # (one that cannot be read is shown as such: `values.unreadable`)
             continue
@@ -138,3 +148,61 @@ def texts_held(
     named = secret_keys_of(layers) | set(keys)
     texts = [text for held in values for text in held_secret_texts(named, held, layers)]
     return texts + nested_secret_texts([*values, *(layer.values for layer in layers)])
+
+
+def held_texts(
+    key: Any,
+    value: Any,
+    policy: SecretPolicy,
+    found: list[str],
+    reprs: bool = True,
+    active: set[int] | None = None,
+    depth: int = 0,
+) -> None:
+    """Add to `found` the text of every secret `value` holds as `key`'s value: a secret
+    key's value, at any level (a mapping's key, a record-like object's field: `parts`); what a
+    text's form shows (a URL's password, a secret key's value in JSON); with `reprs`, a URL's
+    password in the repr of an object shown by its repr (one of another type, a subclass or a
+    record whose parts hold no secret). "" stands for a secret without text, and for what
+    `Scrub` must show otherwise than as it is: a container that cannot be read, or one past
+    `MAX_DEPTH` levels (not looked into). Each container is followed once."""
+    if isinstance(key, str) and policy.is_secret(key):
+        if value is not None:
+            found.extend(secret_texts(value) or [""])  # "" marks a secret with no text
+        return
+    kind = type(value)
+    if kind in TEXTLESS_TYPES:
+        return
+    text = value if kind is str else text_of(value)  # (bytes, a path: as a str)
+    if text is not None:
+        found.extend(embedded_secrets(text, policy))
+        return
+    if active is None:
+        active = set()
+    if id(value) in active:
+        return
+    if depth >= MAX_DEPTH:  # not looked into: `Scrub` shows it so (`NESTED`), not its repr
+        found.append("")
+        return
+    active.add(id(value))
+    before = len(found)
+    try:
+        held = parts(value)
+        if held is None:
+            if reprs:  # any other object: shown by its repr
+                found.extend(url_passwords(full_text(value)))
+            return
+        for name, item in held:
+            if name and isinstance(name, str):  # a key's form may show one: a URL's password
+                found.extend(embedded_secrets(name, policy))
+            held_texts(name, item, policy, found, reprs, active, depth + 1)
+    except Exception:  # one that cannot be read: `Scrub` shows it as unreadable
+        found.append("")
+    if reprs and len(found) == before and kind not in _SHOWN_AS_SUCH:
+        # (a subclass or a record whose parts hold no secret is shown by its own repr)
+        found.extend(url_passwords(full_text(value)))
+
+
+#: The containers `Scrub.value` shows as such; another's repr is shown when nothing in it
+#: is redacted.
+_SHOWN_AS_SUCH = frozenset({dict, list, tuple, set, frozenset})

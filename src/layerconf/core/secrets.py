@@ -210,12 +210,12 @@ class SecretPolicy:
         """`value` with every secret replaced by the placeholder.
 
         The value of a secret key becomes the placeholder (None stays None: an unset secret
-        reveals nothing); inside mappings, lists, tuples and sets, the values of secret keys
-        are replaced (``{"HF_TOKEN": "hf_x"}`` -> ``{"HF_TOKEN": "<redacted>"}``), and a URL's
-        password or JSON's secrets in a text, a str's or the text of bytes or a path, a URL's
-        password in the repr of another object (a container that holds itself: its copy
-        holds the copy).
-        """
+        reveals nothing); inside mappings, lists, tuples and sets (a subclass: copied as its
+        base), the values of secret keys (``{"HF_TOKEN": "<redacted>"}``), and a namedtuple's,
+        a dataclass's or an attrs instance's secret fields (``Creds(user='me',
+        api_key='<redacted>')``); a URL's password or JSON's secrets in a text, a str's or the
+        text of bytes or a path, a URL's password in the repr of another object (a container
+        that holds itself: its copy holds the copy)."""
         if self.is_secret(key):
             return None if value is None else self.placeholder
         if type(value) is str:
@@ -288,8 +288,8 @@ def is_secret(key: str, policy: SecretPolicy = SECRETS) -> bool:
 def redact(key: str, value: Any, policy: SecretPolicy = SECRETS) -> Any:
     """`value` as it may be shown for `key`: a secret becomes ``"<redacted>"``.
 
-    Secrets nested in a mapping value are replaced too; a value that holds none is returned
-    as it is.
+    Secrets nested in a value are replaced too (a mapping's, a namedtuple's or a dataclass's
+    secret keys and fields: `SecretPolicy.redact`); a value that holds none is returned as is.
     """
     return policy.redact(key, value)
 

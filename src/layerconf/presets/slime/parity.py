@@ -11,9 +11,10 @@ dest the command line leaves at None: slime sets the string ``'1e-2'``, layercon
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from collections import ChainMap
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -23,7 +24,7 @@ from layerconf.core.lazy import record_eq, record_hash, record_repr
 from layerconf.core.records import Layer
 from layerconf.core.rules import Decision, RuleContext
 from layerconf.core.secrets import SECRETS, scrub_text, shows_secret
-from layerconf.core.values import same_value, value_text
+from layerconf.core.values import TEXTLESS_TYPES, same_value, value_text
 from layerconf.exceptions import Problem
 from layerconf.rules.coercion import spec_of
 
@@ -121,6 +122,11 @@ class SlimeParity:
         slime's (with the type slime converts to, or None) and layerconf's; without the text of
         `hidden`, the layer's secrets (another key's, pasted into this one)."""
         value, original, slime, kind, ours = values
+        shown: Callable[[Any], str] = functools.partial(quoted, key)
+        if type(ours) not in _TEXTLESS and SECRETS.redact(key, ours) is not ours:
+            # layerconf's value holds a secret (a field the parser's type made of the text):
+            # the text it was made of shows it in a form only that type knows
+            shown = _placeholder
         if not isinstance(value, str):
             why = "slime sets the value as YAML read it"
         elif kind is None:
@@ -130,14 +136,14 @@ class SlimeParity:
             )
         elif slime is value:
             why = (
-                f"{kind.__name__}({quoted(key, value)}) fails, {kind.__name__} being the type "
+                f"{kind.__name__}({shown(value)}) fails, {kind.__name__} being the type "
                 "of the command line's value"
             )
         else:
             why = f"slime converts it to {kind.__name__}, the command line's type"
         message = (
             f"{key!r}: slime's own parse_megatron_role_args sets the {_kind(slime)} "
-            f"{quoted(key, slime)}, layerconf resolves the {_kind(ours)} {quoted(key, ours)}: "
+            f"{shown(slime)}, layerconf resolves the {_kind(ours)} {shown(ours)}: "
             f"{why}"
         )
         hint = self._hint(key, original, ours)
@@ -165,6 +171,12 @@ class SlimeParity:
 
 
 _REFUSED = object()
+_TEXTLESS = TEXTLESS_TYPES
+
+
+def _placeholder(value: Any) -> str:
+    """What a message quotes of a value made into a secret's: the placeholder."""
+    return SECRETS.placeholder
 
 
 def _kind(value: Any) -> str:
