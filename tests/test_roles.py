@@ -125,6 +125,56 @@ class TestLayers:
         assert explain(roles["actor"], "seed").layer == "default"
 
 
+class _Bag(dict):  # type: ignore[type-arg]
+    """What a trainer's type= may make: a mapping layerconf cannot keep a private copy of."""
+
+
+def _bag(text: str) -> _Bag:
+    return _Bag(json.loads(text))
+
+
+class TestValuesNoLayerCanHold:
+    """A value no layer can keep a private copy of (a dict subclass, a list nested past
+    MAX_DEPTH) is still the role's: argparse's own object, reported as 'runtime', as the
+    parse's notice says, unless the role file sets the key. Before: the parser's default,
+    the command line's value silently lost."""
+
+    @pytest.fixture
+    def bag_parser(self) -> argparse.ArgumentParser:
+        made = argparse.ArgumentParser()
+        for flag in ("--megatron-config-path", "--save", "--advantage-estimator"):
+            made.add_argument(flag)
+        made.add_argument("--use-critic", action="store_true")
+        made.add_argument("--bag", type=_bag)
+        made.add_argument("--deep", type=json.loads)
+        return made
+
+    def test_each_role_holds_argparses_object(self, bag_parser: argparse.ArgumentParser) -> None:
+        deep = "[" * 150 + "]" * 150
+        argv = ["--use-critic", "--advantage-estimator", "ppo", "--bag", '{"a": 1}']
+        argv += ["--deep", deep]
+        roles = resolve_roles(bag_parser, argv)
+        plain = bag_parser.parse_args(argv)
+        for namespace in roles.values():
+            assert vars(namespace) == vars(plain)
+            assert type(namespace.bag) is _Bag
+            assert explain(namespace, "bag").layer == "runtime"
+            assert explain(namespace, "deep").layer == "runtime"
+
+    def test_the_role_file_still_wins(
+        self, bag_parser: argparse.ArgumentParser, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "roles.yaml"
+        path.write_text("megatron:\n  - role: critic\n    overrides:\n      bag: '{\"b\": 2}'\n")
+        argv = ["--use-critic", "--advantage-estimator", "ppo", "--bag", '{"a": 1}']
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LayerconfWarning)  # (slime's parity: a string)
+            roles = resolve_roles(bag_parser, [*argv, "--megatron-config-path", str(path)])
+        assert roles["actor"].bag == {"a": 1}
+        assert roles["critic"].bag == {"b": 2}
+        assert explain(roles["critic"], "bag").layer == "role-config"
+
+
 class TestMissingRole:
     """A role missing from the YAML inherits the command line."""
 

@@ -108,10 +108,43 @@ def resolve_roles(
     # The problems found so far are layerconf's own, but a source's of the user's.
     own = not any(foreign(source) for source in sources)
     roles = resolve_with(stacks, found, warn=warn, own=own)
+    _carry_unkept(parsed, provenance.notices, roles)
     inputs.setdefault(FILES, {})
     for namespace in roles.values():
         with_inputs(namespace, inputs)
     return roles
+
+
+def _carry_unkept(
+    parsed: Namespace, notices: Sequence[Problem], roles: Mapping[str, Namespace]
+) -> None:
+    """Give each role argparse's own object of each key that no layer could keep a private
+    copy of (a ``type=`` that makes a dict subclass, a value nested past `MAX_DEPTH`: the
+    parse noted each, at the layer that could not hold it), where no layer above that one
+    and no rule set the key: explain() reports it as 'runtime', as the notice says. Before,
+    such a key took the value of the layer below, the parser's default."""
+    parsed_values = vars(parsed)
+    unkept = {
+        notice.key: notice.layer
+        for notice in notices
+        if notice.key in parsed_values
+        and notice.layer is not None
+        and all(
+            notice.key not in layer.values or layer.values[notice.key] is parsed_values[notice.key]
+            for layer in provenance_of(parsed).layers  # type: ignore[union-attr]
+            if layer.name == notice.layer
+        )
+    }
+    for namespace in roles.values() if unkept else ():
+        provenance = provenance_of(namespace)
+        assert provenance is not None
+        names = [layer.name for layer in provenance.layers]
+        values = vars(namespace)
+        for key, below in unkept.items():
+            above = provenance.layers[names.index(below) + 1 :] if below in names else ()
+            if (key,) in provenance.events or any(key in layer.values for layer in above):
+                continue
+            values[key] = parsed_values[key]  # (not a write: no runtime event is recorded)
 
 
 def _check_layer_names(sources: Sequence[Source], preset: Preset) -> None:
