@@ -854,9 +854,11 @@ class TestCheck:
     def test_an_ambiguous_abbreviation_is_placed(
         self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """An abbreviation of two options: at its token, with the options to write (before: at
-        no token, and check read no further), reading on past it and its value; a secret
-        written after it never quoted."""
+        """An abbreviation of several options: at its token, with the options to write (before:
+        at no token, and check read no further), the same abbreviation written again named
+        with it and taken out at once (before reading on, one parse each), reading on past
+        them and their values; a value a secret flag would take never quoted, however short;
+        of many options, the first few listed."""
         parser = trainer_module(
             "import argparse\n"
             "p = argparse.ArgumentParser()\n"
@@ -864,18 +866,56 @@ class TestCheck:
             "p.add_argument('--hf-tokenizer')\n"
             "p.add_argument('--lr', type=float)\n"
             "p.add_argument('--lr-decay-style')\n"
+            "for n in range(40):\n"
+            "    p.add_argument(f'--option-{n}')\n"
         )
-        given = ["--hf-tok=SEKRIT-5150", "--l", "2", "--lr", "y"]
+        given = ["--hf-tok=Zq9", "--l", "2", "--lr", "y", "--l", "3", "--opt", "--l=4"]
         assert main(["check", "--parser", parser, "--", *given]) == 1
         captured = capsys.readouterr()
         assert captured.out.splitlines() == [
             "argv[0]: error: ambiguous option: --hf-tok=<redacted> could match --hf-token, "
             "--hf-tokenizer (write one of --hf-token, --hf-tokenizer in full)",
-            "argv[1]: error: ambiguous option: --l could match --lr, --lr-decay-style (write "
-            "one of --lr, --lr-decay-style in full)",
+            "argv[1]: error: ambiguous option: --l could match --lr, --lr-decay-style; so do "
+            "argv[5] (write one of --lr, --lr-decay-style in full)",
             "argv[4]: error: argument --lr: invalid float value: 'y'",
+            "argv[7]: error: ambiguous option: --opt could match --option-0, --option-1, "
+            "--option-2, --option-3, --option-4, ... (40 in all) (write the option in full)",
+            "argv[8]: error: ambiguous option: --l=4 could match --lr, --lr-decay-style (write "
+            "one of --lr, --lr-decay-style in full)",
         ]
-        assert "SEKRIT" not in captured.out + captured.err
+        assert "Zq9" not in captured.out + captured.err
+
+    def test_a_secrets_values_are_parsed_again_once(
+        self,
+        trainer_module: Callable[..., str],
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A secret flag given twice, the second refused, the first with many values, all
+        quoted alike ('<redacted>'): its values are parsed again once to find the refused one
+        (before: once for each value, a time growing with their square)."""
+        import layerconf.cli.stops as stops
+
+        calls: list[object] = []
+        real = stops._refused_alone
+
+        def counted(argv: list[str], read: Any) -> bool:
+            calls.append(read)
+            return real(argv, read)
+
+        monkeypatch.setattr(stops, "_refused_alone", counted)
+        parser = trainer_module(
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--api-key', nargs='+', type=int)\n"
+            "p.add_argument('--n', type=int)\n"
+        )
+        given = ["--api-key", *["5"] * 50, "--n", "1", "--api-key", "SEKRIT-4242"]
+        assert main(["check", "--parser", parser, "--", *given]) == 1
+        assert capsys.readouterr().out == (
+            "argv[54]: error: argument --api-key: invalid int value: '<redacted>'\n"
+        )
+        assert len(calls) == 2
 
     def test_reading_on_is_bounded(self, capsys: pytest.CaptureFixture[str]) -> None:
         """Past 20 errors, or on a long command line sooner (argparse before Python 3.13 takes

@@ -78,6 +78,7 @@ def read_on(
     problems show (their hints' too) is one of the whole `argv`."""
     import traceback
 
+    from layerconf.cli._argv_reading import read_as
     from layerconf.core.namespace import provenance_of
     from layerconf.core.stack import reading_order
     from layerconf.presets.resolve import stray_characters, unknown_tokens
@@ -90,6 +91,7 @@ def read_on(
     kept = list(range(len(argv)))  # which of `argv` the next parse reads
     taken: set[str] = set()  # the option strings of the options taken out
     reader = parser
+    reads: list[Read] = []
     raised = None  # what the trainer's parser raised that is at no token, if it did
     for _ in range(min(MAX_STOPS, _AGAIN // max(len(argv), 1) ** 2)):
         if _missing(last.message):
@@ -99,9 +101,12 @@ def read_on(
         elif last.argv_index is None:
             break  # (no token to take out)
         if last.argv_index is not None:  # (a required option's misspelling too)
-            read = _read_at(argv, last.argv_index, parser)
-            left = read.tokens
-            taken.update(option for action in read.actions for option in action.option_strings)
+            left: set[int] = set()
+            reads = reads or read_as(argv, parser)  # (the whole command line's, read once)
+            for at in _alike(argv, kept, last):
+                read = _read_at(argv, at, reads)
+                left.update(read.tokens)
+                taken.update(o for action in read.actions for o in action.option_strings)
             kept = [index for index in kept if index not in left]
         tokens = [argv[index] for index in kept]
         try:
@@ -127,6 +132,17 @@ def read_on(
     if parsed is None:
         problems.append(_unread(argv, problems, raised))
     return sorted(problems, key=reading_order), parsed
+
+
+def _alike(argv: list[str], kept: list[int], problem: Problem) -> list[int]:
+    """The tokens to take out for `problem` (at one of `kept`): its own; for an abbreviation
+    of several options, each one written alike, which its problem names too (argparse would
+    stop at each in turn, and each parse again reads every token)."""
+    index = problem.argv_index
+    assert index is not None
+    if not problem.message.startswith(_AMBIGUOUS):
+        return [index]
+    return [at for at in kept if argv[at] == argv[index]]
 
 
 def _unread(argv: list[str], problems: list[Problem], raised: str | None) -> Problem:
@@ -187,17 +203,14 @@ def given_alone(parser: argparse.ArgumentParser, argv: list[str], dest: str) -> 
     return getattr(parsed, dest, None)
 
 
-def _read_at(argv: list[str], index: int, parser: argparse.ArgumentParser) -> Read:
-    """The option that `argv[index]` is or is a value of, with its values, as `parser` reads
-    the command line (an abbreviation, a short cluster: `read_as`); a flag the parser does
-    not own with the values after it (``--rollout-batch-sise 8``); else the positional it
-    is, alone (a refused sub-command's name after ``--n 1``)."""
-    from layerconf.cli._argv_reading import Read, read_as
-
-    reads = read_as(argv, parser)
+def _read_at(argv: list[str], index: int, reads: list[Read]) -> Read:
+    """The option that `argv[index]` is or is a value of, with its values, as its parser
+    reads the command line (`reads`: an abbreviation, a short cluster, `read_as`); a flag the
+    parser does not own with the values after it (``--rollout-batch-sise 8``); else the
+    positional it is, alone (a refused sub-command's name after ``--n 1``)."""
     at = next((at for at, read in enumerate(reads) if index in read.tokens), None)
     if at is None:
-        return Read(range(index, index + 1), parser)
+        return attrs.evolve(reads[0], tokens=range(index, index + 1), option=False, actions=())
     read = reads[at]
     if read.option and not read.actions:
         end = at + 1
@@ -254,7 +267,7 @@ def stop_problem(
     elif _missing(message):
         hint = "add one of them to the command line"
     elif message.startswith(_AMBIGUOUS):
-        index, hint = _ambiguous(message, parser, argv)
+        index, message, hint = _ambiguous(message, parser, argv, where)
     at = None if index is None else where[index]
     return Problem(message, layer="cli", argv_index=at, hint=hint)
 
@@ -263,16 +276,42 @@ _AMBIGUOUS = "ambiguous option: "
 
 
 def _ambiguous(
-    message: str, parser: argparse.ArgumentParser, argv: list[str]
-) -> tuple[int | None, str]:
+    message: str, parser: argparse.ArgumentParser, argv: list[str], where: Sequence[int]
+) -> tuple[int | None, str, str]:
     """Where the abbreviation argparse could not choose for is (``ambiguous option: --l could
-    match --lr, --lr-decay-style``: the first token it quotes, before any ``--``), and the
-    options to write in full."""
+    match --lr, --lr-decay-style``: the first token it quotes, before any ``--``), the
+    message as shown, and what to write: the options in full. A value written in the token
+    that a secret flag would take is not quoted, however short (``--hf=<redacted>``); the
+    options it could match are listed up to `_LISTED`, and the tokens written alike after
+    it named (`read_on` takes them out with it)."""
+    from layerconf.core.secrets import redacted_argv
+
     written, _, matches = message[len(_AMBIGUOUS) :].partition(" could match ")
     end = argv.index("--") if "--" in argv else len(argv)
     quotes = _quoting(argv, parser, written)
     index = next((index for index in range(end) if quotes(index, 0)), None)
-    return index, f"write one of {matches} in full"
+    if index is None:
+        return None, message, f"write one of {matches} in full"
+    token = argv[index]
+    names = matches.split(", ")
+    listed = ", ".join(names[:_LISTED]) + (
+        f", ... ({len(names)} in all)" if len(names) > _LISTED else ""
+    )
+    message = f"{_AMBIGUOUS}{redacted_argv([token], parser)[0]} could match {listed}"
+    others = [at for at in range(index + 1, end) if argv[at] == token]
+    if others:
+        shown = ", ".join(f"argv[{where[at]}]" for at in others[:_LISTED])
+        more = f", ... ({len(others)} in all)" if len(others) > _LISTED else ""
+        message += f"; so do {shown}{more}"
+    return (
+        index,
+        message,
+        "write the option in full" if len(names) > _LISTED else f"write one of {matches} in full",
+    )
+
+
+#: How many options, and further tokens, an ambiguous abbreviation's error names.
+_LISTED = 5
 
 
 def _meant_as_required(
@@ -376,7 +415,12 @@ def _option_index(
             given.append((read, at))
         given += ((read, index) for index in read.tokens[1:] if quotes(index, 0))
     if len(given) > 1 and REDACTED in value:
-        given = [(read, index) for read, index in given if _refused_alone(argv, read)] or given
+        refused: dict[int, bool] = {}  # (an option's values are parsed once, not once each)
+        for read, index in given:
+            if id(read) not in refused:
+                refused[id(read)] = _refused_alone(argv, read)
+            if refused[id(read)]:
+                return index
     if given:
         return given[0][1]
     if found:

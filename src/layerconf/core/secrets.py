@@ -517,27 +517,27 @@ def _classify(
     long = len(token) > 1 and token[1] in chars
     if long:
         if parser.allow_abbrev:
-            matches = {actions[o] for o in actions if o.startswith(name)}
+            matches = [o for o in actions if o.startswith(name)]
         else:  # argparse leaves '--wandb=S' to the unknown tokens, shown as written: a
             # secret flag's abbreviation still holds its value
             flags = (secret_flags or listing(actions, policy))()
-            matches = {actions[o] for o in flags if o.startswith(name)}
+            matches = [o for o in flags if o.startswith(name)]
     else:
-        matches = set()
+        matches = []
         while True:  # a short cluster: '-vkS' is -v, then -k with the value 'S'
             short = token[:2]
             action = actions.get(short)
             if action is None:
-                matches = {actions[o] for o in actions if o.startswith(name)}
+                matches = [o for o in actions if o.startswith(name)]
                 break
             rest = token[2:]
             if action.nargs != 0 or not rest:
                 takes = _takes(action, policy)
                 return (takes, short, rest or None) if takes else (0, short, None)
             token = token[0] + rest
-    secret = [action for action in matches if _takes(action, policy)]
+    secret = [takes for option in matches if (takes := _exact_takes(actions, option, policy))]
     if secret:  # one match, or an ambiguous abbreviation that could be a secret flag
-        return max(_takes(action, policy) for action in secret), name, explicit
+        return max(secret), name, explicit
     if matches or policy.is_secret(name):
         return (1 if policy.is_secret(name) else 0), name, explicit
     near = (
