@@ -1221,3 +1221,29 @@ class TestDocumentedErrors:
             assert got == want
         else:  # pragma: no cover - the pure-Python parser words syntax errors differently
             assert [line.split(": ")[0] for line in got] == [w.split(": ")[0] for w in want]
+
+
+def test_a_pyyaml_built_without_libyaml(tmp_path: Path) -> None:
+    """PyYAML built without libyaml has no CSafeLoader: role files are read with its
+    pure-Python loader, their problems placed alike (before: every read stopped with
+    AttributeError, the command's exit 70, 'a bug in layerconf')."""
+    import subprocess
+    import sys
+
+    (tmp_path / "roles.yaml").write_text(
+        "megatron:\n  - role: critic\n    overrides:\n      lr: 1e-5\n\tsave: x\n"
+    )
+    code = (
+        "import sys, yaml\n"
+        "for name in [n for n in dir(yaml) if n[:1] == 'C' and n[1:2].isupper()]:\n"
+        "    delattr(yaml, name)\n"
+        "yaml.__with_libyaml__ = False\n"
+        "sys.modules['yaml.cyaml'] = sys.modules['yaml._yaml'] = None\n"
+        "from layerconf.cli.app import main\n"
+        "sys.exit(main(['check', 'roles.yaml']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith("roles.yaml:5:1: error: invalid YAML: found character '\\t'")

@@ -87,7 +87,9 @@ MAX_NODES = 100_000
 #: also keeps the walk (and PyYAML's pure-Python composer) far from Python's recursion limit.
 MAX_DEPTH = 100
 
-_LOADER: Any = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
+#: libyaml's loader, None where PyYAML was built without it (it then has no ``CSafeLoader``).
+_C_LOADER: Any = getattr(yaml, "CSafeLoader", None) if yaml.__with_libyaml__ else None
+_LOADER: Any = _C_LOADER or yaml.SafeLoader
 _BOUNDED_LOADER: Any = bounded_loader(_LOADER)
 #: Texts shorter than this are composed by libyaml alone (fast): a node takes at least two
 #: characters but for '?' (``[?,?]`` makes three nodes of two characters), so such a text holds
@@ -303,7 +305,7 @@ def _parse_nodes(
             hint=empty_hint,
         )
         return _failed(source, problem, sha256)
-    if ("\t" in text or "\ufeff" in text) and _LOADER is yaml.CSafeLoader:
+    if ("\t" in text or "\ufeff" in text) and _LOADER is _C_LOADER:
         misread = misread_character(text, root, lines)  # (PyYAML's own reader is exact)
         if misread is not None:
             return _failed(source, _misread_problem(text, misread, lines, source, layer), sha256)
@@ -327,7 +329,7 @@ def _compose(text: str, source: str, layer: str | None, lines: Lines) -> Node | 
     """The one document of `text` as a node graph (None when it has no document); `Abort`
     when it holds more than `MAX_NODES` nodes or nests deeper than `MAX_DEPTH`."""
     # The pure-Python Reader already checks characters when the loader is made.
-    if len(text) < _C_COMPOSE_BELOW and _LOADER is yaml.CSafeLoader:
+    if len(text) < _C_COMPOSE_BELOW and _LOADER is _C_LOADER:
         loader = _LOADER(text)
     else:
         loader = _BOUNDED_LOADER(text, source, layer, lines, MAX_NODES, MAX_DEPTH)
