@@ -885,6 +885,53 @@ class TestCheck:
         ]
         assert "Zq9" not in captured.out + captured.err
 
+    def test_what_a_trainers_parser_raises_is_its_problem(
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A type= whose exception cannot be printed (before: exit 70, 'a bug in layerconf'),
+        one that raises GeneratorExit (before: a traceback) or SystemExit (before: check ended
+        with its status, saying nothing: 0 passed the launch), one whose message is megabytes
+        long (before: printed whole), an action that calls sys.exit(0): each is the command
+        line's problem, its message cut at 200 characters."""
+        parser = trainer_module(
+            "import argparse, sys\n"
+            "class Weird(Exception):\n"
+            "    def __str__(self):\n"
+            "        raise RuntimeError('no')\n"
+            "def weird(text):\n"
+            "    raise Weird()\n"
+            "def gen(text):\n"
+            "    raise GeneratorExit('g')\n"
+            "def leave(text):\n"
+            "    sys.exit(3)\n"
+            "def huge(text):\n"
+            "    raise KeyError('x' * 5_000_000)\n"
+            "class Leave(argparse.Action):\n"
+            "    def __call__(self, parser, namespace, values, option_string=None):\n"
+            "        sys.exit(0)\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--w', type=weird)\n"
+            "p.add_argument('--g', type=gen)\n"
+            "p.add_argument('--s', type=leave)\n"
+            "p.add_argument('--h', type=huge)\n"
+            "p.add_argument('--x', action=Leave)\n",
+            "raising_trainer",
+        )
+        for flag, said in [
+            ("--w", "Weird: <its message cannot be read>"),
+            ("--g", "GeneratorExit: g"),
+            ("--s", "SystemExit: 3"),
+            ("--h", "KeyError: '" + "x" * 196 + "..."),
+        ]:
+            assert main(["check", "--parser", parser, "--", flag, "1"]) == 1
+            assert capsys.readouterr().out == (
+                f"argv[1]: error: argument {flag}: invalid value '1' ({said}) (check the value)\n"
+            )
+        assert main(["check", "--parser", parser, "--", "--x", "1"]) == 2
+        assert capsys.readouterr().err.startswith(
+            "layerconf check: error: the trainer's parser raised SystemExit: 0 at "
+        )
+
     def test_a_secrets_values_are_parsed_again_once(
         self,
         trainer_module: Callable[..., str],

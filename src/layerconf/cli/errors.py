@@ -61,8 +61,14 @@ def internal_error(error: Exception) -> str:
 
 
 def describe(error: BaseException) -> str:
-    """An exception in a few words: its type, then its message if it has one."""
-    text = str(error)
+    """An exception in a few words: its type, then its message if it has one (at most 200
+    characters; one whose ``__str__`` fails, the trainer's, is said to be unreadable)."""
+    from layerconf.core.values import shorten
+
+    try:
+        text = shorten(str(error))
+    except Exception:
+        text = "<its message cannot be read>"
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 

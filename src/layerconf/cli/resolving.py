@@ -19,6 +19,7 @@ from layerconf.cli.errors import EXIT_PROBLEMS, UsageError
 from layerconf.cli.render import Paint, dump_json, problem_line
 from layerconf.cli.scrub import learn_argv_secrets, learn_secrets, stderr
 from layerconf.cli.stops import (
+    RAISED,
     crash_text,
     given_alone,
     raised_by_layerconf,
@@ -108,7 +109,7 @@ def resolve(
         return Outcome(None, error.problems)
     except LayerconfError as error:
         raise UsageError(str(error)) from None
-    except Exception as error:
+    except RAISED as error:  # (the trainer's own sys.exit() too)
         # argparse's stop (one that an error while cleaning up hid too); or a type= callable
         # that argparse does not catch (an enum name: KeyError): the real trainer would stop
         # with a traceback, here it is a problem of the command line.

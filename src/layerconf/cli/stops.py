@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_STOPS",
+    "RAISED",
     "crash_problem",
     "crash_text",
     "given_alone",
@@ -51,6 +52,11 @@ def stop_behind(error: BaseException) -> ParserStop | None:
         seen = seen.__context__
     return None
 
+
+#: What the trainer's parser may raise that is a problem of the command line it read: an
+#: exception (a type= callable's), or the trainer's own code leaving (``sys.exit()`` in an
+#: action: argparse's own exits raise `ParserStop` in a `guarded` copy). Not KeyboardInterrupt.
+RAISED = (Exception, SystemExit, GeneratorExit)
 
 #: How many times `read_on` parses again after the parser stopped: 20 for a command line of up
 #: to 1,000 tokens (a few ms each), fewer for a longer one, as argparse before Python 3.13
@@ -111,7 +117,7 @@ def read_on(
         tokens = [argv[index] for index in kept]
         try:
             parsed, unknown = parse_known_args(guarded(reader), tokens)
-        except Exception as error:  # argparse's stop, or a type= callable's own error
+        except RAISED as error:  # argparse's stop, or a type= callable's own error
             stop = raised_problem(error, reader, tokens, kept)
             if stop is None:
                 if raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
@@ -198,7 +204,7 @@ def given_alone(parser: argparse.ArgumentParser, argv: list[str], dest: str) -> 
     tokens = [argv[index] for index in found[-1].tokens]
     try:
         parsed, _ = parse_known_args(guarded(nothing_required(parser)), tokens)
-    except Exception:  # (a stop, a type= callable's error: no value to read)
+    except RAISED:  # (a stop, a type= callable's error: no value to read)
         return None
     return getattr(parsed, dest, None)
 
@@ -436,7 +442,7 @@ def _refused_alone(argv: list[str], read: Read) -> bool:
 
     try:
         parse_known_args(guarded(nothing_required(read.parser)), [argv[i] for i in read.tokens])
-    except Exception:  # (a stop, or a type= callable's own error)
+    except RAISED:  # (a stop, or a type= callable's own error)
         return True
     return False
 
@@ -462,7 +468,7 @@ def _quoting(
 
 
 def raised_problem(
-    error: Exception,
+    error: BaseException,
     parser: argparse.ArgumentParser,
     argv: list[str],
     positions: Sequence[int] | None = None,
@@ -477,7 +483,7 @@ def raised_problem(
     return crash_problem(error, argv, parser, positions)
 
 
-def crash_text(error: Exception, argv: list[str], parser: argparse.ArgumentParser) -> str:
+def crash_text(error: BaseException, argv: list[str], parser: argparse.ArgumentParser) -> str:
     """One line for an exception the trainer's parser raised while resolving `argv`: what,
     where, no secret of `argv` quoted (layerconf's own are reported as its bugs, never
     blamed on the trainer: `resolve`)."""
@@ -487,7 +493,7 @@ def crash_text(error: Exception, argv: list[str], parser: argparse.ArgumentParse
     )
 
 
-def _trainer_raised(error: Exception, parser: argparse.ArgumentParser, argv: list[str]) -> str:
+def _trainer_raised(error: BaseException, parser: argparse.ArgumentParser, argv: list[str]) -> str:
     """``the trainer's parser raised KeyError: 'x' at train.py:12``, with no secret of `argv`
     quoted (`_secret_described`)."""
     import traceback
@@ -545,7 +551,7 @@ def raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
 
 
 def crash_problem(
-    error: Exception,
+    error: BaseException,
     argv: list[str],
     parser: argparse.ArgumentParser,
     positions: Sequence[int] | None = None,
