@@ -932,6 +932,33 @@ class TestCheck:
             "layerconf check: error: the trainer's parser raised SystemExit: 0 at "
         )
 
+    def test_what_is_missing_is_said_once_and_whole(
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Required options missing beside one given with a refused value: the given one is not
+        said missing (before: the whole list, or nothing when all were given); a required
+        group missing too is said (before: the group was made optional with the options)."""
+        parser = trainer_module(
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('file')\n"
+            "p.add_argument('--n', type=int, required=True)\n"
+            "p.add_argument('--m', type=int)\n"
+            "group = p.add_mutually_exclusive_group(required=True)\n"
+            "group.add_argument('--a', action='store_true')\n"
+            "group.add_argument('--b', type=int)\n"
+            "p.add_argument('--api-key', required=True)\n"
+        )
+        assert main(["check", "--parser", parser, "--", "--n", "x", "--m", "y"]) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            "cli: error: the following arguments are required: file, --api-key (add them to "
+            "the command line)",
+            "cli: error: one of the arguments --a --b is required (add one of them to the "
+            "command line)",
+            "argv[1]: error: argument --n: invalid int value: 'x'",
+            "argv[3]: error: argument --m: invalid int value: 'y'",
+        ]
+
     def test_a_secrets_values_are_parsed_again_once(
         self,
         trainer_module: Callable[..., str],

@@ -13,9 +13,12 @@ from layerconf.cli.errors import ParserStop
 __all__ = ["guarded", "nothing_required"]
 
 
-def nothing_required(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """A copy of `parser` whose arguments and groups are all optional; `parser` and its
-    actions are left as they were (the required ones are copied, the rest shared)."""
+def nothing_required(
+    parser: argparse.ArgumentParser, groups: bool = True
+) -> argparse.ArgumentParser:
+    """A copy of `parser` whose arguments, and with `groups` its mutually exclusive groups,
+    are all optional; `parser` and its actions are left as they were (the required ones are
+    copied, the rest shared)."""
     import copy
 
     relaxed = copy.copy(parser)
@@ -29,12 +32,12 @@ def nothing_required(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         option: copies.get(id(action), action)
         for option, action in parser._option_string_actions.items()
     }
-    groups = []
-    for group in parser._mutually_exclusive_groups:
-        group = copy.copy(group)
-        group.required = False
-        groups.append(group)
-    relaxed._mutually_exclusive_groups = groups
+    if groups:
+        relaxed._mutually_exclusive_groups = [
+            copy.copy(group) for group in parser._mutually_exclusive_groups
+        ]
+        for group in relaxed._mutually_exclusive_groups:
+            group.required = False
     return relaxed
 
 

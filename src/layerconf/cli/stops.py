@@ -92,18 +92,23 @@ def read_on(
     from layerconf.sources.base import ARGV
 
     problems = [first]
+    stops = [first]  # (each as argparse said it)
     last = first
     parsed: argparse.Namespace | None = None
     kept = list(range(len(argv)))  # which of `argv` the next parse reads
     taken: set[str] = set()  # the option strings of the options taken out
     reader = parser
+    relaxed = 0  # 1: the required options made optional; 2: the required groups too
     reads: list[Read] = []
     raised = None  # what the trainer's parser raised that is at no token, if it did
     for _ in range(min(MAX_STOPS, _AGAIN // max(len(argv), 1) ** 2)):
         if _missing(last.message):
-            if reader is not parser:
+            # Required options first, as argparse reports them, then required groups.
+            wanted = 1 if last.message.startswith(_REQUIRED) else 2
+            if relaxed >= wanted:
                 break  # (a sub-command's: its parser is not relaxed)
-            reader = nothing_required(parser)
+            relaxed = wanted
+            reader = nothing_required(parser, groups=wanted == 2)
         elif last.argv_index is None:
             break  # (no token to take out)
         if last.argv_index is not None:  # (a required option's misspelling too)
@@ -131,10 +136,12 @@ def read_on(
             problems += unknown_tokens(reader, tokens, unknown, preset, redacted, positions=kept)
             problems += stray_characters(reader, tokens, redacted, positions=kept)
             break
-        if last in problems:
+        if last in stops:
             break  # (no nearer to the end: it stopped where it stopped before)
-        if not _only_taken(last, taken):
-            problems.append(last)
+        stops.append(last)
+        shown = _without_taken(last, taken)
+        if shown is not None:
+            problems.append(shown)
     if parsed is None:
         problems.append(_unread(argv, problems, raised))
     return sorted(problems, key=reading_order), parsed
@@ -181,13 +188,19 @@ def _missing(message: str) -> bool:
     )
 
 
-def _only_taken(problem: Problem, taken: set[str]) -> bool:
-    """True when `problem` says required options are missing, each one of the options `taken`
-    out of the command line after an error of its value (``--n q``): given, not missing."""
+def _without_taken(problem: Problem, taken: set[str]) -> Problem | None:
+    """`problem`, where it says required options are missing, without those of the options
+    `taken` out of the command line after an error of their value (``--n q``: given, not
+    missing); None when it names only those."""
     if not problem.message.startswith(_REQUIRED):
-        return False
+        return problem
     listed = problem.message.partition(": ")[2].split(", ")
-    return all(not taken.isdisjoint(names.split("/")) for names in listed)
+    missing = [names for names in listed if taken.isdisjoint(names.split("/"))]
+    if len(missing) == len(listed):
+        return problem
+    if not missing:
+        return None
+    return attrs.evolve(problem, message=f"{_REQUIRED}: {', '.join(missing)}")
 
 
 def given_alone(parser: argparse.ArgumentParser, argv: list[str], dest: str) -> object:
