@@ -959,6 +959,27 @@ class TestCheck:
             "argv[3]: error: argument --m: invalid int value: 'y'",
         ]
 
+    def test_the_trainers_option_after_a_sub_command(
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The trainer's own option written after a sub-command's name, which argparse leaves
+        unknown: said so, with where to write it (before: 'not an argument of this parser
+        (did you mean' the same option?)); its secret value not quoted."""
+        parser = trainer_module(
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--api-key')\n"
+            "p.add_subparsers(dest='cmd').add_parser('go').add_argument('--m', type=int)\n"
+        )
+        assert main(["check", "--parser", parser, "--", "go", "--m", "1", "--api-key", "Zq9"]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == (
+            "argv[3]: error: '--api-key <redacted>' comes after a sub-command's name: the "
+            "sub-command's parser does not take it, though the trainer's own does (write "
+            "--api-key before the sub-command's name)\n"
+        )
+        assert "Zq9" not in captured.out + captured.err
+
     def test_a_secrets_values_are_parsed_again_once(
         self,
         trainer_module: Callable[..., str],

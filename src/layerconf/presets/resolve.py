@@ -300,6 +300,18 @@ def unknown_tokens(
             shown = " ".join(redacted[index : index + len(tokens)])
         else:
             shown = " ".join(redact_argv(tokens, parser=parser)[0])  # quoted without a secret
+        if _after_sub_command(parser, argv, index, flag):
+            problems.append(
+                Problem(
+                    f"{shown!r} comes after a sub-command's name: the sub-command's parser "
+                    "does not take it, though the trainer's own does",
+                    key=flag,
+                    argv_index=None if index is None else where[index],
+                    layer="cli",
+                    hint=f"write {flag} before the sub-command's name",
+                )
+            )
+            continue
         passed = _passed(flag, preset.passthrough)
         match = None
         if not passed and flag.startswith("--"):
@@ -329,6 +341,19 @@ def unknown_tokens(
             hint = f"did you mean {match!r}?" if match else "check the spelling in --help"
             problems.append(at(f"{shown!r} is not an argument of this parser", hint=hint))
     return problems
+
+
+def _after_sub_command(
+    parser: argparse.ArgumentParser, argv: Sequence[str], index: int | None, flag: str
+) -> bool:
+    """Whether the unknown `flag` at `argv[index]` is an option of `parser` itself, left over
+    by the parser of a sub-command named before it (``go --lr 1`` for the trainer's --lr)."""
+    return (
+        parser._subparsers is not None
+        and flag in parser._option_string_actions
+        and index is not None
+        and "--" not in argv[:index]
+    )
 
 
 #: What a file's encoding leaves on a command line read from it with ``$(cat FILE)``.
