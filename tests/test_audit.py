@@ -1388,10 +1388,15 @@ class TestSecrets:
             "gh_access_token",
             "x_auth_token",
             "env.HF_TOKEN",
+            "--api-token",
+            "SESSION_TOKEN",
+            "refresh_token",
+            "oauth_token",
         ],
     )
     def test_credentials_are(self, key: str) -> None:
-        """Dests, flags, environment variables and dotted paths alike."""
+        """Dests, flags, environment variables and dotted paths alike; a suffix's bare name
+        too (`api_token`, as `x_api_token`)."""
         assert is_secret(key)
 
     def test_policy_extends(self) -> None:

@@ -1696,7 +1696,7 @@ class TestSchema:
     def test_no_secret(self, launcher: list[str], tmp_path: Path) -> None:
         """A default holding a secret (read from the environment, say) is not written into the
         schema, a file editors and repositories share: not as the default, in the description,
-        in the help's %(default)s, nor as a choice of a secret."""
+        in the help's %(default)s or spelt out in the help, nor as a choice of a secret."""
         (tmp_path / "keyed.py").write_text(
             "import argparse\n"
             "def get_parser():\n"
@@ -1709,6 +1709,7 @@ class TestSchema:
             "    parser.add_argument('--env', type=dict, default={'WANDB_API_KEY': 'SEKRIT-5'})\n"
             "    parser.add_argument('--lr', type=float, default=0.5)\n"
             "    parser.add_argument('--api-key', dest='auth', default='SEKRIT-6')\n"
+            "    parser.add_argument('--api-token', default='SEKRIT-7', help='SEKRIT-7 is it')\n"
             "    parser.add_argument('--wandb-key-set', dest='keyed', action='store_true')\n"
             "    return parser\n"
         )

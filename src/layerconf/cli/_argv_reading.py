@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
-__all__ = ["Read", "read_as"]
+__all__ = ["Read", "options_given", "read_as", "read_at"]
 
 
 @attrs.frozen
@@ -187,3 +187,32 @@ def _cluster(
         if modern and value is not None and value[0] == "=":
             separator, value = "=", value[1:]
     return tuple(actions), value
+
+
+def read_at(argv: list[str], index: int, reads: list[Read]) -> Read:
+    """The option that `argv[index]` is or is a value of, with its values, as its parser
+    reads the command line (`reads`: an abbreviation, a short cluster, `read_as`); a flag the
+    parser does not own with the values after it (``--rollout-batch-sise 8``); else the
+    positional it is, alone (a refused sub-command's name after ``--n 1``)."""
+    at = next((at for at, read in enumerate(reads) if index in read.tokens), None)
+    if at is None:
+        return attrs.evolve(reads[0], tokens=range(index, index + 1), option=False, actions=())
+    read = reads[at]
+    if read.option and not read.actions:
+        end = at + 1
+        while end < len(reads) and not reads[end].option and argv[reads[end].tokens[0]] != "--":
+            end += 1
+        read = attrs.evolve(read, tokens=range(read.tokens[0], reads[end - 1].tokens[-1] + 1))
+    return read
+
+
+def options_given(reads: list[Read], options: Iterable[str]) -> list[Read]:
+    """Each option of the command line `reads` that its parser takes for one of `options` (an
+    action's option strings), however written: ``--opt=value``, an abbreviation, in a
+    cluster of short options."""
+    names = set(options)
+    return [
+        read
+        for read in reads
+        if any(not names.isdisjoint(action.option_strings) for action in read.actions)
+    ]

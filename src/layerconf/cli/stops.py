@@ -84,7 +84,7 @@ def read_on(
     problems show (their hints' too) is one of the whole `argv`."""
     import traceback
 
-    from layerconf.cli._argv_reading import read_as
+    from layerconf.cli._argv_reading import read_as, read_at
     from layerconf.core.namespace import provenance_of
     from layerconf.core.stack import reading_order
     from layerconf.presets.resolve import stray_characters, unknown_tokens
@@ -115,7 +115,7 @@ def read_on(
             left: set[int] = set()
             reads = reads or read_as(argv, parser)  # (the whole command line's, read once)
             for at in _alike(argv, kept, last):
-                read = _read_at(argv, at, reads)
+                read = read_at(argv, at, reads)
                 left.update(read.tokens)
                 taken.update(o for action in read.actions for o in action.option_strings)
             kept = [index for index in kept if index not in left]
@@ -207,11 +207,11 @@ def given_alone(parser: argparse.ArgumentParser, argv: list[str], dest: str) -> 
     """What `parser` reads for `dest` from the last option of it on `argv` (with its values),
     read alone; None if none is given or it does not parse alone. The role file a command
     line names, when the whole of it never parsed (`read_on`)."""
-    from layerconf.cli._argv_reading import read_as
+    from layerconf.cli._argv_reading import options_given, read_as
     from layerconf.sources.argv import parse_known_args
 
     options = [option for a in parser._actions if a.dest == dest for option in a.option_strings]
-    found = _options_given(read_as(argv, parser), options)
+    found = options_given(read_as(argv, parser), options)
     if not found:
         return None
     tokens = [argv[index] for index in found[-1].tokens]
@@ -220,23 +220,6 @@ def given_alone(parser: argparse.ArgumentParser, argv: list[str], dest: str) -> 
     except RAISED:  # (a stop, a type= callable's error: no value to read)
         return None
     return getattr(parsed, dest, None)
-
-
-def _read_at(argv: list[str], index: int, reads: list[Read]) -> Read:
-    """The option that `argv[index]` is or is a value of, with its values, as its parser
-    reads the command line (`reads`: an abbreviation, a short cluster, `read_as`); a flag the
-    parser does not own with the values after it (``--rollout-batch-sise 8``); else the
-    positional it is, alone (a refused sub-command's name after ``--n 1``)."""
-    at = next((at for at, read in enumerate(reads) if index in read.tokens), None)
-    if at is None:
-        return attrs.evolve(reads[0], tokens=range(index, index + 1), option=False, actions=())
-    read = reads[at]
-    if read.option and not read.actions:
-        end = at + 1
-        while end < len(reads) and not reads[end].option and argv[reads[end].tokens[0]] != "--":
-            end += 1
-        read = attrs.evolve(read, tokens=range(read.tokens[0], reads[end - 1].tokens[-1] + 1))
-    return read
 
 
 def stop_problem(
@@ -389,23 +372,11 @@ def _exit_problem(
 def _last_option_index(
     argv: list[str], options: Iterable[str], parser: argparse.ArgumentParser
 ) -> int | None:
-    """Where the last of `options` is in `argv`, however written (`_options_given`)."""
-    from layerconf.cli._argv_reading import read_as
+    """Where the last of `options` is in `argv`, however written (`options_given`)."""
+    from layerconf.cli._argv_reading import options_given, read_as
 
-    found = _options_given(read_as(argv, parser), options)
+    found = options_given(read_as(argv, parser), options)
     return found[-1].tokens[0] if found else None
-
-
-def _options_given(reads: list[Read], options: Iterable[str]) -> list[Read]:
-    """Each option of the command line `reads` that its parser takes for one of `options` (an
-    action's option strings), however written: ``--opt=value``, an abbreviation, in a
-    cluster of short options."""
-    names = set(options)
-    return [
-        read
-        for read in reads
-        if any(not names.isdisjoint(action.option_strings) for action in read.actions)
-    ]
 
 
 def _option_index(
@@ -419,11 +390,11 @@ def _option_index(
     take; of a secret's, quoted alike, the first it refuses: `_refused_alone`), the value's
     own token; else the last of them. A positional's value (a sub-command's name) is the
     first positional that is that value."""
-    from layerconf.cli._argv_reading import read_as
+    from layerconf.cli._argv_reading import options_given, read_as
     from layerconf.core.secrets import REDACTED
 
     reads = read_as(argv, parser)
-    found = _options_given(reads, options)
+    found = options_given(reads, options)
     if value is None:
         return found[-1].tokens[0] if found else None
     quotes = _quoting(argv, parser, value)

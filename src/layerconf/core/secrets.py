@@ -36,6 +36,7 @@ from layerconf.core._secret_flags import (
     listing,
 )
 from layerconf.core._secret_flags import _secret_options as _secret_options
+from layerconf.core._secret_names import DEFAULT_NAMES, DEFAULT_SUFFIXES
 from layerconf.core._secret_text import TextSearch as TextSearch
 from layerconf.core._secret_text import (
     _may_hold_a_form,
@@ -86,69 +87,6 @@ def _suffixes(suffixes: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({suffix.replace("-", "_").lower() for suffix in suffixes}))
 
 
-_DEFAULT_NAMES = (
-    "wandb_key",
-    "hf_token",
-    "hub_token",
-    "api_key",
-    "apikey",
-    "password",
-    "passwd",
-    "secret",
-    "secret_key",
-    "access_token",
-    "auth_token",
-    "private_key",
-    "token",
-    "bearer_token",
-    "github_token",
-    "gh_token",
-    "gitlab_token",
-    "databricks_token",
-    "slack_token",
-    "npm_token",
-    "pypi_token",
-    "huggingface_token",
-    "hugging_face_hub_token",
-    "aws_session_token",
-    "aws_secret_access_key",
-    "azure_storage_key",
-)
-_DEFAULT_SUFFIXES = (
-    "_api_key",
-    "_apikey",
-    "_secret",
-    "_secret_key",
-    "_password",
-    "_passwd",
-    "_access_token",
-    "_auth_token",
-    "_private_key",
-    "_access_key",
-    "_hub_token",
-    "_api_token",
-    "_session_token",
-    "_bearer_token",
-    "_refresh_token",
-    "_oauth_token",
-    "_storage_key",
-    # The names above that say whose credential they are, as the end of a longer name: a
-    # prefixed flag another program's parser reads (``--sglang-hf-token``), an environment
-    # variable of one's own (``MY_HF_TOKEN``). A bare ``_token`` or ``_key`` is no suffix
-    # (``fim_pad_token``, ``input_key``).
-    "_wandb_key",
-    "_hf_token",
-    "_github_token",
-    "_gh_token",
-    "_gitlab_token",
-    "_databricks_token",
-    "_slack_token",
-    "_npm_token",
-    "_pypi_token",
-    "_huggingface_token",
-)
-
-
 @attrs.frozen(cache_hash=True)
 class SecretPolicy:
     """Which keys hold credentials: exact `names` and name `suffixes`, compared normalized.
@@ -164,8 +102,8 @@ class SecretPolicy:
 
     __repr__ = record_repr
 
-    names: frozenset[str] = attrs.field(default=_DEFAULT_NAMES, converter=_names)
-    suffixes: tuple[str, ...] = attrs.field(default=_DEFAULT_SUFFIXES, converter=_suffixes)
+    names: frozenset[str] = attrs.field(default=DEFAULT_NAMES, converter=_names)
+    suffixes: tuple[str, ...] = attrs.field(default=DEFAULT_SUFFIXES, converter=_suffixes)
     placeholder: str = REDACTED
     min_scrub_length: int = attrs.field(default=6, validator=attrs.validators.ge(1))
 

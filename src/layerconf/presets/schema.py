@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from layerconf.core.secrets import REDACTED, SECRETS, secret_dests
+from layerconf.core.secrets import REDACTED, SECRETS, scrub_text, secret_dests, secret_texts
 from layerconf.core.values import jsonable
 from layerconf.presets.preset import Preset
 from layerconf.rules.coercion import dest_spec, expected_kind
@@ -173,6 +173,8 @@ def _dest_schema(
     (none of a `secret` dest's: a resolution's formatters redact its value)."""
     shown = [_shown(action, secret) for action in actions]
     hidden = any(map(operator.is_not, shown, actions))  # a secret default: none to complete
+    # (a help text that spells the secret default out, not through %(default)s, hides it too)
+    texts = [t for a in actions if secret for t in secret_texts(a.default)]
     actions = shown
     schema: dict[str, Any] = {}
     spec = dest_spec(parser, actions)
@@ -191,6 +193,8 @@ def _dest_schema(
     flags = ", ".join(option for a in actions for option in a.option_strings) or dest
     default = next((a.default for a in actions if a.default is not argparse.SUPPRESS), None)
     described = _help_text(parser, action)
+    if secret and texts:
+        described = scrub_text(described, texts)
     kind = expected_kind(actions[0]) if spec is None else spec.kind
     facts = f"{flags}; {kind}; default: {_default_text(default)}"
     schema["description"] = f"{described}\n\n{facts}" if described else facts
