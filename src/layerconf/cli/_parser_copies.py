@@ -51,38 +51,18 @@ def guarded(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
     The copy shares the actions but a sub-command's; only its own error/exit/print methods
     are replaced, so the user's parser is left as it was. Each parser is copied once, however
-    many sub-commands name it (an alias, a diamond, a parser among its own sub-commands: the
-    same copy), so a graph of parsers costs a copy per parser, never one per path through it.
-    """
-    import collections
+    many sub-commands name it (`copy_sub_commands`: a parser among its own sub-commands is
+    this copy)."""
     import copy
 
-    made = {id(parser): _stopping(copy.copy(parser))}  # each parser's copy
-    twins: dict[int, argparse.Action] = {}  # each sub-commands action's copy
-    # Breadth first: a parser is walked at the least depth it is reached at.
-    waiting = collections.deque([(parser, 0)])
-    while waiting:
-        original, depth = waiting.popleft()
-        commands = [
-            action
-            for action in (original._actions if depth < _SUB_DEPTH else ())
-            if isinstance(action, argparse._SubParsersAction)
-        ]
-        for action in commands:
-            if id(action) in twins:
-                continue
-            for sub in action._name_parser_map.values():
-                if isinstance(sub, argparse.ArgumentParser) and id(sub) not in made:
-                    made[id(sub)] = _stopping(copy.copy(sub))
-                    waiting.append((sub, depth + 1))
-            twin = copy.copy(action)
-            twin._name_parser_map = twin.choices = {
-                name: made.get(id(sub), sub) for name, sub in action._name_parser_map.items()
-            }
-            twins[id(action)] = twin
-        if commands:
-            made[id(original)]._actions = [twins.get(id(a), a) for a in original._actions]
-    return made[id(parser)]
+    from layerconf.sources._argv_subparsers import copy_sub_commands
+
+    def make(sub: object) -> object:
+        return _stopping(copy.copy(sub)) if isinstance(sub, argparse.ArgumentParser) else sub
+
+    safe = _stopping(copy.copy(parser))
+    copy_sub_commands(safe, make, parser, _SUB_DEPTH)
+    return safe
 
 
 def _stopping(safe: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -19,7 +19,7 @@ from typing import Any
 
 from layerconf.core._secret_flags import _positionals
 
-__all__ = ["guard"]
+__all__ = ["copy_sub_commands", "guard"]
 
 #: How deep sub-commands of sub-commands are followed.
 _DEPTH = 8
@@ -28,19 +28,29 @@ _DEPTH = 8
 def guard(clone: Any, scrubbed: Callable[[str], str]) -> None:
     """Give `clone` (a parse's copy of a parser) its own sub-commands, whose parsers report an
     error through `scrubbed` (the message without the command line's secrets) to the
-    ``error()`` they had, down to `_DEPTH` levels. Each parser is copied once, however many
-    sub-commands name it (an alias, a diamond, a parser among its own sub-commands: the same
-    copy), so a graph of parsers costs a copy per parser, never one per path through it."""
-    made: dict[int, Any] = {}  # each sub-command's parser's copy
+    ``error()`` they had, down to `_DEPTH` levels (`copy_sub_commands`)."""
+    copy_sub_commands(clone, lambda sub: _guarded(sub, scrubbed))
+
+
+def copy_sub_commands(
+    top: Any, make: Callable[[Any], Any], original: Any = None, depth: int = _DEPTH
+) -> None:
+    """Give `top` (a copy of the parser `original`, if known) copies of its sub-commands'
+    parsers, each `make(parser)` (the parser itself where it returns it), and theirs of
+    their own, `depth` levels down. Each parser is copied once, however many sub-commands
+    name it (an alias, a diamond, a parser among its own sub-commands, `original` too: the
+    same copy), so a graph of parsers costs a copy per parser, never one per path through
+    it; the parsers copied are left as they were."""
+    made: dict[int, Any] = {} if original is None else {id(original): top}  # each one's copy
     twins: dict[int, argparse.Action] = {}  # each sub-commands action's copy
     # Breadth first: a parser is walked at the least depth it is reached at.
-    waiting = collections.deque([(clone, 0)])
+    waiting = collections.deque([(top, 0)])
     while waiting:
-        parser, depth = waiting.popleft()
+        parser, level = waiting.popleft()
         # (among the positionals, kept per list of actions: not a pass over a thousand per parse)
         commands = [
             action
-            for action in (_positionals(parser) if depth < _DEPTH else ())
+            for action in (_positionals(parser) if level < depth else ())
             if isinstance(action, argparse._SubParsersAction)
         ]
         for action in commands:
@@ -48,15 +58,15 @@ def guard(clone: Any, scrubbed: Callable[[str], str]) -> None:
                 continue
             for sub in action._name_parser_map.values():
                 if id(sub) not in made:
-                    made[id(sub)] = _guarded(sub, scrubbed)
+                    made[id(sub)] = make(sub)
                     if made[id(sub)] is not sub:
-                        waiting.append((made[id(sub)], depth + 1))
+                        waiting.append((made[id(sub)], level + 1))
             twin = copy.copy(action)
             twin._name_parser_map = twin.choices = {
                 name: made[id(sub)] for name, sub in action._name_parser_map.items()
             }
             twins[id(action)] = twin
-        if commands:
+        if commands:  # (a new list: the copy's, the parser's own left as it was)
             parser._actions = [twins.get(id(action), action) for action in parser._actions]
 
 
