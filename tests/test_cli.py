@@ -851,6 +851,84 @@ class TestCheck:
             "argv[3]: error: argument --b: not allowed with argument --a",
         ]
 
+    def test_reading_on_ends_where_a_token_left_is_read_otherwise(
+        self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Taking a refused option out changes how the tokens around it are read: a sub-command's
+        name becomes a value of the option before, a stray value is taken by it, a positional
+        moves to the argument before. Before, check reported errors the command line does not
+        have (--list refusing 'go', '--m=2' unknown, "required: a, b") and passed over the stray
+        '3'; now reading ends there, with its note. Where every token left reads as before
+        (options after the refused one), it still reads on to the end, into the sub-command."""
+        parser = trainer_module(
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--list', nargs='+', type=int)\n"
+            "p.add_argument('--opt', nargs='?')\n"
+            "p.add_argument('--n', type=int)\n"
+            "p.add_argument('--lr-decay-style', choices=['cosine', 'linear'])\n"
+            "go = p.add_subparsers(dest='cmd').add_parser('go')\n"
+            "go.add_argument('--m', type=int)\n"
+        )
+        positionals = trainer_module(
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('a', type=int)\n"
+            "p.add_argument('b', choices=['y', 'z'])\n"
+            "p.add_argument('--n', type=int)\n"
+        )
+        cosin = (
+            "error: argument --lr-decay-style: invalid choice: 'cosin' (choose from 'cosine', "
+            "'linear') (did you mean 'cosine'?)"
+        )
+        x = "error: argument --n: invalid int value: 'x'"
+
+        def note(count: int) -> str:
+            return (
+                f"cli: note: the command line ({count} tokens) was not read past its first "
+                "error (correct it and check again)"
+            )
+
+        cases = [
+            (parser, "--list 1 2 --lr-decay-style cosin go --m=2", [f"argv[4]: {cosin}", note(7)]),
+            (parser, "--opt --n x go --m 2", [f"argv[2]: {x}", note(6)]),
+            (parser, "--list 1 2 --n x 3", [f"argv[4]: {x}", note(6)]),
+            (
+                parser,
+                "--n 1 goo go --m 2",
+                [
+                    "argv[2]: error: argument cmd: invalid choice: 'goo' (choose from 'go') "
+                    "(did you mean 'go'?)",
+                    note(6),
+                ],
+            ),
+            (
+                positionals,
+                "x y --n q",
+                ["argv[0]: error: argument a: invalid int value: 'x'", note(4)],
+            ),
+            (
+                positionals,
+                "1 w --n q",
+                [
+                    "argv[1]: error: argument b: invalid choice: 'w' (choose from 'y', 'z')",
+                    "argv[3]: error: argument --n: invalid int value: 'q'",
+                ],
+            ),
+            (
+                parser,
+                "--n x --lr-decay-style cosin go --m y",
+                [
+                    f"argv[1]: {x}",
+                    f"argv[3]: {cosin}",
+                    "argv[6]: error: argument --m: invalid int value: 'y'",
+                ],
+            ),
+        ]
+        for module, given, expected in cases:
+            assert main(["check", "--parser", module, "--", *given.split()]) == 1
+            assert capsys.readouterr().out.splitlines() == expected, given
+
     def test_an_ambiguous_abbreviation_is_placed(
         self, trainer_module: Callable[..., str], capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -23,7 +23,7 @@ import attrs
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-__all__ = ["Read", "options_given", "read_as", "read_at"]
+__all__ = ["Read", "first_drift", "options_given", "read_as", "read_at"]
 
 
 @attrs.frozen
@@ -79,6 +79,36 @@ def read_as(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[Read]:
             count -= count > 0
         found.append(Read(range(index, end), reader, True, actions, attached))
         index = end
+    return found
+
+
+def first_drift(
+    argv: Sequence[str], kept: Sequence[int], parser: argparse.ArgumentParser, whole: list[Read]
+) -> int | None:
+    """The first of the tokens `kept` (of `argv`, in order) that `parser` reads otherwise on
+    the command line of those tokens alone than on the whole `argv` (`whole`: its `read_as`):
+    another option's value, or a value no longer, an option with other values, another
+    parser's (taking ``--n x`` out of ``--list 1 2 --n x 3`` gives the stray ``3`` to
+    ``--list``, and ``--opt --n x go`` gives ``go`` to ``--opt``); None if each is read alike."""
+    alone = _by_token(read_as([argv[index] for index in kept], parser), kept)
+    every = _by_token(whole, range(len(argv)))
+    return next((index for index in kept if alone[index] != every[index]), None)
+
+
+def _by_token(reads: list[Read], positions: Sequence[int]) -> dict[int, tuple[object, ...]]:
+    """How `reads` read each token, by its position (`positions`: each token's, on the whole
+    command line): the positions of its option's tokens, and what the option is; of a
+    positional, how many its parser read before it (argparse gives them to its positional
+    arguments in turn: the first is the sub-command's name)."""
+    found: dict[int, tuple[object, ...]] = {}
+    before: dict[int, int] = {}  # (how many positionals each parser read so far)
+    for read in reads:
+        tokens = tuple(positions[index] for index in read.tokens)
+        turn = None if read.option else before.get(id(read.parser), 0)
+        if turn is not None:
+            before[id(read.parser)] = turn + 1
+        how = (tokens, read.option, read.actions, read.parser, read.attached, turn)
+        found.update(dict.fromkeys(tokens, how))
     return found
 
 

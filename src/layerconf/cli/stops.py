@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from layerconf.cli._parser_copies import guarded, nothing_required
-from layerconf.cli.errors import ParserStop, describe
+from layerconf.cli.errors import ParserStop
 
 if TYPE_CHECKING:
     import traceback
@@ -69,57 +69,52 @@ def read_on(
     first: Problem, parser: argparse.ArgumentParser, argv: list[str], preset: Preset
 ) -> tuple[list[Problem], argparse.Namespace | None]:
     """The `first` problem, where the parser stopped, then those of the rest of the command
-    line: argparse stops at its first error, and a launch fixed one error at a time is
-    launched many times. With them, what the command line parsed to without the options
-    taken out (None if it never parsed).
+    line (argparse stops at its first error: a launch fixed one error at a time is launched
+    many times); with them, what it parsed to without those taken out (None: it never did).
 
-    The command line is parsed again without the option the stop is about (its values
-    too), and with nothing required once a required option was missing, until it parses
-    (its unknown and stray tokens are then reported as a resolution reports them). Reading
+    The command line is parsed again without the option the stop is about (its values too),
+    with what is required optional once it was missing (`_relaxing`), until it parses (its
+    unknown and stray tokens are then reported as a resolution reports them). Reading
     that ends before it parses says so in a note (`_unread`): after `MAX_STOPS` parses; at a
     stop at no token to take out (a sub-command's required option too) or where it stopped
-    before; where the trainer's parser raises at no value (what it raised is named). Only
+    before; where the trainer's parser raises at no value (what it raised is named); once a
+    token left is read otherwise than on the whole command line (`first_drift`: ``go`` a
+    value of --list once ``--n x`` is out of ``--list 1 --n x go``), at a stop at it or past
+    it, or at none, and when it parses (what it found, or missed, may not be so). Only
     the command line's own problems are reported: what the role file and the rules would
     say of a command line without the options taken out could be wrong. Every argv index the
     problems show (their hints' too) is one of the whole `argv`."""
     import traceback
 
-    from layerconf.cli._argv_reading import read_as, read_at
+    from layerconf.cli._argv_reading import first_drift, read_as
+    from layerconf.cli._trainer_raised import trainer_raised
     from layerconf.core.namespace import provenance_of
     from layerconf.core.stack import reading_order
     from layerconf.presets.resolve import stray_characters, unknown_tokens
     from layerconf.sources.argv import parse_known_args
     from layerconf.sources.base import ARGV
 
-    problems = [first]
-    stops = [first]  # (each as argparse said it)
-    last = first
+    problems, stops, last = [first], [first], first  # (stops: each as argparse said it)
     parsed: argparse.Namespace | None = None
     kept = list(range(len(argv)))  # which of `argv` the next parse reads
-    taken: set[str] = set()  # the option strings of the options taken out
+    taken: set[str] = set()  # the option strings of the options taken out (`_taken_out`)
     reader = parser
     relaxed = 0  # 1: the required options made optional; 2: the required groups too
     reads: list[Read] = []
     raised = None  # what the trainer's parser raised that is at no token, if it did
     for _ in range(min(MAX_STOPS, _AGAIN // max(len(argv), 1) ** 2)):
         if _missing(last.message):
-            # Required options first, as argparse reports them, then required groups.
-            wanted = 1 if last.message.startswith(_REQUIRED) else 2
-            if relaxed >= wanted:
+            if relaxed >= _relaxing(last.message):
                 break  # (a sub-command's: its parser is not relaxed)
-            relaxed = wanted
-            reader = nothing_required(parser, groups=wanted == 2)
+            relaxed = _relaxing(last.message)
+            reader = nothing_required(parser, groups=relaxed == 2)
         elif last.argv_index is None:
             break  # (no token to take out)
         if last.argv_index is not None:  # (a required option's misspelling too)
-            left: set[int] = set()
             reads = reads or read_as(argv, parser)  # (the whole command line's, read once)
-            for at in _alike(argv, kept, last):
-                read = read_at(argv, at, reads)
-                left.update(read.tokens)
-                taken.update(o for action in read.actions for o in action.option_strings)
-            kept = [index for index in kept if index not in left]
+            kept = _taken_out(argv, kept, last, reads, taken)
         tokens = [argv[index] for index in kept]
+        drift = None if len(kept) == len(argv) else first_drift(argv, kept, parser, reads)
         try:
             parsed, unknown = parse_known_args(guarded(reader), tokens)
         except RAISED as error:  # argparse's stop, or a type= callable's own error
@@ -127,15 +122,20 @@ def read_on(
             if stop is None:
                 if raised_by_layerconf(traceback.extract_tb(error.__traceback__)):
                     raise  # a bug of layerconf's own, as when the whole command line was read
-                raised = _trainer_raised(error, reader, argv)
+                raised = None if drift is not None else trainer_raised(error, reader, argv)
                 break
             last = stop
         else:
+            if drift is not None:  # (a token read otherwise: what it found may not be so)
+                parsed = None
+                break
             provenance = provenance_of(parsed)
             redacted = provenance.inputs.get(ARGV) if provenance is not None else None
             problems += unknown_tokens(reader, tokens, unknown, preset, redacted, positions=kept)
             problems += stray_characters(reader, tokens, redacted, positions=kept)
             break
+        if drift is not None and _after(last, drift):
+            break  # (found where the tokens left are read otherwise than on the whole)
         if last in stops:
             break  # (no nearer to the end: it stopped where it stopped before)
         stops.append(last)
@@ -145,6 +145,38 @@ def read_on(
     if parsed is None:
         problems.append(_unread(argv, problems, raised))
     return sorted(problems, key=reading_order), parsed
+
+
+def _relaxing(message: str) -> int:
+    """How far to make the parser's requirements optional once argparse says `message` of what
+    is missing: 1, the required options (argparse reports them first); 2, the required groups
+    too."""
+    return 1 if message.startswith(_REQUIRED) else 2
+
+
+def _after(problem: Problem, drift: int) -> bool:
+    """Whether `problem` may be one of the command line with tokens taken out only: at or past
+    `drift`, its first token read otherwise than on the whole (`first_drift`), or at none."""
+    at = None if _missing(problem.message) else problem.argv_index
+    return at is None or at >= drift
+
+
+def _taken_out(
+    argv: list[str], kept: list[int], problem: Problem, reads: list[Read], taken: set[str]
+) -> list[int]:
+    """`kept` without the tokens `problem` is about (`_alike`, each with its option's: the
+    whole command line's `reads`); their options' option strings, and a refused positional's
+    name, added to `taken` (given, so not missing: `_without_taken`)."""
+    from layerconf.cli._argv_reading import read_at
+
+    left: set[int] = set()
+    for at in _alike(argv, kept, problem):
+        read = read_at(argv, at, reads)
+        left.update(read.tokens)
+        taken.update(o for action in read.actions for o in action.option_strings)
+        if not read.option:  # (named as argparse lists a missing one: "argument b: ...")
+            taken.add(problem.message.partition("argument ")[2].partition(": ")[0])
+    return [index for index in kept if index not in left]
 
 
 def _alike(argv: list[str], kept: list[int], problem: Problem) -> list[int]:
@@ -471,49 +503,12 @@ def crash_text(error: BaseException, argv: list[str], parser: argparse.ArgumentP
     """One line for an exception the trainer's parser raised while resolving `argv`: what,
     where, no secret of `argv` quoted (layerconf's own are reported as its bugs, never
     blamed on the trainer: `resolve`)."""
+    from layerconf.cli._trainer_raised import trainer_raised
+
     return (
-        f"{_trainer_raised(error, parser, argv)}; run the trainer with the same command line "
+        f"{trainer_raised(error, parser, argv)}; run the trainer with the same command line "
         "to see the traceback"
     )
-
-
-def _trainer_raised(error: BaseException, parser: argparse.ArgumentParser, argv: list[str]) -> str:
-    """``the trainer's parser raised KeyError: 'x' at train.py:12``, with no secret of `argv`
-    quoted (`_secret_described`)."""
-    import traceback
-
-    frames = traceback.extract_tb(error.__traceback__)
-    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    described = _secret_described(error, _secret_texts(argv, parser))
-    return f"the trainer's parser raised {described}{where}"
-
-
-def _secret_texts(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
-    """The text of every secret of `argv` as `parser` reads it (a secret flag's value, what
-    a token such as ``HF_TOKEN=S`` shows), however short."""
-    from layerconf.core.secrets import redact_argv, shows_secret
-
-    found = redact_argv(argv, parser=parser)[1]
-    return [text for text in found + [t for t in argv if shows_secret(t)] if text]
-
-
-def _holds_secret(text: str, secrets: list[str]) -> bool:
-    """Whether `text` holds one of `secrets` (however short) or shows a secret of its own."""
-    from layerconf.core.secrets import shows_secret
-
-    return any(secret in text for secret in secrets) or shows_secret(text)
-
-
-def _secret_described(error: BaseException, secrets: list[str]) -> str:
-    """`describe(error)`, its message replaced by the secret policy's placeholder when it
-    holds a secret's text (a type= callable's ``KeyError('S')`` of a secret flag's value)."""
-    from layerconf.core.secrets import SECRETS
-
-    text = describe(error)
-    message = text.partition(": ")[2]
-    if message and _holds_secret(message, secrets):
-        return f"{type(error).__name__}: {SECRETS.placeholder}"
-    return text
 
 
 def raised_by_layerconf(frames: list[traceback.FrameSummary]) -> bool:
@@ -546,6 +541,7 @@ def crash_problem(
     `stop_problem`."""
     import traceback
 
+    from layerconf.cli._trainer_raised import holds_secret, secret_described, secret_texts
     from layerconf.core.secrets import SECRETS
     from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
@@ -560,8 +556,8 @@ def crash_problem(
         name = argparse._get_action_name(action) or action.dest
         index = _option_index(argv, action.option_strings, token, parser)
         where: Sequence[int] = range(len(argv)) if positions is None else positions
-        secrets = _secret_texts(argv, parser)
-        secret = _holds_secret(token, secrets)
+        secrets = secret_texts(argv, parser)
+        secret = holds_secret(token, secrets)
         if action.choices is not None:
             names = [getattr(choice, "name", str(choice)) for choice in action.choices]
             meant = None if secret else did_you_mean_hint(token, names)
@@ -570,7 +566,7 @@ def crash_problem(
             hint = "check the value"
         shown = SECRETS.placeholder if secret else token
         return Problem(
-            f"argument {name}: invalid value {shown!r} ({_secret_described(error, secrets)})",
+            f"argument {name}: invalid value {shown!r} ({secret_described(error, secrets)})",
             key=action.dest,
             layer="cli",
             argv_index=None if index is None else where[index],

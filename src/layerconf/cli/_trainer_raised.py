@@ -1,0 +1,52 @@
+"""What the trainer's parser raised, in one line that quotes no secret of the command line
+(`trainer_raised`): for `layerconf.cli.stops`, which reports it as a problem or a note."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from layerconf.cli.errors import describe
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["holds_secret", "secret_described", "secret_texts", "trainer_raised"]
+
+
+def trainer_raised(error: BaseException, parser: argparse.ArgumentParser, argv: list[str]) -> str:
+    """``the trainer's parser raised KeyError: 'x' at train.py:12``, with no secret of `argv`
+    quoted (`secret_described`)."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    described = secret_described(error, secret_texts(argv, parser))
+    return f"the trainer's parser raised {described}{where}"
+
+
+def secret_texts(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """The text of every secret of `argv` as `parser` reads it (a secret flag's value, what
+    a token such as ``HF_TOKEN=S`` shows), however short."""
+    from layerconf.core.secrets import redact_argv, shows_secret
+
+    found = redact_argv(argv, parser=parser)[1]
+    return [text for text in found + [t for t in argv if shows_secret(t)] if text]
+
+
+def holds_secret(text: str, secrets: list[str]) -> bool:
+    """Whether `text` holds one of `secrets` (however short) or shows a secret of its own."""
+    from layerconf.core.secrets import shows_secret
+
+    return any(secret in text for secret in secrets) or shows_secret(text)
+
+
+def secret_described(error: BaseException, secrets: list[str]) -> str:
+    """`describe(error)`, its message replaced by the secret policy's placeholder when it
+    holds a secret's text (a type= callable's ``KeyError('S')`` of a secret flag's value)."""
+    from layerconf.core.secrets import SECRETS
+
+    text = describe(error)
+    message = text.partition(": ")[2]
+    if message and holds_secret(message, secrets):
+        return f"{type(error).__name__}: {SECRETS.placeholder}"
+    return text
