@@ -507,7 +507,7 @@ class Recorder:
                 first[name] = old
             last[name] = origin
 
-        table = self._origins()
+        table, made = self._origins(), dict[int, Origin]()  # (made: others', once: -qq twice)
         strings = self.strings
         options = self.clone._option_string_actions
         for occurrence in self.occurrences:
@@ -517,7 +517,8 @@ class Recorder:
             else:
                 origin = table[position]  # (`_origin`'s common case, inline)
                 if origin is None or strings[position] not in options:
-                    origin = self._origin(table, position)
+                    origin = made.get(position) or self._origin(table, position)
+                    made[position] = origin
             if type(occurrence) is tuple:  # a built-in action: `events` is its dest's old value
                 name = action.dest
                 if name in last:
