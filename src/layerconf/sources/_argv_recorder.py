@@ -507,7 +507,7 @@ class Recorder:
                 first[name] = old
             last[name] = origin
 
-        table, made = self._origins(), dict[int, Origin]()  # (made: others', once: -qq twice)
+        table, made = self._origins(), dict[int, Origin]()  # (made: the others', each once)
         strings = self.strings
         options = self.clone._option_string_actions
         for occurrence in self.occurrences:
@@ -517,8 +517,7 @@ class Recorder:
             else:
                 origin = table[position]  # (`_origin`'s common case, inline)
                 if origin is None or strings[position] not in options:
-                    origin = made.get(position) or self._origin(table, position)
-                    made[position] = origin
+                    origin = self._origin(table, position, made)
             if type(occurrence) is tuple:  # a built-in action: `events` is its dest's old value
                 name = action.dest
                 if name in last:
@@ -567,15 +566,16 @@ class Recorder:
             entry = _ORIGIN_TABLES[key] = (options, [None] * self.size)
         return entry[1]
 
-    def _origin(self, table: list[Origin | None], position: int) -> Origin:
-        """The origin of the token at `position`: kept in `table` only for a token that is one
-        of the parser's option strings, which shows as written whatever the parser's actions
-        are now; any other ('--wandb-key=S', '-kS', an abbreviation) is shown as the parser
-        classifies it at this parse, without the secret it holds."""
+    def _origin(self, table: list[Origin | None], position: int, made: dict[int, Origin]) -> Origin:
+        """The origin of the token at `position`: kept in `table` (all parses') for one of the
+        parser's option strings, shown as written; any other ('-kS', an abbreviation) as the
+        parser classifies it at this parse, without its secret (kept in `made`, this one's)."""
         string = self.strings[position]
         exact = string in self.clone._option_string_actions
         if exact and table[position] is not None:
             return table[position]  # type: ignore[return-value]
+        if not exact and position in made:
+            return made[position]
         token = redacted_token(string, self.clone)
         if self.wheres is None:
             origin = Origin(CLI, "argv", None, None, None, position, token)
@@ -584,6 +584,7 @@ class Recorder:
             origin = Origin(CLI, "argv", source, line, None, argv_index, token)
         if exact and token == string:
             table[position] = origin
+        made[position] = origin
         return origin
 
 
