@@ -572,10 +572,9 @@ class Recorder:
         parser classifies it at this parse, without its secret (kept in `made`, this one's)."""
         string = self.strings[position]
         exact = string in self.clone._option_string_actions
-        if exact and table[position] is not None:
-            return table[position]  # type: ignore[return-value]
-        if not exact and position in made:
-            return made[position]
+        kept = table[position] if exact else made.get(position)
+        if kept is not None:
+            return kept
         token = redacted_token(string, self.clone)
         if self.wheres is None:
             origin = Origin(CLI, "argv", None, None, None, position, token)
@@ -584,7 +583,8 @@ class Recorder:
             origin = Origin(CLI, "argv", source, line, None, argv_index, token)
         if exact and token == string:
             table[position] = origin
-        made[position] = origin
+        else:
+            made[position] = origin
         return origin
 
 
