@@ -316,9 +316,10 @@ def _ambiguous(
     match --lr, --lr-decay-style``: the first token it quotes, before any ``--``), the
     message as shown, and what to write: the options in full. A value written in the token
     that a secret flag would take is not quoted, however short (``--hf=<redacted>``); the
-    options it could match are listed up to `_LISTED`, and the tokens written alike after
-    it named (`read_on` takes them out with it)."""
+    options it could match are `listed`, and the tokens written alike after it named
+    (`read_on` takes them out with it)."""
     from layerconf.core.secrets import redacted_argv
+    from layerconf.presets.resolve import listed
 
     written, _, matches = message[len(_AMBIGUOUS) :].partition(" could match ")
     end = argv.index("--") if "--" in argv else len(argv)
@@ -328,24 +329,12 @@ def _ambiguous(
         return None, message, f"write one of {matches} in full"
     token = argv[index]
     names = matches.split(", ")
-    listed = ", ".join(names[:_LISTED]) + (
-        f", ... ({len(names)} in all)" if len(names) > _LISTED else ""
-    )
-    message = f"{_AMBIGUOUS}{redacted_argv([token], parser)[0]} could match {listed}"
-    others = [at for at in range(index + 1, end) if argv[at] == token]
+    message = f"{_AMBIGUOUS}{redacted_argv([token], parser)[0]} could match {listed(names)}"
+    others = [f"argv[{where[at]}]" for at in range(index + 1, end) if argv[at] == token]
     if others:
-        shown = ", ".join(f"argv[{where[at]}]" for at in others[:_LISTED])
-        more = f", ... ({len(others)} in all)" if len(others) > _LISTED else ""
-        message += f"; so do {shown}{more}"
-    return (
-        index,
-        message,
-        "write the option in full" if len(names) > _LISTED else f"write one of {matches} in full",
-    )
-
-
-#: How many options, and further tokens, an ambiguous abbreviation's error names.
-_LISTED = 5
+        message += f"; so do {listed(others)}"
+    many = listed(names) != matches
+    return index, message, "write the option in full" if many else f"write one of {matches} in full"
 
 
 def _meant_as_required(

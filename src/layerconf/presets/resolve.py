@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from layerconf.core.namespace import Namespace, provenance_of, with_inputs
+from layerconf.core.namespace import Namespace, Provenance, provenance_of, with_inputs
 from layerconf.core.records import Layer, Origin
 from layerconf.core.rules import RuleSet, foreign
 from layerconf.core.secrets import redact_argv
@@ -108,16 +108,14 @@ def resolve_roles(
     # The problems found so far are layerconf's own, but a source's of the user's.
     own = not any(foreign(source) for source in sources)
     roles = resolve_with(stacks, found, warn=warn, own=own)
-    _carry_unkept(parsed, provenance.notices, roles)
+    _carry_unkept(parsed, provenance, roles)
     inputs.setdefault(FILES, {})
     for namespace in roles.values():
         with_inputs(namespace, inputs)
     return roles
 
 
-def _carry_unkept(
-    parsed: Namespace, notices: Sequence[Problem], roles: Mapping[str, Namespace]
-) -> None:
+def _carry_unkept(parsed: Namespace, parse: Provenance, roles: Mapping[str, Namespace]) -> None:
     """Give each role argparse's own object of each key that no layer could keep a private
     copy of (a ``type=`` that makes a dict subclass, a value nested past `MAX_DEPTH`: the
     parse noted each, at the layer that could not hold it), where no layer above that one
@@ -126,12 +124,12 @@ def _carry_unkept(
     parsed_values = vars(parsed)
     unkept = {
         notice.key: notice.layer
-        for notice in notices
+        for notice in parse.notices  # (`parse`: the provenance of `parsed`)
         if notice.key in parsed_values
         and notice.layer is not None
         and all(
             notice.key not in layer.values or layer.values[notice.key] is parsed_values[notice.key]
-            for layer in provenance_of(parsed).layers  # type: ignore[union-attr]
+            for layer in parse.layers
             if layer.name == notice.layer
         )
     }
@@ -417,15 +415,19 @@ def stray_characters(
         quoted = repr(shown) if shown == argv[first] else "a secret's value (not shown)"
         message = f"{quoted} {what}: {why}"
         if others:
-            listed = ", ".join(f"argv[{where[index]}]" for index in others[:_LISTED])
-            more = f", ... ({len(others)} in all)" if len(others) > _LISTED else ""
-            message += f"; so do {listed}{more}"
+            message += f"; so do {listed([f'argv[{where[index]}]' for index in others])}"
         problems.append(Problem(message, layer="cli", argv_index=where[first], hint=hint))
     return problems
 
 
-#: How many further tokens a stray character's error names.
+#: How many texts `listed` names before saying how many there are in all.
 _LISTED = 5
+
+
+def listed(texts: Sequence[str]) -> str:
+    """``a, b, c``: `texts` joined, the first `_LISTED` of more with how many in all."""
+    more = f", ... ({len(texts)} in all)" if len(texts) > _LISTED else ""
+    return ", ".join(texts[:_LISTED]) + more
 
 
 def _groups(argv: Sequence[str], unknown: Sequence[str]) -> list[tuple[int | None, list[str]]]:
