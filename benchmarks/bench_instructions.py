@@ -15,7 +15,9 @@ from run to run), the bytecode cached as an installed package has it:
   ``resolve_roles`` and the drop-in's pair;
 - *whole processes*, as ``run.py`` times them: the bare imports, ``import layerconf`` with what
   its first resolution imports, ``layerconf check -- <fixture argv>``; counted from start to
-  exit.
+  exit; and inside the imports of layerconf, the part that is attrs building its record
+  classes (counted inside attrs' class builder alone): how far the imports could come down
+  without attrs records.
 
 Beside each pair, the ratio the timed target is about: an instruction ratio that passes while
 the timed one misses says the time goes to code run once, cold, not to the work.
@@ -29,13 +31,16 @@ first pair alone).
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _timing import QUICK, save
 
@@ -63,21 +68,31 @@ STEADY = {
     f"steady, per call: {name}": ("calls", [str(Path(__file__).resolve()), "--steady", kind])
     for name, kind in [("layerconf resolve_roles", "resolve"), ("the drop-in's pair", "compat")]
 }
+#: The modules a first resolution imports (run.py's FIRST_RESOLUTION_IMPORTS).
+FIRST_RESOLUTION_MODULES = (
+    "layerconf",
+    "layerconf.presets",
+    "layerconf.presets.slime",
+    "layerconf.rules",
+    "layerconf.sources.argv",
+    "layerconf.sources.yaml",
+)
+IMPORTS = "process: import layerconf + what its first resolution imports"
 PROCESSES = {
     "process: import yaml, attrs, deepmerge": ("process", ["-c", "import yaml, attrs, deepmerge"]),
-    "process: import layerconf + what its first resolution imports": (
+    IMPORTS: (
         "process",
-        [
-            "-c",
-            "import layerconf, layerconf.presets, layerconf.presets.slime, layerconf.rules, "
-            "layerconf.sources.argv, layerconf.sources.yaml",
-        ],
+        ["-c", "import " + ", ".join(FIRST_RESOLUTION_MODULES)],
     ),
     "process: layerconf check -- <fixture argv>": (
         "process",
         ["-m", "layerconf", "check", "--", *ARGV],
     ),
 }
+#: The part of the imports' count that is attrs building layerconf's record classes (each
+#: class's methods generated as source text and compiled), counted inside the builder alone.
+ATTRS_SHARE = "inside those imports: attrs building the record classes"
+ATTRS = {ATTRS_SHARE: ("call", [str(Path(__file__).resolve()), "--attrs"])}
 #: (numerator, denominator, what the timed target asks of the same ratio)
 RATIOS = [
     ("first call: slime's way", "first call: layerconf resolve_roles", ">= 2x fewer"),
@@ -114,6 +129,30 @@ def _steady(kind: str) -> None:
         call()
     for _ in range(STEADY_CALLS):
         divmod(Counted(call), 1)
+
+
+def _attrs() -> None:
+    """The child of `ATTRS_SHARE`: the imports of `PROCESSES`' second entry, each attrs class
+    built through ``divmod`` (its builder's ``__init__`` and ``build_class``), so that callgrind
+    counts the building alone. (Patched in this child only: a measurement, not the library.)"""
+    import attr._make
+
+    from bench_first_call import Counted
+
+    builder: Any = attr._make._ClassBuilder
+
+    def counted(method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            made = []
+            divmod(Counted(lambda: made.append(method(*args, **kwargs))), 1)
+            return made[0]
+
+        return call
+
+    builder.__init__ = counted(builder.__init__)
+    builder.build_class = counted(builder.build_class)
+    for module in FIRST_RESOLUTION_MODULES:
+        importlib.import_module(module)
 
 
 def _environment(cache: str) -> dict[str, str]:
@@ -166,7 +205,9 @@ def main() -> None:
         print("valgrind is not installed: no instruction counts (apt install valgrind)")
         return
     workloads = (
-        dict(list(FIRST_CALLS.items())[3:4]) if QUICK else {**FIRST_CALLS, **STEADY, **PROCESSES}
+        dict(list(FIRST_CALLS.items())[3:4])
+        if QUICK
+        else {**FIRST_CALLS, **STEADY, **PROCESSES, **ATTRS}
     )
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="layerconf-pycache-") as cache:
@@ -182,6 +223,14 @@ def main() -> None:
         if numerator in counts and denominator in counts:
             ratio = counts[numerator] / counts[denominator]
             print(f"{ratio:6.2f}x  {numerator} / {denominator}  (timed target: {target})")
+    if ATTRS_SHARE in counts and IMPORTS in counts:
+        bare = counts["process: import yaml, attrs, deepmerge"]
+        share, imports = counts[ATTRS_SHARE], counts[IMPORTS]
+        print(
+            f"{share / (imports - bare):6.1%}   of what the imports add to the bare ones is attrs "
+            f"building classes; without it they would be {(imports - share) / bare:.2f}x the bare "
+            "imports"
+        )
     path = save("instructions", {"instructions": counts})
     print(f"results: {path}")
 
@@ -189,5 +238,7 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--steady":
         _steady(sys.argv[2])
+    elif sys.argv[1:] == ["--attrs"]:
+        _attrs()
     else:
         main()
