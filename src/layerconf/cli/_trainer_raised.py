@@ -10,7 +10,7 @@ from layerconf.cli.errors import describe
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["holds_secret", "secret_described", "secret_texts", "trainer_raised"]
+__all__ = ["holds_secret", "secret_described", "trainer_raised"]
 
 
 def trainer_raised(error: BaseException, parser: argparse.ArgumentParser, argv: list[str]) -> str:
@@ -20,17 +20,10 @@ def trainer_raised(error: BaseException, parser: argparse.ArgumentParser, argv: 
 
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    described = secret_described(error, secret_texts(argv, parser))
+    from layerconf.core.secrets import command_line_secrets
+
+    described = secret_described(error, command_line_secrets(argv, parser))
     return f"the trainer's parser raised {described}{where}"
-
-
-def secret_texts(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
-    """The text of every secret of `argv` as `parser` reads it (a secret flag's value, what
-    a token such as ``HF_TOKEN=S`` shows), however short."""
-    from layerconf.core.secrets import redact_argv, shows_secret
-
-    found = redact_argv(argv, parser=parser)[1]
-    return [text for text in found + [t for t in argv if shows_secret(t)] if text]
 
 
 def holds_secret(text: str, secrets: list[str]) -> bool:

@@ -530,8 +530,8 @@ def crash_problem(
     `stop_problem`."""
     import traceback
 
-    from layerconf.cli._trainer_raised import holds_secret, secret_described, secret_texts
-    from layerconf.core.secrets import SECRETS
+    from layerconf.cli._trainer_raised import holds_secret, secret_described
+    from layerconf.core.secrets import SECRETS, command_line_secrets
     from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
 
@@ -545,7 +545,7 @@ def crash_problem(
         name = argparse._get_action_name(action) or action.dest
         index = _option_index(argv, action.option_strings, token, parser)
         where: Sequence[int] = range(len(argv)) if positions is None else positions
-        secrets = secret_texts(argv, parser)
+        secrets = command_line_secrets(argv, parser)
         secret = holds_secret(token, secrets)
         if action.choices is not None:
             names = [getattr(choice, "name", str(choice)) for choice in action.choices]

@@ -55,6 +55,7 @@ __all__ = [
     "REDACTED",
     "SECRETS",
     "SecretPolicy",
+    "command_line_secrets",
     "embedded_secrets",
     "hide_url_passwords",
     "is_secret",
@@ -380,6 +381,14 @@ def shows_secret(text: str, policy: SecretPolicy = SECRETS) -> bool:
     if "PRIVATE KEY" in text and any(_PRIVATE_KEY.finditer(text)):
         return True
     return bool(embedded_secrets(text, policy))
+
+
+def command_line_secrets(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """The text of every secret of `argv` as `parser` reads it, however short: each secret
+    flag's value, and each token that shows a secret of its own (``HF_TOKEN=S``). What a
+    message quoting the command line (argparse's, a type callable's) must not hold."""
+    found = redact_argv(argv, parser=parser)[1]
+    return [text for text in [*found, *(t for t in argv if shows_secret(t))] if text]
 
 
 def redacted_argv(

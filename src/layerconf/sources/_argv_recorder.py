@@ -43,13 +43,7 @@ from typing import Any
 
 from layerconf.core._secret_flags import _TABLES_KEPT
 from layerconf.core.records import Origin, Path
-from layerconf.core.secrets import (
-    is_secret,
-    redact_argv,
-    redacted_token,
-    scrub_text,
-    shows_secret,
-)
+from layerconf.core.secrets import command_line_secrets, is_secret, redacted_token, scrub_text
 from layerconf.sources._argv_scan import MISSING, ONE_SETATTR, REPORTING, scan
 from layerconf.sources._argv_subparsers import guard
 
@@ -279,9 +273,7 @@ class Recorder:
         """`message` without the secret values of the command line, as the parser reads it,
         nor a token that shows a secret where it does not belong (``--train-env-vars
         HF_TOKEN=S``: argparse quotes the value it cannot convert)."""
-        texts = redact_argv(self.strings, parser=self.clone)[1]  # (a sub-command's: login -k S)
-        texts += [token for token in self.strings if shows_secret(token)]
-        texts += self.hidden
+        texts = command_line_secrets(self.strings, self.clone) + self.hidden  # (login -k S too)
         return scrub_text(message, texts) if texts else message
 
     # -- options -------------------------------------------------------------------------------
