@@ -224,6 +224,12 @@ class TestUnknownKeys:
                 "'tensor_model_paralel_size' is not an argument of this parser (did you mean 'tensor_model_parallel_size'?)",
             ),
             ("zzz", "'zzz' is not an argument of this parser (check the spelling in --help)"),
+            # in other case: difflib alone found nothing alike (before: no suggestion)
+            ("LR", "'LR' is not an argument of this parser (did you mean 'lr'?)"),
+            (
+                "TENSOR_MODEL_PARALLEL_SIZE",
+                "'TENSOR_MODEL_PARALLEL_SIZE' is not an argument of this parser (did you mean 'tensor_model_parallel_size'?)",
+            ),
         ],
     )
     def test_error(self, key: str, message: str) -> None:
