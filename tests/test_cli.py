@@ -202,6 +202,19 @@ class TestExplain:
         ]
         keys = {"role", "key", "value", "repr", *ORIGIN_FIELDS, "history"}
         assert all(set(d) == keys for d in data)
+        # In the order docs/cli.md shows, repr after value as show and diff have it (before:
+        # role and repr came last).
+        assert all(
+            list(d) == ["role", "key", "value", "repr", *ORIGIN_FIELDS, "history"] for d in data
+        )
+        assert list(data[1]["history"][0]) == [
+            "key",
+            "value",
+            "repr",
+            *ORIGIN_FIELDS,
+            "reason",
+            "by",
+        ]
         critic_lr = data[1]
         assert (
             critic_lr["value"],
