@@ -176,6 +176,17 @@ class TestSameValuesAsSlime:
         assert result.lr == "fast"
         assert any("stays the string 'fast'" in message for _, message in logged(caplog))
 
+    def test_unconvertible_string_over_an_int(
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """Over an int, the warning reads as English: 'an int' (before: 'a int')."""
+        path = write(tmp_path, "megatron:\n  - role: actor\n    overrides: {seed: '7.0'}\n")
+        assert parse_megatron_role_args(base, path, "actor").seed == "7.0"
+        assert (
+            f"{path}:3:23: warning: 'seed' stays the string '7.0': it is not an int (write an "
+            "int, as on the command line)" in [message for _, message in logged(caplog)]
+        )
+
 
 class TestStructuralErrors:
     """Structural mistakes are ConfigErrors and AssertionErrors, as slime's asserts are."""

@@ -191,10 +191,11 @@ class _SlimeCoercion:
             if kind is None:
                 continue
             if converted is value:  # the type refused the string: slime keeps it
+                a_kind = ("an " if kind.__name__[:1] in "aeiou" else "a ") + kind.__name__
                 yield warning(
                     key,
-                    f"{key!r} stays the string {quoted(key, value)}: it is not a {kind.__name__}",
-                    f"write a {kind.__name__}, as on the command line",
+                    f"{key!r} stays the string {quoted(key, value)}: it is not {a_kind}",
+                    f"write {a_kind}, as on the command line",
                 )
                 continue
             if kind is bool:
