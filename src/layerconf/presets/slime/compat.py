@@ -209,12 +209,14 @@ class _SlimeCoercion:
 
 
 _IGNORED_KEYS = ("num_nodes", "num_gpus_per_node")
+# slime sets a quoted 'false' for the critic's disable_param_buffers_cpu_backup as written.
+_CRITIC_DEFAULTS = attrs.evolve(critic_defaults(), flags="warn")
 _IGNORED = IgnoredKeys({k: RESOURCE_KEYS[k] for k in _IGNORED_KEYS}, because=RESOURCES_BECAUSE)
 
 
 def _rules_without(deleted: frozenset[str]) -> RuleSet:
     """slime's rules, for a base from which the trainer deleted `deleted` since parsing."""
-    return RuleSet([_IGNORED, _SlimeCoercion(deleted), critic_defaults()])
+    return RuleSet([_IGNORED, _SlimeCoercion(deleted), _CRITIC_DEFAULTS])
 
 
 _RULES = _rules_without(frozenset())
