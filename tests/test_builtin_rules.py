@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import yaml
 
@@ -224,6 +225,12 @@ class TestUnknownKeys:
                 "'tensor_model_paralel_size' is not an argument of this parser (did you mean 'tensor_model_parallel_size'?)",
             ),
             ("zzz", "'zzz' is not an argument of this parser (check the spelling in --help)"),
+            # in other case: difflib alone found nothing alike (before: no suggestion)
+            ("LR", "'LR' is not an argument of this parser (did you mean 'lr'?)"),
+            (
+                "TENSOR_MODEL_PARALLEL_SIZE",
+                "'TENSOR_MODEL_PARALLEL_SIZE' is not an argument of this parser (did you mean 'tensor_model_parallel_size'?)",
+            ),
         ],
     )
     def test_error(self, key: str, message: str) -> None:
@@ -584,6 +591,33 @@ class TestRoleDefaults:
         plain = LayerStack([*base(), role_layer({})], rules=[defaults]).resolve(role="critic")
         assert plain.disable_param_buffers_cpu_backup is False
         assert stack.resolve(role="critic").disable_param_buffers_cpu_backup is True
+
+    @pytest.mark.parametrize(
+        ("written", "shown", "hint"),
+        [
+            ("false", "'false'", "write true or false, without quotes"),
+            (0, "0", "write true or false"),
+            (None, "null", "write true or false"),
+        ],
+    )
+    def test_a_flag_it_yields_to_takes_a_bool(self, written: Any, shown: str, hint: str) -> None:
+        """disable_param_buffers_cpu_backup, which the critic's overrides may set, takes true
+        or false only, as any flag: a quoted 'false' would be true to the trainer's `if`
+        (before: the string was set, silently). With flags="warn" it is set as written."""
+        layers = [*base(), role_layer({"disable_param_buffers_cpu_backup": written})]
+        with pytest.raises(ConfigError) as caught:
+            LayerStack(layers, rules=[critic_defaults()]).resolve(role="critic")
+        assert [str(problem) for problem in caught.value.problems] == [
+            f"ppo.yaml:4:7: error: 'disable_param_buffers_cpu_backup' must be true or false "
+            f"(got {shown}) ({hint})"
+        ]
+        lenient = attrs.evolve(critic_defaults(), flags="warn")
+        args = LayerStack(layers, rules=[lenient]).resolve(role="critic", warn=False)
+        assert args.disable_param_buffers_cpu_backup == written
+        assert [(p.severity, p.key) for p in notices(args)] == [
+            ("warning", "disable_param_buffers_cpu_backup")
+        ]
+        assert "is not true or false" in str(notices(args)[0])
 
     def test_values_changed_after_a_call_are_followed(self) -> None:
         """The rule's values are a dict its maker may still change: a value changed, added or

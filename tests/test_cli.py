@@ -202,6 +202,19 @@ class TestExplain:
         ]
         keys = {"role", "key", "value", "repr", *ORIGIN_FIELDS, "history"}
         assert all(set(d) == keys for d in data)
+        # In the order docs/cli.md shows, repr after value as show and diff have it (before:
+        # role and repr came last).
+        assert all(
+            list(d) == ["role", "key", "value", "repr", *ORIGIN_FIELDS, "history"] for d in data
+        )
+        assert list(data[1]["history"][0]) == [
+            "key",
+            "value",
+            "repr",
+            *ORIGIN_FIELDS,
+            "reason",
+            "by",
+        ]
         critic_lr = data[1]
         assert (
             critic_lr["value"],
@@ -2946,6 +2959,22 @@ class TestToolErrors:
                 ["audit", "replay", "--role", "critic", "--", "r.json"],
                 "layerconf audit replay: error: audit replay takes no trainer command line: its arguments go without '--': layerconf audit replay --role critic r.json",
             ),
+            (
+                ["--profile", "megatron-slime", "show", "--role", "critic", "--", "--lr", "1"],
+                "layerconf: error: '--profile' is an option of 'layerconf show', not of 'layerconf' itself: write the command's options after its name: layerconf show --profile megatron-slime --role critic -- ...",
+            ),
+            (
+                ["check", "--format", "jsn", "x.yaml"],
+                "layerconf check: error: argument --format: invalid choice: 'jsn' (choose from 'text', 'json', 'github', 'sarif'); did you mean 'json'?",
+            ),
+            (
+                ["completion", "fishh"],
+                "layerconf completion: error: argument SHELL: invalid choice: 'fishh' (choose from 'bash', 'zsh', 'fish'); did you mean 'fish'?",
+            ),
+            (
+                ["--json", "audit", "diff", "a.json", "b.json"],
+                "layerconf: error: '--json' is an option of 'layerconf audit diff', not of 'layerconf' itself: write the command's options after its name: layerconf audit diff --json a.json b.json",
+            ),
         ],
         ids=[
             "explain-no-separator",
@@ -2968,6 +2997,10 @@ class TestToolErrors:
             "audit-replay-profile",
             "audit-diff-records-after-separator",
             "audit-replay-record-after-separator",
+            "command-option-before-command",
+            "format-choice",
+            "completion-shell-choice",
+            "command-option-before-audit-command",
         ],
     )
     def test_usage_errors(

@@ -816,6 +816,7 @@ CORPUS: list[tuple[str, Any, str, str]] = [
     ("bias", "yes", "'bias' must be true or false (got 'yes')", "write true or false, without quotes"),
     ("offload_train", "on", "'offload_train' must be true, false or null (got 'on')", "write true or false, without quotes"),
     ("lr_decay_style", "Cosine", "'lr_decay_style' must be one of 'constant', 'linear', 'cosine' (got 'Cosine')", "did you mean 'cosine'?"),
+    ("lr_decay_style", "COSINE", "'lr_decay_style' must be one of 'constant', 'linear', 'cosine' (got 'COSINE')", "did you mean 'cosine'?"),
     ("lr_decay_style", 1, "'lr_decay_style' must be one of 'constant', 'linear', 'cosine' (got 1)", "write one of the values listed"),
     ("flash_attention_version", "v3", "'flash_attention_version' must be one of 2, 3, 4 (got 'v3')", "write one of the values listed"),
     ("attention_backend", "fused_attn", "'attention_backend' must be one of 'flash', 'fused', 'auto' (got 'fused_attn')", "did you mean 'fused'?"),

@@ -176,6 +176,33 @@ class TestSameValuesAsSlime:
         assert result.lr == "fast"
         assert any("stays the string 'fast'" in message for _, message in logged(caplog))
 
+    def test_a_quoted_false_for_the_critics_backup_flag_is_kept(
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """slime sets the critic's disable_param_buffers_cpu_backup as written, 'false' too: so
+        does the drop-in (resolve_roles refuses it), with a logged warning at the value."""
+        text = "megatron:\n  - role: critic\n    overrides:\n      disable_param_buffers_cpu_backup: 'false'\n"
+        path = write(tmp_path, text)
+        assert parse_megatron_role_args(base, path, "critic").disable_param_buffers_cpu_backup == (
+            slime_parse_megatron_role_args(base, path, "critic").disable_param_buffers_cpu_backup
+        )
+        assert (
+            f"{path}:4:41: warning: 'disable_param_buffers_cpu_backup' is not true or false "
+            "(got 'false'): it is set as written (write true or false, without quotes)"
+            in [message for _, message in logged(caplog)]
+        )
+
+    def test_unconvertible_string_over_an_int(
+        self, base: argparse.Namespace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """Over an int, the warning reads as English: 'an int' (before: 'a int')."""
+        path = write(tmp_path, "megatron:\n  - role: actor\n    overrides: {seed: '7.0'}\n")
+        assert parse_megatron_role_args(base, path, "actor").seed == "7.0"
+        assert (
+            f"{path}:3:23: warning: 'seed' stays the string '7.0': it is not an int (write an "
+            "int, as on the command line)" in [message for _, message in logged(caplog)]
+        )
+
 
 class TestStructuralErrors:
     """Structural mistakes are ConfigErrors and AssertionErrors, as slime's asserts are."""

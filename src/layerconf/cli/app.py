@@ -123,7 +123,7 @@ def _main(arguments: list[str]) -> int:
 
         print(f"{PROG} {__version__}", file=stdout())
         return EXIT_OK
-    name, rest = _command(own, _COMMAND_MODULES)
+    name, rest = _command(own, _COMMAND_MODULES, separated=separated)
     command = _load(name)
     prog = f"{PROG} {command.name}"
     parser = command.parser()
@@ -213,9 +213,12 @@ def _first_words(commands: Collection[str]) -> list[str]:
     return list(dict.fromkeys(name.split()[0] for name in commands))
 
 
-def _command(own: list[str], commands: Collection[str]) -> tuple[str, list[str]]:
+def _command(
+    own: list[str], commands: Collection[str], *, separated: bool = False
+) -> tuple[str, list[str]]:
     """The name of the command `own` names (one word, or two for ``audit diff``) among
-    `commands`, and its arguments."""
+    `commands`, and its arguments (`separated`: whether ``--`` and a trainer's command line
+    follow them, for a message that shows how to write them)."""
     from layerconf.core.suggest import suggestion
 
     name, rest = own[0], own[1:]
@@ -232,8 +235,35 @@ def _command(own: list[str], commands: Collection[str]) -> tuple[str, list[str]]
     if name not in commands:
         names = _first_words(commands)
         if name.startswith("-"):
+            _refuse_option_before_command(own, commands, separated)
             what, close = "option", option_suggestion(name, _TOP_OPTIONS)
         else:
             what, close = "command", suggestion(name, names)
         raise UsageError(f"unknown {what} {name!r}{close} (commands: " + ", ".join(names) + ")")
     return name, rest
+
+
+def _refuse_option_before_command(
+    own: list[str], commands: Collection[str], separated: bool
+) -> None:
+    """`UsageError` for a command's own option written before the command's name
+    (``layerconf --profile NAME show -- ...``), saying where it goes; nothing when `own` names
+    no command after its first token, or the options before it are no options of that command."""
+    import shlex
+
+    at = next((i for i, token in enumerate(own) if i and token in _first_words(commands)), None)
+    if at is None:
+        return
+    words = own[at : at + 2] if " ".join(own[at : at + 2]) in commands else own[at : at + 1]
+    name = " ".join(words)
+    before = own[:at]
+    known = _load(name).parser()._option_string_actions
+    flags = [t.split("=", 1)[0] for t in before if t[:1] == "-"]
+    flag = next((flag for flag in flags if flag in known), None)
+    if flag is None:
+        return
+    line = shlex.join([*words, *before, *own[at + len(words) :]])
+    raise UsageError(
+        f"{flag!r} is an option of '{PROG} {name}', not of '{PROG}' itself: write the "
+        f"command's options after its name: {PROG} {line}{' -- ...' if separated else ''}"
+    )

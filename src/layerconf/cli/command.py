@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from layerconf.cli.errors import PROG, UsageError
 from layerconf.cli.trainer import PARSER_USAGE, PRESET_USAGE, SOURCES_USAGE, parser_options
 from layerconf.core._unmeasured import UnmeasuredFormatter
+from layerconf.core.suggest import suggestion
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -25,6 +26,18 @@ class CommandParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message + self._option_suggestion(message), self.prog, help_hint=True)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's check of a choice, with the one meant: ``--format jsn``, ``completion
+        fishh`` (``; did you mean 'json'?``)."""
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as error:
+            choices = [c for c in action.choices or () if isinstance(c, str)]
+            close = suggestion(value, choices) if isinstance(value, str) else ""
+            if not close:
+                raise
+            raise argparse.ArgumentError(action, error.message + close) from None
 
     def print_help(self, file: SupportsWrite[str] | None = None) -> None:
         """The help on the running command's stdout, not the process's (argparse's default),

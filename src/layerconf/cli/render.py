@@ -178,15 +178,21 @@ def setting_json(setting: Setting) -> dict[str, Any]:
     from layerconf.core.records import setting_json as shape
 
     setting = setting.redacted()
-    data = shape(setting, jsonable)
-    _add_repr(data, setting)
-    return data
+    return _with_repr(shape(setting, jsonable), setting)
 
 
-def _add_repr(data: dict[str, Any], setting: Setting) -> None:
-    data["repr"] = value_text(setting.value, None)
-    for entry, shadowed in zip(data.get("history", ()), setting.history, strict=True):
-        _add_repr(entry, shadowed)
+def _with_repr(data: dict[str, Any], setting: Setting) -> dict[str, Any]:
+    """`data` with ``repr`` after ``value``, as every JSON output has it (`value_json`), and
+    the role first: ``role``, ``key``, ``value``, ``repr``, the origin's fields, ``history``."""
+    ordered = {"role": data["role"]} if "role" in data else {}
+    ordered |= {"key": data["key"], "value": data["value"], "repr": value_text(setting.value, None)}
+    ordered |= {name: field for name, field in data.items() if name not in ordered}
+    if "history" in data:
+        ordered["history"] = [
+            _with_repr(entry, shadowed)
+            for entry, shadowed in zip(data["history"], setting.history, strict=True)
+        ]
+    return ordered
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,10 +47,10 @@ def check_options(options: argparse.Namespace, prog: str) -> None:
         from layerconf.core.suggest import suggestion
 
         listed = ", ".join(repr(name) for name in roles)
-        folded = [name for name in roles if name.casefold() == role.casefold()]
-        close = f"; did you mean {folded[0]!r}?" if folded else suggestion(role, roles)
         raise UsageError(
-            f"argument --role: invalid choice: {role!r} (choose from {listed}){close}", prog
+            f"argument --role: invalid choice: {role!r} (choose from {listed})"
+            + suggestion(role, roles),
+            prog,
         )
 
 

@@ -7,10 +7,16 @@ from collections.abc import Iterable
 
 def did_you_mean(word: str, candidates: Iterable[str], *, cutoff: float = 0.6) -> str | None:
     """The closest candidate to `word`, or None when nothing is close enough (`cutoff` is
-    difflib's similarity ratio)."""
+    difflib's similarity ratio). The one candidate that is `word` in other case comes first
+    (``LR``: ``lr``, ``COSINE``: ``cosine``), which difflib, comparing characters as they
+    are, finds nothing alike."""
     import difflib  # only when a message needs it: not at `import layerconf`
 
     pool = list(candidates)
+    folded = word.casefold()
+    same = [c for c in pool if isinstance(c, str) and c.casefold() == folded]
+    if len(same) == 1 and same[0] != word:
+        return same[0]
     matches = difflib.get_close_matches(word, pool, n=1, cutoff=cutoff)
     if not matches:
         return dest_of_flag(word, pool)

@@ -130,12 +130,16 @@ class RoleReader:
                 continue
             match = did_you_mean(key, [self.top]) if isinstance(key, str) else None
             suggested = suggested or match is not None
+            if match:
+                hint = f"write {match!r}"
+            elif key in _FIELDS and key != self.top:  # an entry's field, not indented under it
+                hint = f"{key!r} is a field of a {self.top} entry: indent it as far as its 'role'"
+            else:
+                hint = f"the only top-level key is {self.top!r}: put role entries under it"
             self._error(
                 (key,),
                 f"unknown top-level key {key!r}" + (f"; did you mean {match!r}?" if match else ""),
-                f"write {match!r}"
-                if match
-                else f"the only top-level key is {self.top!r}: put role entries under it",
+                hint,
                 key=True,
             )
         if self.top not in data:
@@ -162,7 +166,7 @@ class RoleReader:
                 severity="warning",
             )
         for index, entry in enumerate(entries):
-            self._entry(index, entry)
+            self._entry(index, entry, entries[index - 1] if index else None)
 
     def _not_a_list(self, entries: Any) -> None:
         roles_as_keys = isinstance(entries, dict) and any(key in self.roles for key in entries)
@@ -188,7 +192,8 @@ class RoleReader:
             hint,
         )
 
-    def _entry(self, index: int, entry: Any) -> None:
+    def _entry(self, index: int, entry: Any, previous: Any = None) -> None:
+        """Check the entry at `index` (`previous`: the one before it, or None)."""
         path: YamlPath = (self.top, index)
         number = index + 1
         if path in self.document.unreadable:
@@ -209,7 +214,7 @@ class RoleReader:
             if key not in _FIELDS:
                 self._unknown_field(path, number, key)
         label = self._name(path, number, entry)
-        role = self._role(path, number, entry)
+        role = self._role(path, number, entry, previous)
         values, origins = self._overrides(path, number, entry, label)
         if role is None:
             return
@@ -266,14 +271,19 @@ class RoleReader:
         )
         return None
 
-    def _role(self, path: YamlPath, number: int, entry: dict[Any, Any]) -> str | None:
+    def _role(
+        self, path: YamlPath, number: int, entry: dict[Any, Any], previous: Any = None
+    ) -> str | None:
         valid = f"valid roles: {_quoted(self.roles)}"
         if "role" not in entry:
-            self._error(
-                path,
-                f"{self.top} entry {number} has no 'role'",
-                f"add 'role: {self.roles[0]}'; {valid}",
-            )
+            hint = f"add 'role: {self.roles[0]}'; {valid}"
+            if isinstance(previous, dict) and entry and not any(key in previous for key in entry):
+                # (`- role: critic` then `- overrides:`: one entry written as two)
+                hint = (
+                    f"a '- ' starts a new entry: if these fields belong to entry {number - 1}, "
+                    f"remove the '- ' before them; else {hint}"
+                )
+            self._error(path, f"{self.top} entry {number} has no 'role'", hint)
             return None
         if (*path, "role") in self.document.unreadable:
             return None

@@ -55,6 +55,9 @@ class RoleDefaults:
     With `only_with_layer` (the default) it applies only when the stack has that role layer
     (a role file was given), as slime does. Keys are set even where the parser has no such dest.
     A value the role layer sets otherwise at such a key is a warning at the key: it is ignored.
+    A key of `unless_overridden` whose forced value is a bool takes a bool only: another value
+    (``'false'``, which the trainer's ``if`` reads as true) is an error at the value, or with
+    ``flags="warn"`` a warning, the value kept as written (slime's own function keeps it).
     """
 
     __repr__ = record_repr
@@ -67,6 +70,9 @@ class RoleDefaults:
     layer: str = "role-config"
     only_with_layer: bool = True
     note: str = "the preset always runs this role with this value"
+    flags: Literal["error", "warn"] = attrs.field(
+        default="error", validator=attrs.validators.in_(("error", "warn")), kw_only=True
+    )
     name: str = "role-defaults"
     stage: Literal["resolved"] = "resolved"
     #: The rule's decisions, one per value (immutable records), and the values they were made
@@ -93,10 +99,30 @@ class RoleDefaults:
             key = decision.key
             if key in overridden:
                 if key in self.unless_overridden:
+                    if type(decision.value) is bool and type(overridden[key]) is not bool:
+                        yield self._not_a_flag(layer, key, overridden[key])
                     continue
                 if not _agrees(decision.value, overridden[key]):
                     yield self._ignored(context.role, layer, key, overridden[key], decision.value)
             yield decision
+
+    def _not_a_flag(self, layer: Any, key: str, given: Any) -> Problem:
+        """The error at a role's own value for a flag the rule would force otherwise: a
+        quoted ``'false'`` is true to the trainer's ``if args.key:``, as for any flag."""
+        from layerconf.rules.coercion import _show
+
+        got = _show(SECRETS.redact(key, given))
+        warn = self.flags == "warn"
+        return Problem.at(
+            layer.origin_at((key,)),
+            f"{key!r} is not true or false (got {got}): it is set as written"
+            if warn
+            else f"{key!r} must be true or false (got {got})",
+            key=key,
+            hint="write true or false" + (", without quotes" if type(given) is str else ""),
+            severity="warning" if warn else "error",
+            rule=self.name,
+        )
 
     def _ignored(self, role: str, layer: Any, key: str, given: Any, forced: Any) -> Problem:
         """The warning at a role-file key whose value the forced one replaces."""

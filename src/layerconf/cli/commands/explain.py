@@ -118,12 +118,10 @@ def explain_keys(
 
 
 def _did_you_mean(key: str, known: Sequence[str]) -> str:
-    """``; did you mean 'lr'?`` for ``LR``: the same key in other case first, else a close one."""
+    """``; did you mean 'lr'?`` for ``LR``: the same key in other case first, else a close one
+    (`layerconf.core.suggest.did_you_mean`)."""
     from layerconf.core.suggest import suggestion
 
-    folded = [name for name in known if name.lower() == key.lower()]
-    if folded:
-        return f"; did you mean {folded[0]!r}?"
     return suggestion(key, known)
 
 

@@ -191,10 +191,11 @@ class _SlimeCoercion:
             if kind is None:
                 continue
             if converted is value:  # the type refused the string: slime keeps it
+                a_kind = ("an " if kind.__name__[:1] in "aeiou" else "a ") + kind.__name__
                 yield warning(
                     key,
-                    f"{key!r} stays the string {quoted(key, value)}: it is not a {kind.__name__}",
-                    f"write a {kind.__name__}, as on the command line",
+                    f"{key!r} stays the string {quoted(key, value)}: it is not {a_kind}",
+                    f"write {a_kind}, as on the command line",
                 )
                 continue
             if kind is bool:
@@ -208,12 +209,14 @@ class _SlimeCoercion:
 
 
 _IGNORED_KEYS = ("num_nodes", "num_gpus_per_node")
+# slime sets a quoted 'false' for the critic's disable_param_buffers_cpu_backup as written.
+_CRITIC_DEFAULTS = attrs.evolve(critic_defaults(), flags="warn")
 _IGNORED = IgnoredKeys({k: RESOURCE_KEYS[k] for k in _IGNORED_KEYS}, because=RESOURCES_BECAUSE)
 
 
 def _rules_without(deleted: frozenset[str]) -> RuleSet:
     """slime's rules, for a base from which the trainer deleted `deleted` since parsing."""
-    return RuleSet([_IGNORED, _SlimeCoercion(deleted), critic_defaults()])
+    return RuleSet([_IGNORED, _SlimeCoercion(deleted), _CRITIC_DEFAULTS])
 
 
 _RULES = _rules_without(frozenset())
