@@ -1104,6 +1104,33 @@ class TestTextNamingASecret:
             resolve_roles(load_profile(), argv)
         assert S not in f"{caught.value}{caught.value!r}"
 
+    @pytest.mark.parametrize(
+        ("value", "shown"),
+        [
+            # seed's value cut at 60 characters: 48 + 2 show 'sk-Zq8W' of the secret, uncut.
+            ('"' + "p" * 48 + f' sk-{S}-and-more"', "'seed' must be an int (got '" + "p" * 48),
+            # a warning's quote cut at 200 characters, in the middle of the secret.
+            ('"$HOME/' + "p" * 183 + f' sk-{S}-and-more"', "'seed' holds '$HOME/" + "p" * 183),
+        ],
+        ids=["type-coercion", "unexpanded-text"],
+    )
+    def test_a_secret_of_the_file_in_a_value_cut_short(
+        self, value: str, shown: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A value quoting the file's wandb_key, cut where the message quotes it: the secret
+        is scrubbed from the whole value first, so that no start of it shows."""
+        role_file = tmp_path / "ppo.yaml"
+        overrides = f"      wandb_key: sk-{S}-and-more\n      seed: {value}\n"
+        role_file.write_text(f"megatron:\n  - role: actor\n    overrides:\n{overrides}")
+        main(["check", str(role_file)])
+        captured = capsys.readouterr()
+        assert shown in captured.out
+        assert "sk-Zq8" not in captured.out + captured.err
+        argv = [str(role_file) if a == "examples/megatron_ppo.yaml" else a for a in PPO_ARGV]
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(load_profile(), argv, warn=False)
+        assert "sk-Zq8" not in f"{caught.value}{caught.value!r}"
+
     def test_command_line(self, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["check", "--", *PPO_ARGV, "--train-env-vars", f"HF_TOKEN=hf_{S}"]) == 1
         captured = capsys.readouterr()
