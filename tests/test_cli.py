@@ -3048,6 +3048,30 @@ class TestInternalErrors:
             "shows where it happened)\n"
         )
 
+    def test_a_long_secret_past_the_cut(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A secret as long as a JWT that the error quotes past the length the line keeps: it
+        is hidden before the line is cut, so that no start of it shows."""
+        import layerconf.cli.app as app
+
+        secret = "eyJ" + "x" * 400
+        load = app._load
+
+        def broken_run(options: argparse.Namespace, argv: list[str]) -> int:
+            raise TypeError(f"boom: {'p' * 150} {secret}")
+
+        def loaded(name: str) -> Any:
+            command = load(name)
+            return command._replace(run=broken_run) if name == "show" else command
+
+        monkeypatch.setattr(app, "_load", loaded)
+        monkeypatch.delenv("LAYERCONF_TRACEBACK")
+        assert main(["show", "--", *PPO_ARGV, "--wandb-key", secret]) == 70
+        err = capsys.readouterr().err
+        assert f"TypeError: boom: {'p' * 150} <redacted> (a bug in layerconf" in err
+        assert "eyJ" not in err
+
     @pytest.mark.parametrize("value", ["1", "yes"])
     def test_the_traceback_when_asked(
         self, broken: None, monkeypatch: pytest.MonkeyPatch, value: str

@@ -112,6 +112,20 @@ def typed_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _LogIn(argparse.Action):
+    """An action that fails as a log-in does, quoting the token it was given."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        raise RuntimeError(f"cannot log in with {values}")
+
+
+def logging_in_parser() -> argparse.ArgumentParser:
+    """A trainer whose action raises on a secret's value, quoting it whole."""
+    parser = argparse.ArgumentParser(prog="train")
+    parser.add_argument("-k", "--api-key", action=_LogIn)
+    return parser
+
+
 class Placement(NamedTuple):
     """A secret given one way: the trainer's argv, a role file line, and the text to look for."""
 
@@ -997,6 +1011,22 @@ class TestCommandLineCrash:
         captured = capsys.readouterr()
         assert "argument -k/--api-key: invalid value" in captured.out
         assert S not in captured.out + captured.err
+
+
+    @pytest.mark.parametrize("length", [20, 400])
+    def test_a_long_secret_quoted_in_the_trainers_exception(
+        self, length: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A token as long as a JWT, quoted by the trainer's exception past the length a
+        message keeps: hidden whole before the message is cut, so that no start of it shows
+        (before: 'cannot log in with eyJ...' up to the cut)."""
+        monkeypatch.chdir(ROOT)
+        token = "eyJ" + S + "x" * length + "tail"
+        options = ["--parser", "tests.test_secret_matrix:logging_in_parser"]
+        assert main(["check", *options, "--", "--api-key", token]) != 0
+        captured = capsys.readouterr()
+        assert "raised RuntimeError: " in captured.out + captured.err
+        assert "eyJ" not in captured.out + captured.err
 
 
 class TestTextSearch:

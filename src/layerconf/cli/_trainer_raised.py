@@ -44,9 +44,10 @@ def secret_described(error: BaseException, secrets: list[str]) -> str:
     """`describe(error)`, its message replaced by the secret policy's placeholder when it
     holds a secret's text (a type= callable's ``KeyError('S')`` of a secret flag's value)."""
     from layerconf.core.secrets import SECRETS
+    from layerconf.core.values import shorten
 
-    text = describe(error)
-    message = text.partition(": ")[2]
+    text = describe(error, None)  # (whole: a secret cut short is no longer found)
+    name, _, message = text.partition(": ")
     if message and holds_secret(message, secrets):
-        return f"{type(error).__name__}: {SECRETS.placeholder}"
-    return text
+        return f"{name}: {SECRETS.placeholder}"
+    return f"{name}: {shorten(message)}" if message else text
