@@ -155,6 +155,18 @@ PLACEMENTS: dict[str, Placement] = {
     # The bundled parser takes no abbreviation: argparse leaves these to the unknown tokens.
     "refused-abbreviation": Placement(("--wandb", f"sk-{S}"), held=False),
     "refused-abbreviation=": Placement((f"--wandb=sk-{S}",), held=False),
+    # A value that starts with '-': argparse refuses it ("expected one argument") and leaves
+    # it to the unknown tokens, but it is the secret the user meant all the same.
+    "dash-value": Placement(("--wandb-key", f"-{S}"), held=False),
+    "dash-value-alias": Placement(("-k", f"-{S}"), own=True, held=False),
+    "dash-value-secret-flag-dest": Placement(("--hf-token", f"--{S}"), own=True, held=False),
+    "after-double-dash": Placement(("--wandb-key", "--", f"sk-{S}"), held=False),
+    # '--' as a word processor or a chat app writes it: argparse takes the flag as a plain
+    # argument, and its value with it.
+    "em-dash": Placement(("\u2014wandb-key", f"sk-{S}"), held=False),
+    "em-dash=": Placement((f"\u2014wandb-key=sk-{S}",), held=False),
+    "en-dashes": Placement(("\u2013\u2013wandb-key", f"sk-{S}"), held=False),
+    "en-dash-alias": Placement(("\u2013k", f"sk-{S}"), own=True, held=False),
     "quotes": Placement(("--wandb-key", f"""a'b"c\\d-{S}""")),
     "quotes-in-another-value": Placement(
         ("--wandb-key", f"""a'b"c\\d\té-{S}""", "--wandb-exp-name", f"""run a'b"c\\d\té-{S}""")
@@ -774,6 +786,17 @@ class TestClassification:
             (["--wandb key", "6"], ["--wandb key", "6"]),  # (a space: no parser's flag)
             (["--name", "run", "--lr", "-1"], ["--name", "run", "--lr", "-1"]),
             (["-k", "--name", "n"], ["-k", "--name", "n"]),
+            # A value argparse refuses for its '-' that names no option: the one meant.
+            (["-k", "-s3cr3t", "--name", "n"], ["-k", REDACTED, "--name", "n"]),
+            (["--api-key", "--s3cr3t"], ["--api-key", REDACTED]),
+            (["-k", "-vk"], ["-k", "-vk"]),  # (a cluster of its options)
+            (["-k", "--na=x"], ["-k", "--na=x"]),  # (an abbreviation of --name)
+            (["-k", "--", "s3cr3t"], ["-k", "--", REDACTED]),
+            (["-k", "x", "--", "s3cr3t"], ["-k", REDACTED, "--", "s3cr3t"]),
+            # A flag whose dashes a word processor made typographic: the secret one it spells.
+            (["\u2014api-key", "s3cr3t"], ["\u2014api-key", REDACTED]),
+            (["\u2013k=s3cr3t"], [f"\u2013k={REDACTED}"]),
+            (["\u2014name", "n", "\u2212\u2212lr", "1"], ["\u2014name", "n", "\u2212\u2212lr", "1"]),
             (["@args.txt", "-v"], ["@args.txt", "-v"]),
             (["--name", "n", "--", "value"], ["--name", "n", "--", "value"]),
             (["--", "-k", "s3cr3t"], ["--", "-k", REDACTED]),

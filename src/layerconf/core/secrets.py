@@ -247,7 +247,9 @@ def redact_argv(
     not own, by the flag's name, or the secret flag it is a did-you-mean of. A JSON object or
     array holding a secret-named key has those values replaced (a malformed one that names a
     secret key is replaced whole); a URL's password is replaced. A flag's values are the
-    tokens after it that are not options, as many as its action takes.
+    tokens after it that are not options, as many as its action takes, and those argparse
+    refuses for their '-' that name no option of `parser` (``--wandb-key -S``), or that follow
+    ``--`` (``--wandb-key -- S``): the value the user meant.
     """
     redacted: list[str] = []
     found: list[str] = []
@@ -264,20 +266,26 @@ def redact_argv(
         _new_taken(actions, policy)
     forms = _may_hold_a_form("\n".join(argv))  # else only a token shown changed is asked
     secret_flags = None if actions is None else listing(actions, policy)  # (for unknown flags)
+    waiting = False  # for a secret flag's first value
     for given in argv:
         token = given
-        if pending and not is_option(token, prefixes):
+        if pending and (not is_option(token, prefixes) or _refused_value(token, parser)):
             found.append(token)
             redacted.append(policy.placeholder)
             pending -= 1
+            waiting = False
+            continue
+        if waiting and token == "--":  # ``--wandb-key -- S``: S is the value the user meant
+            redacted.append(token)
             continue
         pending = 0
-        if len(token) > 1 and token[0] in prefixes:
+        if len(token) > 1 and (token[0] in prefixes or token[0] in _DASHES):
             if actions is not None and token in actions:  # (what `_classify` says of it)
                 if maybe_secret is None or token in maybe_secret:
                     pending = _exact_takes(actions, token, policy)
             else:
                 token, pending = _option_token(token, policy, parser, found, secret_flags)
+        waiting = pending > 0
         if not pending and (forms or token is not given) and may_show_secret(token):
             token = _redact_text(token, policy, found)  # (which keeps any other token)
         redacted.append(token)
@@ -294,21 +302,25 @@ def redact_argv(
             for index, token in enumerate(theirs, at + 1):
                 if redacted[index] is argv[index]:
                     redacted[index] = token
-    # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.
+    return _scrub_tokens(redacted, found, policy), found
+
+
+def _scrub_tokens(tokens: list[str], found: list[str], policy: SecretPolicy) -> list[str]:
+    """`tokens` without a secret's text in any of them (``--name run-$KEY``), as the command
+    line shows it: each token searched once for all of `found`, as written or as repr() quotes
+    it."""
     texts = sorted(
         {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
     )
-    if texts:  # each token searched once for all of them, as written or as repr() quotes it
-        spelt: dict[str, list[str]] = {}  # (one spelling may be two secrets': 'a\\b', 'a\b')
-        for text in texts:
-            for form in dict.fromkeys((text, repr(text)[1:-1])):
-                spelt.setdefault(form, []).append(text)
-        search = TextSearch(spelt)
-        held = [[text for form in search(token) for text in spelt[form]] for token in redacted]
-        redacted = [
-            scrub_text(token, some, policy) for token, some in zip(redacted, held, strict=True)
-        ]
-    return redacted, found
+    if not texts:
+        return tokens
+    spelt: dict[str, list[str]] = {}  # (one spelling may be two secrets': 'a\\b', 'a\b')
+    for text in texts:
+        for form in dict.fromkeys((text, repr(text)[1:-1])):
+            spelt.setdefault(form, []).append(text)
+    search = TextSearch(spelt)
+    held = [[text for form in search(token) for text in spelt[form]] for token in tokens]
+    return [scrub_text(token, some, policy) for token, some in zip(tokens, held, strict=True)]
 
 
 def redacted_token(
@@ -414,6 +426,25 @@ def _prefixes(parser: argparse.ArgumentParser | None) -> str:
     return "-" if parser is None else parser.prefix_chars
 
 
+#: What a word processor or a chat app writes for '-' or '--': hyphens and dashes, the minus
+#: sign, their small and full-width forms.
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+
+
+def _refused_value(token: str, parser: argparse.ArgumentParser | None) -> bool:
+    """Whether `token`, after a secret flag still taking values, is one of them as the user
+    meant it although argparse refuses it for its leading '-' (``--wandb-key -Zq8...``:
+    "expected one argument"): it names no option of `parser`, exactly, as ``--flag=...``, as
+    an abbreviation or as a short cluster. Without a parser nothing tells it from a flag."""
+    if parser is None or token == "--":
+        return False
+    actions = parser._option_string_actions
+    name = token.partition("=")[0]
+    if name in actions or token[:2] in actions:  # (a short option's cluster or value)
+        return False
+    return not (parser.allow_abbrev and any(option.startswith(name) for option in actions))
+
+
 def _option_token(
     token: str,
     policy: SecretPolicy,
@@ -422,8 +453,14 @@ def _option_token(
     secret_flags: Callable[[], list[str]] | None = None,
 ) -> tuple[str, int]:
     """The option `token` as shown, and how many of the tokens after it are secret values
-    (`secret_flags`: the parser's secret flags, as `_secret_flags.listing` gives them)."""
-    action, _option, explicit = _classify(token, policy, parser, secret_flags)
+    (`secret_flags`: the parser's secret flags, as `_secret_flags.listing` gives them). A
+    token that begins with a typographic dash (``—wandb-key``: '--' as a word processor or a
+    chat app writes it) is read as the option it spells with '--' (with '-', one letter)."""
+    spelt = token
+    if token[0] in _DASHES:  # (argparse takes it as a plain argument: its value shows)
+        rest = token.lstrip(_DASHES + "-")
+        spelt = ("-" if len(rest.partition("=")[0]) == 1 else "--") + rest  # (-k, --api-key)
+    action, _option, explicit = _classify(spelt, policy, parser, secret_flags)
     if not action:
         return token, 0
     if explicit is None:
