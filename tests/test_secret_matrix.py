@@ -1118,6 +1118,11 @@ class TestTextNamingASecret:
             f"machine example.com login me password pw{S}\n",
             f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn{S}\n-----END OPENSSH PRIVATE KEY-----\n",
             f"-----BEGIN RSA PRIVATE KEY-----\nMIIE{S}\n-----END RSA PRIVATE KEY-----\n",
+            # A token file named by mistake (~/.cache/huggingface/token): the file is one value.
+            f"hf_{S}\n",
+            f"\ufeffsk-proj-{S}\n",
+            f'"{S}"\n',
+            "2085306021784\n",
         ],
         ids=[
             *map(str, range(10)),
@@ -1127,6 +1132,10 @@ class TestTextNamingASecret:
             "netrc",
             "openssh-key",
             "rsa-key",
+            "token-file",
+            "token-file-bom",
+            "token-file-json",
+            "pin-file",
         ],
     )
     def test_check_file(
@@ -1139,6 +1148,7 @@ class TestTextNamingASecret:
             captured = capsys.readouterr()
             assert "error" in captured.out
             assert S not in captured.out + captured.err
+            assert "2085306021784" not in captured.out + captured.err
 
     @pytest.mark.parametrize("key", ["tensor_model_parallel_size", "lr_decay_style"])
     def test_a_secret_of_the_file_refused_as_another_value(
