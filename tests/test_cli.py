@@ -2946,6 +2946,10 @@ class TestToolErrors:
                 ["audit", "replay", "--role", "critic", "--", "r.json"],
                 "layerconf audit replay: error: audit replay takes no trainer command line: its arguments go without '--': layerconf audit replay --role critic r.json",
             ),
+            (  # (a secret shell-quoted is no form the output's scrubbing knows: never quoted)
+                ["audit", "diff", "--", "a.json", "--wandb-key", "it's-Zq9Wv4Lm"],
+                "layerconf audit diff: error: audit diff takes no trainer command line: its arguments go without '--': layerconf audit diff a.json --wandb-key '<redacted>'",
+            ),
         ],
         ids=[
             "explain-no-separator",
@@ -2968,6 +2972,7 @@ class TestToolErrors:
             "audit-replay-profile",
             "audit-diff-records-after-separator",
             "audit-replay-record-after-separator",
+            "audit-diff-secret-after-separator",
         ],
     )
     def test_usage_errors(
