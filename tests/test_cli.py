@@ -1058,6 +1058,25 @@ class TestCheck:
         )
         assert "Zq9" not in captured.out + captured.err
 
+    def test_the_trainers_option_after_a_double_dash(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The trainer's own option written after '--', which ends the options: said so, with
+        the '--' to remove (before: 'not an argument of this parser (did you mean' the same
+        option?)); its secret value not quoted."""
+        argv = [*PPO_ARGV, "--", "--wandb-key", "Zq9Wv4Lm", "--lr", "2"]
+        dash = len(PPO_ARGV)
+        assert main(["check", "--", *argv]) == 1
+        captured = capsys.readouterr()
+        assert (
+            f"argv[{dash + 1}]: error: '--wandb-key <redacted>' comes after '--', which ends the "
+            "options: the trainer reads it as a plain argument, not as --wandb-key (remove the "
+            f"'--' at argv[{dash}], or write --wandb-key before it)\n"
+        ) in captured.out
+        assert f"argv[{dash + 3}]: error: '--lr 2' comes after '--'" in captured.out
+        assert "did you mean" not in captured.out
+        assert "Zq9" not in captured.out + captured.err
+
     def test_a_secrets_values_are_parsed_again_once(
         self,
         trainer_module: Callable[..., str],
