@@ -171,6 +171,12 @@ PLACEMENTS: dict[str, Placement] = {
     "quotes-in-another-value": Placement(
         ("--wandb-key", f"""a'b"c\\d\té-{S}""", "--wandb-exp-name", f"""run a'b"c\\d\té-{S}""")
     ),
+    # The secret's text in a value argparse refuses, which its message quotes with repr():
+    # escaped there as inside any quoted text, not as the secret alone.
+    "quotes-in-a-refused-value": Placement(
+        ("--wandb-key", f"a\\b\nc\td\u202e-{S}", "--seed", f"x a\\b\nc\td\u202e-{S}"),
+        held=False,
+    ),
     "passed-on": Placement(("--sglang-api-key", f"sk-{S}"), held=False),
     "passed-on=": Placement((f"--sglang-api-key=sk-{S}",), held=False),
     "passed-on-abbreviation": Placement(("--sglang-api-k", f"sk-{S}"), held=False),
@@ -212,6 +218,10 @@ PLACEMENTS: dict[str, Placement] = {
     "role-file-list": Placement((), f"wandb_key: [sk-{S}]", held=False),
     "role-file-tag": Placement((), f"wandb_key: !!int sk-{S}", held=False),
     "role-file-env": Placement((), f"train_env_vars: {{HF_TOKEN: hf_{S}}}"),
+    # A secret nested in another value of the file, pasted where a number belongs.
+    "role-file-env-in-a-refused-value": Placement(
+        (), f"train_env_vars: {{HF_TOKEN: hf_{S}}}\n      seed: hf_{S}", held=False
+    ),
     "role-file-env-malformed": Placement(
         (), f'train_env_vars: \'{{"HF_TOKEN": "hf_{S}",\'', held=False
     ),

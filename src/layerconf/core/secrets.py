@@ -165,14 +165,15 @@ class SecretPolicy:
         return Scrub(self, ()).value(key, value, {})
 
     def texts_among(self, values: Mapping[str, Any]) -> list[str]:
-        """The text of each secret among `values` (a layer's): what its secret keys hold, to
-        scrub from a message that quotes another of its values."""
-        return [
-            text
-            for name, value in values.items()
-            if value is not None and self.is_secret(name)
-            for text in secret_texts(value)
-        ]
+        """The text of each secret among `values` (a layer's), to scrub from a message that
+        quotes another of its values: what its secret keys hold, and the secrets inside its
+        other values (``train_env_vars: {HF_TOKEN: S}``, a URL's password: `held_texts`)."""
+        from layerconf.core.held_secrets import held_texts  # (which imports this module)
+
+        found: list[str] = []
+        for name, value in values.items():
+            held_texts(name, value, self, found, reprs=False)
+        return [text for text in found if text]  # ("" marks a secret without text)
 
     def extend(self, *, names: Iterable[str] = (), suffixes: Iterable[str] = ()) -> SecretPolicy:
         """A policy that also treats `names` and `suffixes` as secrets."""
@@ -342,16 +343,23 @@ def redacted_token(
 
 def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS) -> str:
     """`text` without `secrets`: each quoted as repr() quotes it, however short, and each at
-    least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text);
-    and without the password of any URL in it, however short (found by its place)."""
+    least `policy.min_scrub_length` long wherever it is, as written or as repr() escapes it
+    (a shorter one would wreck the text); and without the password of any URL in it, however
+    short (found by its place)."""
     if "://" in text:
         text = hide_url_passwords(text, policy.placeholder)[0]
     for secret in sorted(secrets, key=len, reverse=True):  # a secret holding another goes whole
         if not secret:
             continue
-        text = text.replace(repr(secret), repr(policy.placeholder))
+        quoted = repr(secret)
+        text = text.replace(quoted, repr(policy.placeholder))
         if len(secret) >= policy.min_scrub_length and secret != policy.placeholder:
             text = text.replace(secret, policy.placeholder)
+            # As repr() writes it inside a text it quotes (``invalid int value: 'x a\\b'``),
+            # in either quotes.
+            forms = {quoted[1:-1], repr(secret + "'\"")[1:-4]} - {secret}
+            for form in sorted(forms, key=len, reverse=True):
+                text = text.replace(form, policy.placeholder)
     return text
 
 
