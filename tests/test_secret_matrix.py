@@ -820,6 +820,19 @@ class TestClassification:
     def test_own_parser(self, argv: list[str], shown: list[str]) -> None:
         assert redacted_argv(argv, own_parser()) == shown
 
+    def test_a_huge_unknown_flag_in_linear_time(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A flag of 100,000 letters is not cut one letter at a time to look for a secret's
+        name it is one edit from (before: 100,000 copies of it, seconds; a 10 MB token, hours)."""
+        import layerconf.core._secret_flags as flags
+
+        cut: list[str] = []
+        shorter = flags._shorter
+        monkeypatch.setattr(flags, "_shorter", lambda word: (cut.append(word), shorter(word))[1])
+        flag = "--" + "a" * 100_000
+        for parser in (own_parser(), load_profile()):
+            assert redacted_argv([flag, "x"], parser) == [flag, "x"]
+        assert all(len(word) < 100 for word in cut)
+
     @settings(max_examples=300, deadline=None)
     @given(
         ending=st.sampled_from(
