@@ -806,7 +806,10 @@ class TestClassification:
             # A flag whose dashes a word processor made typographic: the secret one it spells.
             (["\u2014api-key", "s3cr3t"], ["\u2014api-key", REDACTED]),
             (["\u2013k=s3cr3t"], [f"\u2013k={REDACTED}"]),
-            (["\u2014name", "n", "\u2212\u2212lr", "1"], ["\u2014name", "n", "\u2212\u2212lr", "1"]),
+            (
+                ["\u2014name", "n", "\u2212\u2212lr", "1"],
+                ["\u2014name", "n", "\u2212\u2212lr", "1"],
+            ),
             (["@args.txt", "-v"], ["@args.txt", "-v"]),
             (["--name", "n", "--", "value"], ["--name", "n", "--", "value"]),
             (["--", "-k", "s3cr3t"], ["--", "-k", REDACTED]),
@@ -1057,7 +1060,6 @@ class TestCommandLineCrash:
         captured = capsys.readouterr()
         assert "argument -k/--api-key: invalid value" in captured.out
         assert S not in captured.out + captured.err
-
 
     @pytest.mark.parametrize("length", [20, 400])
     def test_a_long_secret_quoted_in_the_trainers_exception(
