@@ -801,6 +801,7 @@ class TestClassification:
             (["--api-key", "--s3cr3t"], ["--api-key", REDACTED]),
             (["-k", "-vk"], ["-k", "-vk"]),  # (a cluster of its options)
             (["-k", "--na=x"], ["-k", "--na=x"]),  # (an abbreviation of --name)
+            (["-k", "--x-api-key", "s3cr3t"], ["-k", "--x-api-key", REDACTED]),  # (its own)
             (["-k", "--", "s3cr3t"], ["-k", "--", REDACTED]),
             (["-k", "x", "--", "s3cr3t"], ["-k", REDACTED, "--", "s3cr3t"]),
             # A flag whose dashes a word processor made typographic: the secret one it spells.

@@ -267,10 +267,13 @@ def redact_argv(
         _new_taken(actions, policy)
     forms = _may_hold_a_form("\n".join(argv))  # else only a token shown changed is asked
     secret_flags = None if actions is None else listing(actions, policy)  # (for unknown flags)
-    waiting = False  # for a secret flag's first value
+    waiting = False  # for the first value of a secret flag that needs one
     for given in argv:
         token = given
-        if pending and (not is_option(token, prefixes) or _refused_value(token, parser)):
+        if pending and (
+            not is_option(token, prefixes)
+            or (waiting and _refused_value(token, policy, parser, secret_flags))
+        ):
             found.append(token)
             redacted.append(policy.placeholder)
             pending -= 1
@@ -286,7 +289,7 @@ def redact_argv(
                     pending = _exact_takes(actions, token, policy)
             else:
                 token, pending = _option_token(token, policy, parser, found, secret_flags)
-        waiting = pending > 0
+        waiting = pending > 0 and _needs_value(given, actions)
         if not pending and (forms or token is not given) and may_show_secret(token):
             token = _redact_text(token, policy, found)  # (which keeps any other token)
         redacted.append(token)
@@ -308,7 +311,7 @@ def redact_argv(
 
 def _scrub_tokens(tokens: list[str], found: list[str], policy: SecretPolicy) -> list[str]:
     """`tokens` without a secret's text in any of them (``--name run-$KEY``), as the command
-    line shows it: each token searched once for all of `found`, as written or as repr() quotes
+    line shows it: each token searched once for all of `found`, as written or as repr() escapes
     it."""
     texts = sorted(
         {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
@@ -316,8 +319,8 @@ def _scrub_tokens(tokens: list[str], found: list[str], policy: SecretPolicy) -> 
     if not texts:
         return tokens
     spelt: dict[str, list[str]] = {}  # (one spelling may be two secrets': 'a\\b', 'a\b')
-    for text in texts:
-        for form in dict.fromkeys((text, repr(text)[1:-1])):
+    for text in texts:  # (the forms `scrub_text` replaces)
+        for form in dict.fromkeys((text, repr(text)[1:-1], repr(text + "'\"")[1:-4])):
             spelt.setdefault(form, []).append(text)
     search = TextSearch(spelt)
     held = [[text for form in search(token) for text in spelt[form]] for token in tokens]
@@ -439,18 +442,33 @@ def _prefixes(parser: argparse.ArgumentParser | None) -> str:
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 
 
-def _refused_value(token: str, parser: argparse.ArgumentParser | None) -> bool:
-    """Whether `token`, after a secret flag still taking values, is one of them as the user
-    meant it although argparse refuses it for its leading '-' (``--wandb-key -Zq8...``:
-    "expected one argument"): it names no option of `parser`, exactly, as ``--flag=...``, as
-    an abbreviation or as a short cluster. Without a parser nothing tells it from a flag."""
+def _needs_value(option: str, actions: Mapping[str, argparse.Action] | None) -> bool:
+    """Whether the secret flag `option` fails without a value, as argparse reads it (not one
+    of ``nargs='?'`` or ``'*'``; an abbreviation or another program's flag: taken to)."""
+    action = None if actions is None else actions.get(option)
+    return action is None or action.nargs not in ("?", "*")
+
+
+def _refused_value(
+    token: str,
+    policy: SecretPolicy,
+    parser: argparse.ArgumentParser | None,
+    secret_flags: Callable[[], list[str]] | None,
+) -> bool:
+    """Whether `token`, after a secret flag that needs a value (``--wandb-key -Zq8...``:
+    "expected one argument"), is that value as the user meant it although argparse refuses it
+    for its leading '-': it names no option of `parser` (exactly, as ``--flag=...``, as an
+    abbreviation or as a short cluster), nor a secret flag of another program, whose own
+    value follows. Without a parser nothing tells it from a flag."""
     if parser is None or token == "--":
         return False
     actions = parser._option_string_actions
     name = token.partition("=")[0]
     if name in actions or token[:2] in actions:  # (a short option's cluster or value)
         return False
-    return not (parser.allow_abbrev and any(option.startswith(name) for option in actions))
+    if parser.allow_abbrev and any(option.startswith(name) for option in actions):
+        return False
+    return not _classify(token, policy, parser, secret_flags)[0]
 
 
 def _option_token(
