@@ -42,8 +42,8 @@ def _general(
     found: list[str] = []
     pending = 0
     waiting = False  # (for the first value of a secret flag that needs one: after '--' too)
-    for given in argv:
-        token = given
+    for written in argv:
+        token = written
         # (a value argparse refuses for its '-')
         refused = waiting and secrets._refused_value(token, policy, parser, None)
         if pending and (not secrets.is_option(token, parser.prefix_chars) or refused):
@@ -58,7 +58,7 @@ def _general(
         pending = 0
         if len(token) > 1 and token[0] in parser.prefix_chars + secrets._DASHES:
             token, pending = secrets._option_token(token, policy, parser, found)
-        waiting = pending > 0 and secrets._needs_value(given, parser._option_string_actions)
+        waiting = pending > 0 and secrets._needs_value(written, parser._option_string_actions)
         if not pending:
             token = secrets._redact_text(token, policy, found)
         redacted.append(token)
