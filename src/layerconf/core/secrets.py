@@ -358,8 +358,7 @@ def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS
         text = text.replace(quoted, repr(policy.placeholder))
         if len(secret) >= policy.min_scrub_length and secret != policy.placeholder:
             text = text.replace(secret, policy.placeholder)
-            # As repr() writes it inside a text it quotes (``invalid int value: 'x a\\b'``),
-            # in either quotes.
+            # As repr() writes it in a text it quotes (``value: 'x a\\b'``), in either quotes.
             forms = {quoted[1:-1], repr(secret + "'\"")[1:-4]} - {secret}
             for form in sorted(forms, key=len, reverse=True):
                 text = text.replace(form, policy.placeholder)
@@ -437,8 +436,7 @@ def _prefixes(parser: argparse.ArgumentParser | None) -> str:
     return "-" if parser is None else parser.prefix_chars
 
 
-#: What a word processor or a chat app writes for '-' or '--': hyphens and dashes, the minus
-#: sign, their small and full-width forms.
+#: What a word processor writes for '-' or '--': dashes, the minus sign, their other forms.
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 
 
