@@ -41,15 +41,24 @@ def _general(
     redacted: list[str] = []
     found: list[str] = []
     pending = 0
-    for token in argv:
-        if pending and not secrets.is_option(token, parser.prefix_chars):
+    waiting = False  # (for the first value of a secret flag that needs one: after '--' too)
+    for written in argv:
+        token = written
+        # (a value argparse refuses for its '-')
+        refused = waiting and secrets._refused_value(token, policy, parser, None)
+        if pending and (not secrets.is_option(token, parser.prefix_chars) or refused):
             found.append(token)
             redacted.append(policy.placeholder)
             pending -= 1
+            waiting = False
+            continue
+        if waiting and token == "--":
+            redacted.append(token)
             continue
         pending = 0
-        if len(token) > 1 and token[0] in parser.prefix_chars:
+        if len(token) > 1 and token[0] in parser.prefix_chars + secrets._DASHES:
             token, pending = secrets._option_token(token, policy, parser, found)
+        waiting = pending > 0 and secrets._needs_value(written, parser._option_string_actions)
         if not pending:
             token = secrets._redact_text(token, policy, found)
         redacted.append(token)
@@ -79,6 +88,9 @@ _VALUES = [
     "--lr=https://u:pa55@h",
     "--nope=1",
     "--hf-tokn",
+    "-s3cr3t-dashed",
+    "\u2014wandb-key",
+    "\u2013k=s3cr3t-typographic",
 ]
 
 

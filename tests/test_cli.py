@@ -1071,6 +1071,25 @@ class TestCheck:
         )
         assert "Zq9" not in captured.out + captured.err
 
+    def test_the_trainers_option_after_a_double_dash(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The trainer's own option written after '--', which ends the options: said so, with
+        the '--' to remove (before: 'not an argument of this parser (did you mean' the same
+        option?)); its secret value not quoted."""
+        argv = [*PPO_ARGV, "--", "--wandb-key", "Zq9Wv4Lm", "--lr", "2"]
+        dash = len(PPO_ARGV)
+        assert main(["check", "--", *argv]) == 1
+        captured = capsys.readouterr()
+        assert (
+            f"argv[{dash + 1}]: error: '--wandb-key <redacted>' comes after '--', which ends the "
+            "options: the trainer reads it as a plain argument, not as --wandb-key (remove the "
+            f"'--' at argv[{dash}], or write --wandb-key before it)\n"
+        ) in captured.out
+        assert f"argv[{dash + 3}]: error: '--lr 2' comes after '--'" in captured.out
+        assert "did you mean" not in captured.out
+        assert "Zq9" not in captured.out + captured.err
+
     def test_a_secrets_values_are_parsed_again_once(
         self,
         trainer_module: Callable[..., str],
@@ -2975,6 +2994,10 @@ class TestToolErrors:
                 ["--json", "audit", "diff", "a.json", "b.json"],
                 "layerconf: error: '--json' is an option of 'layerconf audit diff', not of 'layerconf' itself: write the command's options after its name: layerconf audit diff --json a.json b.json",
             ),
+            (  # (a secret shell-quoted is no form the output's scrubbing knows: never quoted)
+                ["audit", "diff", "--", "a.json", "--wandb-key", "it's-Zq9Wv4Lm"],
+                "layerconf audit diff: error: audit diff takes no trainer command line: its arguments go without '--': layerconf audit diff a.json --wandb-key '<redacted>'",
+            ),
         ],
         ids=[
             "explain-no-separator",
@@ -3001,6 +3024,7 @@ class TestToolErrors:
             "format-choice",
             "completion-shell-choice",
             "command-option-before-audit-command",
+            "audit-diff-secret-after-separator",
         ],
     )
     def test_usage_errors(
@@ -3080,6 +3104,30 @@ class TestInternalErrors:
             "layerconf: please report it with the command that met it; LAYERCONF_TRACEBACK=1 "
             "shows where it happened)\n"
         )
+
+    def test_a_long_secret_past_the_cut(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A secret as long as a JWT that the error quotes past the length the line keeps: it
+        is hidden before the line is cut, so that no start of it shows."""
+        import layerconf.cli.app as app
+
+        secret = "eyJ" + "x" * 400
+        load = app._load
+
+        def broken_run(options: argparse.Namespace, argv: list[str]) -> int:
+            raise TypeError(f"boom: {'p' * 150} {secret}")
+
+        def loaded(name: str) -> Any:
+            command = load(name)
+            return command._replace(run=broken_run) if name == "show" else command
+
+        monkeypatch.setattr(app, "_load", loaded)
+        monkeypatch.delenv("LAYERCONF_TRACEBACK")
+        assert main(["show", "--", *PPO_ARGV, "--wandb-key", secret]) == 70
+        err = capsys.readouterr().err
+        assert f"TypeError: boom: {'p' * 150} <redacted> (a bug in layerconf" in err
+        assert "eyJ" not in err
 
     @pytest.mark.parametrize("value", ["1", "yes"])
     def test_the_traceback_when_asked(

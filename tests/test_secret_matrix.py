@@ -112,6 +112,20 @@ def typed_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _LogIn(argparse.Action):
+    """An action that fails as a log-in does, quoting the token it was given."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        raise RuntimeError(f"cannot log in with {values}")
+
+
+def logging_in_parser() -> argparse.ArgumentParser:
+    """A trainer whose action raises on a secret's value, quoting it whole."""
+    parser = argparse.ArgumentParser(prog="train")
+    parser.add_argument("-k", "--api-key", action=_LogIn)
+    return parser
+
+
 class Placement(NamedTuple):
     """A secret given one way: the trainer's argv, a role file line, and the text to look for."""
 
@@ -141,9 +155,27 @@ PLACEMENTS: dict[str, Placement] = {
     # The bundled parser takes no abbreviation: argparse leaves these to the unknown tokens.
     "refused-abbreviation": Placement(("--wandb", f"sk-{S}"), held=False),
     "refused-abbreviation=": Placement((f"--wandb=sk-{S}",), held=False),
+    # A value that starts with '-': argparse refuses it ("expected one argument") and leaves
+    # it to the unknown tokens, but it is the secret the user meant all the same.
+    "dash-value": Placement(("--wandb-key", f"-{S}"), held=False),
+    "dash-value-alias": Placement(("-k", f"-{S}"), own=True, held=False),
+    "dash-value-secret-flag-dest": Placement(("--hf-token", f"--{S}"), own=True, held=False),
+    "after-double-dash": Placement(("--wandb-key", "--", f"sk-{S}"), held=False),
+    # '--' as a word processor or a chat app writes it: argparse takes the flag as a plain
+    # argument, and its value with it.
+    "em-dash": Placement(("\u2014wandb-key", f"sk-{S}"), held=False),
+    "em-dash=": Placement((f"\u2014wandb-key=sk-{S}",), held=False),
+    "en-dashes": Placement(("\u2013\u2013wandb-key", f"sk-{S}"), held=False),
+    "en-dash-alias": Placement(("\u2013k", f"sk-{S}"), own=True, held=False),
     "quotes": Placement(("--wandb-key", f"""a'b"c\\d-{S}""")),
     "quotes-in-another-value": Placement(
         ("--wandb-key", f"""a'b"c\\d\té-{S}""", "--wandb-exp-name", f"""run a'b"c\\d\té-{S}""")
+    ),
+    # The secret's text in a value argparse refuses, which its message quotes with repr():
+    # escaped there as inside any quoted text, not as the secret alone.
+    "quotes-in-a-refused-value": Placement(
+        ("--wandb-key", f"a\\b\nc\td\u202e-{S}", "--seed", f"x a\\b\nc\td\u202e-{S}"),
+        held=False,
     ),
     "passed-on": Placement(("--sglang-api-key", f"sk-{S}"), held=False),
     "passed-on=": Placement((f"--sglang-api-key=sk-{S}",), held=False),
@@ -186,6 +218,10 @@ PLACEMENTS: dict[str, Placement] = {
     "role-file-list": Placement((), f"wandb_key: [sk-{S}]", held=False),
     "role-file-tag": Placement((), f"wandb_key: !!int sk-{S}", held=False),
     "role-file-env": Placement((), f"train_env_vars: {{HF_TOKEN: hf_{S}}}"),
+    # A secret nested in another value of the file, pasted where a number belongs.
+    "role-file-env-in-a-refused-value": Placement(
+        (), f"train_env_vars: {{HF_TOKEN: hf_{S}}}\n      seed: hf_{S}", held=False
+    ),
     "role-file-env-malformed": Placement(
         (), f'train_env_vars: \'{{"HF_TOKEN": "hf_{S}",\'', held=False
     ),
@@ -760,6 +796,21 @@ class TestClassification:
             (["--wandb key", "6"], ["--wandb key", "6"]),  # (a space: no parser's flag)
             (["--name", "run", "--lr", "-1"], ["--name", "run", "--lr", "-1"]),
             (["-k", "--name", "n"], ["-k", "--name", "n"]),
+            # A value argparse refuses for its '-' that names no option: the one meant.
+            (["-k", "-s3cr3t", "--name", "n"], ["-k", REDACTED, "--name", "n"]),
+            (["--api-key", "--s3cr3t"], ["--api-key", REDACTED]),
+            (["-k", "-vk"], ["-k", "-vk"]),  # (a cluster of its options)
+            (["-k", "--na=x"], ["-k", "--na=x"]),  # (an abbreviation of --name)
+            (["-k", "--x-api-key", "s3cr3t"], ["-k", "--x-api-key", REDACTED]),  # (its own)
+            (["-k", "--", "s3cr3t"], ["-k", "--", REDACTED]),
+            (["-k", "x", "--", "s3cr3t"], ["-k", REDACTED, "--", "s3cr3t"]),
+            # A flag whose dashes a word processor made typographic: the secret one it spells.
+            (["\u2014api-key", "s3cr3t"], ["\u2014api-key", REDACTED]),
+            (["\u2013k=s3cr3t"], [f"\u2013k={REDACTED}"]),
+            (
+                ["\u2014name", "n", "\u2212\u2212lr", "1"],
+                ["\u2014name", "n", "\u2212\u2212lr", "1"],
+            ),
             (["@args.txt", "-v"], ["@args.txt", "-v"]),
             (["--name", "n", "--", "value"], ["--name", "n", "--", "value"]),
             (["--", "-k", "s3cr3t"], ["--", "-k", REDACTED]),
@@ -772,6 +823,19 @@ class TestClassification:
     )
     def test_own_parser(self, argv: list[str], shown: list[str]) -> None:
         assert redacted_argv(argv, own_parser()) == shown
+
+    def test_a_huge_unknown_flag_in_linear_time(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A flag of 100,000 letters is not cut one letter at a time to look for a secret's
+        name it is one edit from (before: 100,000 copies of it, seconds; a 10 MB token, hours)."""
+        import layerconf.core._secret_flags as flags
+
+        cut: list[str] = []
+        shorter = flags._shorter
+        monkeypatch.setattr(flags, "_shorter", lambda word: (cut.append(word), shorter(word))[1])
+        flag = "--" + "a" * 100_000
+        for parser in (own_parser(), load_profile()):
+            assert redacted_argv([flag, "x"], parser) == [flag, "x"]
+        assert all(len(word) < 100 for word in cut)
 
     @settings(max_examples=300, deadline=None)
     @given(
@@ -998,6 +1062,21 @@ class TestCommandLineCrash:
         assert "argument -k/--api-key: invalid value" in captured.out
         assert S not in captured.out + captured.err
 
+    @pytest.mark.parametrize("length", [20, 400])
+    def test_a_long_secret_quoted_in_the_trainers_exception(
+        self, length: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A token as long as a JWT, quoted by the trainer's exception past the length a
+        message keeps: hidden whole before the message is cut, so that no start of it shows
+        (before: 'cannot log in with eyJ...' up to the cut)."""
+        monkeypatch.chdir(ROOT)
+        token = "eyJ" + S + "x" * length + "tail"
+        options = ["--parser", "tests.test_secret_matrix:logging_in_parser"]
+        assert main(["check", *options, "--", "--api-key", token]) != 0
+        captured = capsys.readouterr()
+        assert "raised RuntimeError: " in captured.out + captured.err
+        assert "eyJ" not in captured.out + captured.err
+
 
 class TestTextSearch:
     """The search for many secrets' texts at once finds what ``in`` finds, text by text."""
@@ -1065,6 +1144,11 @@ class TestTextNamingASecret:
             f"machine example.com login me password pw{S}\n",
             f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn{S}\n-----END OPENSSH PRIVATE KEY-----\n",
             f"-----BEGIN RSA PRIVATE KEY-----\nMIIE{S}\n-----END RSA PRIVATE KEY-----\n",
+            # A token file named by mistake (~/.cache/huggingface/token): the file is one value.
+            f"hf_{S}\n",
+            f"\ufeffsk-proj-{S}\n",
+            f'"{S}"\n',
+            "2085306021784\n",
         ],
         ids=[
             *map(str, range(10)),
@@ -1074,6 +1158,10 @@ class TestTextNamingASecret:
             "netrc",
             "openssh-key",
             "rsa-key",
+            "token-file",
+            "token-file-bom",
+            "token-file-json",
+            "pin-file",
         ],
     )
     def test_check_file(
@@ -1086,6 +1174,7 @@ class TestTextNamingASecret:
             captured = capsys.readouterr()
             assert "error" in captured.out
             assert S not in captured.out + captured.err
+            assert "2085306021784" not in captured.out + captured.err
 
     @pytest.mark.parametrize("key", ["tensor_model_parallel_size", "lr_decay_style"])
     def test_a_secret_of_the_file_refused_as_another_value(
@@ -1103,6 +1192,33 @@ class TestTextNamingASecret:
         with pytest.raises(ConfigError) as caught:
             resolve_roles(load_profile(), argv)
         assert S not in f"{caught.value}{caught.value!r}"
+
+    @pytest.mark.parametrize(
+        ("value", "shown"),
+        [
+            # seed's value cut at 60 characters: 48 + 2 show 'sk-Zq8W' of the secret, uncut.
+            ('"' + "p" * 48 + f' sk-{S}-and-more"', "'seed' must be an int (got '" + "p" * 48),
+            # a warning's quote cut at 200 characters, in the middle of the secret.
+            ('"$HOME/' + "p" * 183 + f' sk-{S}-and-more"', "'seed' holds '$HOME/" + "p" * 183),
+        ],
+        ids=["type-coercion", "unexpanded-text"],
+    )
+    def test_a_secret_of_the_file_in_a_value_cut_short(
+        self, value: str, shown: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A value quoting the file's wandb_key, cut where the message quotes it: the secret
+        is scrubbed from the whole value first, so that no start of it shows."""
+        role_file = tmp_path / "ppo.yaml"
+        overrides = f"      wandb_key: sk-{S}-and-more\n      seed: {value}\n"
+        role_file.write_text(f"megatron:\n  - role: actor\n    overrides:\n{overrides}")
+        main(["check", str(role_file)])
+        captured = capsys.readouterr()
+        assert shown in captured.out
+        assert "sk-Zq8" not in captured.out + captured.err
+        argv = [str(role_file) if a == "examples/megatron_ppo.yaml" else a for a in PPO_ARGV]
+        with pytest.raises(ConfigError) as caught:
+            resolve_roles(load_profile(), argv, warn=False)
+        assert "sk-Zq8" not in f"{caught.value}{caught.value!r}"
 
     def test_command_line(self, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["check", "--", *PPO_ARGV, "--train-env-vars", f"HF_TOKEN=hf_{S}"]) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import hashlib
 import json
@@ -838,6 +839,25 @@ class TestFiles:
         [problem] = check_yaml(path).problems
         assert located(problem) == "2:10: error: is not UTF-8 text: byte 0xe9 cannot be decoded"
         assert "iconv" in (problem.hint or "")
+
+    @pytest.mark.parametrize(
+        ("encoded", "named"),
+        [
+            (codecs.BOM_UTF16_LE + "a: 1\n".encode("utf-16-le"), "UTF-16"),
+            (codecs.BOM_UTF16_BE + "a: 1\n".encode("utf-16-be"), "UTF-16"),
+            (codecs.BOM_UTF32_LE + "a: 1\n".encode("utf-32-le"), "UTF-32"),
+            (codecs.BOM_UTF32_BE + "a: 1\n".encode("utf-32-be"), "UTF-32"),
+        ],
+    )
+    def test_another_encoding_named_by_its_mark(
+        self, encoded: bytes, named: str, tmp_path: Path
+    ) -> None:
+        """A file that starts with UTF-16's or UTF-32's byte-order mark is said to be in that
+        encoding (before: UTF-32's, whose little-endian mark begins as UTF-16's, was UTF-16)."""
+        path = tmp_path / "roles.yaml"
+        path.write_bytes(encoded)
+        [problem] = check_yaml(path).problems
+        assert problem.hint == f"it looks like {named}: save it as UTF-8"
 
 
 class TestRoleFileGood:

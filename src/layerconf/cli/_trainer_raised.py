@@ -20,7 +20,7 @@ def trainer_raised(error: BaseException, parser: argparse.ArgumentParser, argv: 
 
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    from layerconf.core.secrets import command_line_secrets
+    from layerconf.core._secret_text import command_line_secrets
 
     described = secret_described(error, command_line_secrets(argv, parser))
     return f"the trainer's parser raised {described}{where}"
@@ -37,9 +37,10 @@ def secret_described(error: BaseException, secrets: list[str]) -> str:
     """`describe(error)`, its message replaced by the secret policy's placeholder when it
     holds a secret's text (a type= callable's ``KeyError('S')`` of a secret flag's value)."""
     from layerconf.core.secrets import SECRETS
+    from layerconf.core.values import shorten
 
-    text = describe(error)
-    message = text.partition(": ")[2]
+    text = describe(error, None)  # (whole: a secret cut short is no longer found)
+    name, _, message = text.partition(": ")
     if message and holds_secret(message, secrets):
-        return f"{type(error).__name__}: {SECRETS.placeholder}"
-    return text
+        return f"{name}: {SECRETS.placeholder}"
+    return f"{name}: {shorten(message)}" if message else text

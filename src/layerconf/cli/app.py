@@ -142,9 +142,14 @@ def _main(arguments: list[str]) -> int:
         if separated and not command.takes_argv and trainer:  # `audit diff -- a.json b.json`
             import shlex
 
+            from layerconf.core.secrets import redact_argv
+
+            # (shell-quoted, a secret's text takes a form the scrubbing of the output cannot
+            # know: ``'it'"'"'s-S'``)
+            shown = redact_argv([*rest, *trainer])[0]
             raise UsageError(
                 f"{command.name} takes no trainer command line: its arguments go without "
-                f"'--': {prog} {shlex.join([*rest, *trainer])}",
+                f"'--': {prog} {shlex.join(shown)}",
                 prog,
             ) from None
         if separated or not command.takes_argv:

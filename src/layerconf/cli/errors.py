@@ -7,7 +7,7 @@ wanting to stop the process, which the resolution turns into a problem of the co
 
 from __future__ import annotations
 
-from layerconf.cli.scrub import stderr
+from layerconf.cli.scrub import scrubbed, stderr
 from layerconf.exceptions import one_line
 
 PROG = "layerconf"
@@ -60,15 +60,19 @@ def internal_error(error: Exception) -> str:
     )
 
 
-def describe(error: BaseException) -> str:
-    """An exception in a few words: its type, then its message if it has one (at most 200
-    characters; one whose ``__str__`` fails, the trainer's, is said to be unreadable)."""
+def describe(error: BaseException, limit: int | None = 200) -> str:
+    """An exception in a few words: its type, then its message if it has one (at most `limit`
+    characters; one whose ``__str__`` fails, the trainer's, is said to be unreadable). The
+    running command's secrets are scrubbed from the whole message before it is cut: cut, a
+    secret is no longer found, and its start would show."""
     from layerconf.core.values import shorten
 
     try:
-        text = shorten(str(error))
+        text = scrubbed(str(error))
     except Exception:
         text = "<its message cannot be read>"
+    if limit is not None:
+        text = shorten(text, limit)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 

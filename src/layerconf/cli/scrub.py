@@ -115,6 +115,13 @@ def stderr() -> TextIO:
     return sys.stderr if running is None else running.stderr
 
 
+def scrubbed(text: str) -> str:
+    """`text` as the running command's streams write it, if one is running: for a text cut
+    before it is written (a secret cut short is no longer found)."""
+    running = _RUNNING.get()
+    return text if running is None else running.scrubber(text)
+
+
 def learn_argv_secrets(argv: Sequence[str], parser: argparse.ArgumentParser) -> None:
     """Teach the running command's scrubber the secret values of the trainer's `argv`, each
     token classified by the action `parser` matches (abbreviations, aliases, clusters)."""

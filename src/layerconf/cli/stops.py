@@ -531,7 +531,8 @@ def crash_problem(
     import traceback
 
     from layerconf.cli._trainer_raised import holds_secret, secret_described
-    from layerconf.core.secrets import SECRETS, command_line_secrets
+    from layerconf.core._secret_text import command_line_secrets
+    from layerconf.core.secrets import SECRETS
     from layerconf.core.suggest import did_you_mean_hint
     from layerconf.exceptions import Problem
 

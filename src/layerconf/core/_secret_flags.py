@@ -203,19 +203,22 @@ def _may_end_as(last: str, joined: str, policy: SecretPolicy) -> bool:
     edit from one of `policy`'s names or suffixes, by their last words (``key``): `last` is
     one edit from one of them, or ends in one (the edit on the "_" before it: ``accesskey``),
     or `joined` is one or one letter short of one (the edit a "_" in it: ``ke_y``)."""
-    lasts, near = _last_words_near(policy)
+    lasts, near, longest = _last_words_near(policy)
     if last in near or joined in near or last.endswith(lasts):
         return True
-    return any(form in near for form in _shorter(last))
+    # (a word two letters longer than every one of them is none of them one letter shorter:
+    # a flag of a megabyte is not cut a million times)
+    return len(last) <= longest + 1 and any(form in near for form in _shorter(last))
 
 
 @functools.lru_cache(maxsize=64)
-def _last_words_near(policy: SecretPolicy) -> tuple[tuple[str, ...], frozenset[str]]:
+def _last_words_near(policy: SecretPolicy) -> tuple[tuple[str, ...], frozenset[str], int]:
     """The last words of `policy`'s names and suffixes (`_last_words`'), and the same with each
-    form one letter shorter: a handful of words, not every name's forms."""
+    form one letter shorter: a handful of words, not every name's forms; and the length of the
+    longest of them."""
     lasts = tuple(set(_last_words(policy)[0].split("\0")) - {""})
     near = {form for last in lasts for form in (last, *_shorter(last))}
-    return lasts, frozenset(near)
+    return lasts, frozenset(near), max(map(len, near), default=0)
 
 
 def _shorter(word: str) -> Iterator[str]:

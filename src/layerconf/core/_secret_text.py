@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from layerconf.core.lazy import LazyPattern
 from layerconf.core.values import MAX_DEPTH, MAX_INT_BITS
 
 if TYPE_CHECKING:
+    import argparse
+
     from layerconf.core.secrets import SecretPolicy
 
 __all__ = [
     "TextSearch",
+    "command_line_secrets",
     "hide_url_passwords",
     "may_show_secret",
     "remade",
@@ -313,3 +316,13 @@ class TextSearch:
 _FEW = 16
 #: The most nodes `TextSearch`'s automaton takes (each a few hundred bytes).
 _MAX_NODES = 250_000
+
+
+def command_line_secrets(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """The text of every secret of `argv` as `parser` reads it, however short: each secret
+    flag's value, and each token that shows a secret of its own (``HF_TOKEN=S``). What a
+    message quoting the command line (argparse's, a type callable's) must not hold."""
+    from layerconf.core.secrets import redact_argv, shows_secret  # (which imports this module)
+
+    found = redact_argv(argv, parser=parser)[1]
+    return [text for text in [*found, *(t for t in argv if shows_secret(t))] if text]

@@ -55,7 +55,6 @@ __all__ = [
     "REDACTED",
     "SECRETS",
     "SecretPolicy",
-    "command_line_secrets",
     "embedded_secrets",
     "hide_url_passwords",
     "is_secret",
@@ -166,14 +165,15 @@ class SecretPolicy:
         return Scrub(self, ()).value(key, value, {})
 
     def texts_among(self, values: Mapping[str, Any]) -> list[str]:
-        """The text of each secret among `values` (a layer's): what its secret keys hold, to
-        scrub from a message that quotes another of its values."""
-        return [
-            text
-            for name, value in values.items()
-            if value is not None and self.is_secret(name)
-            for text in secret_texts(value)
-        ]
+        """The text of each secret among `values` (a layer's), to scrub from a message that
+        quotes another of its values: what its secret keys hold, and the secrets inside its
+        other values (``train_env_vars: {HF_TOKEN: S}``, a URL's password: `held_texts`)."""
+        from layerconf.core.held_secrets import held_texts  # (which imports this module)
+
+        found: list[str] = []
+        for name, value in values.items():
+            held_texts(name, value, self, found, reprs=False)
+        return [text for text in found if text]  # ("" marks a secret without text)
 
     def extend(self, *, names: Iterable[str] = (), suffixes: Iterable[str] = ()) -> SecretPolicy:
         """A policy that also treats `names` and `suffixes` as secrets."""
@@ -248,7 +248,9 @@ def redact_argv(
     not own, by the flag's name, or the secret flag it is a did-you-mean of. A JSON object or
     array holding a secret-named key has those values replaced (a malformed one that names a
     secret key is replaced whole); a URL's password is replaced. A flag's values are the
-    tokens after it that are not options, as many as its action takes.
+    tokens after it that are not options, as many as its action takes, and those argparse
+    refuses for their '-' that name no option of `parser` (``--wandb-key -S``), or that follow
+    ``--`` (``--wandb-key -- S``): the value the user meant.
     """
     redacted: list[str] = []
     found: list[str] = []
@@ -265,20 +267,29 @@ def redact_argv(
         _new_taken(actions, policy)
     forms = _may_hold_a_form("\n".join(argv))  # else only a token shown changed is asked
     secret_flags = None if actions is None else listing(actions, policy)  # (for unknown flags)
+    waiting = False  # for the first value of a secret flag that needs one
     for given in argv:
         token = given
-        if pending and not is_option(token, prefixes):
+        if pending and (
+            not is_option(token, prefixes)
+            or (waiting and _refused_value(token, policy, parser, secret_flags))
+        ):
             found.append(token)
             redacted.append(policy.placeholder)
             pending -= 1
+            waiting = False
+            continue
+        if waiting and token == "--":  # ``--wandb-key -- S``: S is the value the user meant
+            redacted.append(token)
             continue
         pending = 0
-        if len(token) > 1 and token[0] in prefixes:
+        if len(token) > 1 and (token[0] in prefixes or token[0] in _DASHES):
             if actions is not None and token in actions:  # (what `_classify` says of it)
                 if maybe_secret is None or token in maybe_secret:
                     pending = _exact_takes(actions, token, policy)
             else:
                 token, pending = _option_token(token, policy, parser, found, secret_flags)
+        waiting = pending > 0 and _needs_value(given, actions)
         if not pending and (forms or token is not given) and may_show_secret(token):
             token = _redact_text(token, policy, found)  # (which keeps any other token)
         redacted.append(token)
@@ -295,21 +306,25 @@ def redact_argv(
             for index, token in enumerate(theirs, at + 1):
                 if redacted[index] is argv[index]:
                     redacted[index] = token
-    # A secret's text in any other token (``--name run-$KEY``), as the command line shows it.
+    return _scrub_tokens(redacted, found, policy), found
+
+
+def _scrub_tokens(tokens: list[str], found: list[str], policy: SecretPolicy) -> list[str]:
+    """`tokens` without a secret's text in any of them (``--name run-$KEY``), as the command
+    line shows it: each token searched once for all of `found`, as written or as repr() escapes
+    it."""
     texts = sorted(
         {text for text in found if len(text) >= policy.min_scrub_length}, key=len, reverse=True
     )
-    if texts:  # each token searched once for all of them, as written or as repr() quotes it
-        spelt: dict[str, list[str]] = {}  # (one spelling may be two secrets': 'a\\b', 'a\b')
-        for text in texts:
-            for form in dict.fromkeys((text, repr(text)[1:-1])):
-                spelt.setdefault(form, []).append(text)
-        search = TextSearch(spelt)
-        held = [[text for form in search(token) for text in spelt[form]] for token in redacted]
-        redacted = [
-            scrub_text(token, some, policy) for token, some in zip(redacted, held, strict=True)
-        ]
-    return redacted, found
+    if not texts:
+        return tokens
+    spelt: dict[str, list[str]] = {}  # (one spelling may be two secrets': 'a\\b', 'a\b')
+    for text in texts:  # (the forms `scrub_text` replaces)
+        for form in dict.fromkeys((text, repr(text)[1:-1], repr(text + "'\"")[1:-4])):
+            spelt.setdefault(form, []).append(text)
+    search = TextSearch(spelt)
+    held = [[text for form in search(token) for text in spelt[form]] for token in tokens]
+    return [scrub_text(token, some, policy) for token, some in zip(tokens, held, strict=True)]
 
 
 def redacted_token(
@@ -331,16 +346,22 @@ def redacted_token(
 
 def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS) -> str:
     """`text` without `secrets`: each quoted as repr() quotes it, however short, and each at
-    least `policy.min_scrub_length` long wherever it is (a shorter one would wreck the text);
-    and without the password of any URL in it, however short (found by its place)."""
+    least `policy.min_scrub_length` long wherever it is, as written or as repr() escapes it
+    (a shorter one would wreck the text); and without the password of any URL in it, however
+    short (found by its place)."""
     if "://" in text:
         text = hide_url_passwords(text, policy.placeholder)[0]
     for secret in sorted(secrets, key=len, reverse=True):  # a secret holding another goes whole
         if not secret:
             continue
-        text = text.replace(repr(secret), repr(policy.placeholder))
+        quoted = repr(secret)
+        text = text.replace(quoted, repr(policy.placeholder))
         if len(secret) >= policy.min_scrub_length and secret != policy.placeholder:
             text = text.replace(secret, policy.placeholder)
+            # As repr() writes it in a text it quotes (``value: 'x a\\b'``), in either quotes.
+            forms = {quoted[1:-1], repr(secret + "'\"")[1:-4]} - {secret}
+            for form in sorted(forms, key=len, reverse=True):
+                text = text.replace(form, policy.placeholder)
     return text
 
 
@@ -383,14 +404,6 @@ def shows_secret(text: str, policy: SecretPolicy = SECRETS) -> bool:
     return bool(embedded_secrets(text, policy))
 
 
-def command_line_secrets(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
-    """The text of every secret of `argv` as `parser` reads it, however short: each secret
-    flag's value, and each token that shows a secret of its own (``HF_TOKEN=S``). What a
-    message quoting the command line (argparse's, a type callable's) must not hold."""
-    found = redact_argv(argv, parser=parser)[1]
-    return [text for text in [*found, *(t for t in argv if shows_secret(t))] if text]
-
-
 def redacted_argv(
     argv: Sequence[str] | None = None,
     parser: argparse.ArgumentParser | None = None,
@@ -423,6 +436,39 @@ def _prefixes(parser: argparse.ArgumentParser | None) -> str:
     return "-" if parser is None else parser.prefix_chars
 
 
+#: What a word processor writes for '-' or '--': dashes, the minus sign, their other forms.
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+
+
+def _needs_value(option: str, actions: Mapping[str, argparse.Action] | None) -> bool:
+    """Whether the secret flag `option` fails without a value, as argparse reads it (not one
+    of ``nargs='?'`` or ``'*'``; an abbreviation or another program's flag: taken to)."""
+    action = None if actions is None else actions.get(option)
+    return action is None or action.nargs not in ("?", "*")
+
+
+def _refused_value(
+    token: str,
+    policy: SecretPolicy,
+    parser: argparse.ArgumentParser | None,
+    secret_flags: Callable[[], list[str]] | None,
+) -> bool:
+    """Whether `token`, after a secret flag that needs a value (``--wandb-key -Zq8...``:
+    "expected one argument"), is that value as the user meant it although argparse refuses it
+    for its leading '-': it names no option of `parser` (exactly, as ``--flag=...``, as an
+    abbreviation or as a short cluster), nor a secret flag of another program, whose own
+    value follows. Without a parser nothing tells it from a flag."""
+    if parser is None or token == "--":
+        return False
+    actions = parser._option_string_actions
+    name = token.partition("=")[0]
+    if name in actions or token[:2] in actions:  # (a short option's cluster or value)
+        return False
+    if parser.allow_abbrev and any(option.startswith(name) for option in actions):
+        return False
+    return not _classify(token, policy, parser, secret_flags)[0]
+
+
 def _option_token(
     token: str,
     policy: SecretPolicy,
@@ -431,8 +477,14 @@ def _option_token(
     secret_flags: Callable[[], list[str]] | None = None,
 ) -> tuple[str, int]:
     """The option `token` as shown, and how many of the tokens after it are secret values
-    (`secret_flags`: the parser's secret flags, as `_secret_flags.listing` gives them)."""
-    action, _option, explicit = _classify(token, policy, parser, secret_flags)
+    (`secret_flags`: the parser's secret flags, as `_secret_flags.listing` gives them). A
+    token that begins with a typographic dash (``—wandb-key``: '--' as a word processor or a
+    chat app writes it) is read as the option it spells with '--' (with '-', one letter)."""
+    spelt = token
+    if token[0] in _DASHES:  # (argparse takes it as a plain argument: its value shows)
+        rest = token.lstrip(_DASHES + "-")
+        spelt = ("-" if len(rest.partition("=")[0]) == 1 else "--") + rest  # (-k, --api-key)
+    action, _option, explicit = _classify(spelt, policy, parser, secret_flags)
     if not action:
         return token, 0
     if explicit is None:

@@ -112,16 +112,21 @@ class RoleReader:
 
     def _top(self, data: Any) -> None:
         if not isinstance(data, dict):
+            got = _describe(data)
             if isinstance(data, list) and any(isinstance(item, dict) for item in data):
                 hint = f"write '{self.top}:' on the first line and indent the entries under it"
             else:
                 hint = (
                     f"start the file with '{self.top}:' and list one '- role: ...' entry per role"
                 )
+            if isinstance(data, (str, int, float)) and not isinstance(data, bool):
+                # A file that is one value is what a token or a password file is
+                # (~/.cache/huggingface/token, named by mistake): its value is not quoted.
+                got = f"{'a string' if isinstance(data, str) else 'a number'} that is the whole "
+                got += "file, not shown: a file of one value may be a token or a password"
+                hint = f"check that the path names the role file; {hint}"
             self._error(
-                (),
-                f"the top level must be a mapping with a {self.top!r} list (got {_describe(data)})",
-                hint,
+                (), f"the top level must be a mapping with a {self.top!r} list (got {got})", hint
             )
             return
         suggested = False

@@ -298,17 +298,9 @@ def unknown_tokens(
             shown = " ".join(redacted[index : index + len(tokens)])
         else:
             shown = " ".join(redact_argv(tokens, parser=parser)[0])  # quoted without a secret
-        if _after_sub_command(parser, argv, index, flag):
-            problems.append(
-                Problem(
-                    f"{shown!r} comes after a sub-command's name: the sub-command's parser "
-                    "does not take it, though the trainer's own does",
-                    key=flag,
-                    argv_index=None if index is None else where[index],
-                    layer="cli",
-                    hint=f"write {flag} before the sub-command's name",
-                )
-            )
+        left = _left_over(parser, argv, index, flag, shown, where)
+        if left is not None:
+            problems.append(left)
             continue
         passed = _passed(flag, preset.passthrough)
         match = None
@@ -341,17 +333,31 @@ def unknown_tokens(
     return problems
 
 
-def _after_sub_command(
-    parser: argparse.ArgumentParser, argv: Sequence[str], index: int | None, flag: str
-) -> bool:
-    """Whether the unknown `flag` at `argv[index]` is an option of `parser` itself, left over
-    by the parser of a sub-command named before it (``go --lr 1`` for the trainer's --lr)."""
-    return (
-        parser._subparsers is not None
-        and flag in parser._option_string_actions
-        and index is not None
-        and "--" not in argv[:index]
-    )
+def _left_over(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str],
+    index: int | None,
+    flag: str,
+    shown: str,
+    where: Sequence[int],
+) -> Problem | None:
+    """The problem of the unknown `flag` at `argv[index]` (`shown` with its values; `where`:
+    each token's place on the command line) when it is an option of `parser` itself: left
+    over after ``--``, which ends the options (``-- --lr 1``), or by the parser of a
+    sub-command named before it (``go --lr 1`` for the trainer's --lr); else None."""
+    if flag not in parser._option_string_actions or index is None:
+        return None
+    if "--" in argv[:index]:
+        message = f"{shown!r} comes after '--', which ends the options: the trainer reads it as "
+        message += f"a plain argument, not as {flag}"
+        hint = f"remove the '--' at argv[{where[argv.index('--')]}], or write {flag} before it"
+    elif parser._subparsers is not None:
+        message = f"{shown!r} comes after a sub-command's name: the sub-command's parser does "
+        message += "not take it, though the trainer's own does"
+        hint = f"write {flag} before the sub-command's name"
+    else:
+        return None
+    return Problem(message, key=flag, argv_index=where[index], layer="cli", hint=hint)
 
 
 #: What a file's encoding leaves on a command line read from it with ``$(cat FILE)``.

@@ -327,9 +327,13 @@ class TypeCoercion:
             # The hint may quote the value or the default ("write a YAML list: ['hf_...']").
             got, hint = secrets.placeholder, f"write {failure.expected}"
         else:
-            got = _show(secrets.redact(key, value))
-        if hidden:  # the value is (or quotes) a secret of its layer: wandb_key's, pasted here
-            got = scrub_text(got, hidden)
+            # A secret of the layer the value quotes (wandb_key's, pasted here) is scrubbed
+            # before the text is cut (cut, it is no longer found); so is the hint's quote of it.
+            got = _yamlish(secrets.redact(key, value))
+            if hidden and scrub_text(got, hidden) != got:
+                got, hint = scrub_text(got, hidden), f"write {failure.expected}"
+            got = shorten(got, 60)  # (as `_show` cuts it)
+        if hidden:  # (a default the hint quotes)
             hint = scrub_text(hint, hidden)
         message = f"{failure.subject} must be {failure.expected} (got {got})"
         return Problem.at(origin, message, key=key, hint=hint, rule=self.name)

@@ -63,9 +63,11 @@ class UnexpandedText:
                 message = f"{key!r} holds shell syntax ($NAME, ${{NAME}}, $(...) or ~; not shown: "
                 message += "a secret's value): no shell reads a role file, so it stays as written"
             else:
-                message = scrub_text(  # (the text, and its variable's name: neither a secret)
-                    f"{key!r} holds {shorten(text)!r}: no shell reads a role file, so "
-                    f"{_meaning(syntax)}",
+                # The text scrubbed whole, then shortened (a secret cut short is no longer
+                # found: its start would show); its variable's name, in the message.
+                shown = shorten(scrub_text(repr(text), hidden))
+                message = scrub_text(
+                    f"{key!r} holds {shown}: no shell reads a role file, so {_meaning(syntax)}",
                     hidden,
                 )
             yield Problem.at(

@@ -42,8 +42,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from layerconf.core._secret_flags import _TABLES_KEPT
+from layerconf.core._secret_text import command_line_secrets
 from layerconf.core.records import Origin, Path
-from layerconf.core.secrets import command_line_secrets, is_secret, redacted_token, scrub_text
+from layerconf.core.secrets import is_secret, redacted_token, scrub_text
 from layerconf.sources._argv_scan import MISSING, ONE_SETATTR, REPORTING, scan
 from layerconf.sources._argv_subparsers import guard
 

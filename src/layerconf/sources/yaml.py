@@ -246,7 +246,9 @@ def _decode_problem(
     start = error.start
     before = data[:start].decode("utf-8", errors="replace")  # valid up to the error
     line, column = Lines(before).position(len(before))
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):  # (before UTF-16's: FF FE)
+        hint = "it looks like UTF-32: save it as UTF-8"
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         hint = "it looks like UTF-16: save it as UTF-8"
     else:
         hint = "save it as UTF-8; a Latin-1 file converts with iconv -f latin1 -t utf-8"
