@@ -3076,21 +3076,26 @@ class TestInternalErrors:
 
     SECRET = "internal-secret-0123456789"
 
-    @pytest.fixture
-    def broken(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """`show` raises a TypeError that quotes the command line's secret."""
+    @staticmethod
+    def _show_raises(monkeypatch: pytest.MonkeyPatch, message: str) -> None:
+        """`show` raises a TypeError of `message`."""
         import layerconf.cli.app as app
 
         load = app._load
 
         def broken_run(options: argparse.Namespace, argv: list[str]) -> int:
-            raise TypeError(f"boom: {self.SECRET}\nsecond line")
+            raise TypeError(message)
 
         def loaded(name: str) -> Any:
             command = load(name)
             return command._replace(run=broken_run) if name == "show" else command
 
         monkeypatch.setattr(app, "_load", loaded)
+
+    @pytest.fixture
+    def broken(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """`show` raises a TypeError that quotes the command line's secret."""
+        self._show_raises(monkeypatch, f"boom: {self.SECRET}\nsecond line")
 
     def test_one_line(
         self, broken: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -3110,19 +3115,8 @@ class TestInternalErrors:
     ) -> None:
         """A secret as long as a JWT that the error quotes past the length the line keeps: it
         is hidden before the line is cut, so that no start of it shows."""
-        import layerconf.cli.app as app
-
         secret = "eyJ" + "x" * 400
-        load = app._load
-
-        def broken_run(options: argparse.Namespace, argv: list[str]) -> int:
-            raise TypeError(f"boom: {'p' * 150} {secret}")
-
-        def loaded(name: str) -> Any:
-            command = load(name)
-            return command._replace(run=broken_run) if name == "show" else command
-
-        monkeypatch.setattr(app, "_load", loaded)
+        self._show_raises(monkeypatch, f"boom: {'p' * 150} {secret}")
         monkeypatch.delenv("LAYERCONF_TRACEBACK")
         assert main(["show", "--", *PPO_ARGV, "--wandb-key", secret]) == 70
         err = capsys.readouterr().err
