@@ -256,7 +256,8 @@ def _refuse_option_before_command(
     no command after its first token, or the options before it are no options of that command."""
     import shlex
 
-    at = next((i for i, token in enumerate(own) if i and token in _first_words(commands)), None)
+    firsts = _first_words(commands)
+    at = next((i for i, token in enumerate(own) if i and token in firsts), None)
     if at is None:
         return
     words = own[at : at + 2] if " ".join(own[at : at + 2]) in commands else own[at : at + 1]

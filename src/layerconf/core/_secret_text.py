@@ -97,6 +97,12 @@ def _texts(value: Any, found: list[str], seen: set[int], depth: int) -> None:
             pass
 
 
+def _escaped(secret: str) -> tuple[str, str]:
+    """`secret` as repr() writes it inside a text it quotes (``value: 'x a\\b'``), in single
+    quotes and in double quotes."""
+    return repr(secret)[1:-1], repr(secret + "'\"")[1:-4]
+
+
 def may_show_secret(text: str) -> bool:
     """Whether the form of `text` can show a secret: a URL (its password), JSON text (the
     values of secret keys), whitespace before it allowed as ``json.loads`` allows it. A text

@@ -39,6 +39,7 @@ from layerconf.core._secret_flags import _secret_options as _secret_options
 from layerconf.core._secret_names import DEFAULT_NAMES, DEFAULT_SUFFIXES
 from layerconf.core._secret_text import TextSearch as TextSearch
 from layerconf.core._secret_text import (
+    _escaped,
     _may_hold_a_form,
     hide_url_passwords,
     may_show_secret,
@@ -320,7 +321,7 @@ def _scrub_tokens(tokens: list[str], found: list[str], policy: SecretPolicy) -> 
         return tokens
     spelt: dict[str, list[str]] = {}  # (one spelling may be two secrets': 'a\\b', 'a\b')
     for text in texts:  # (the forms `scrub_text` replaces)
-        for form in dict.fromkeys((text, repr(text)[1:-1], repr(text + "'\"")[1:-4])):
+        for form in dict.fromkeys((text, *_escaped(text))):
             spelt.setdefault(form, []).append(text)
     search = TextSearch(spelt)
     held = [[text for form in search(token) for text in spelt[form]] for token in tokens]
@@ -358,8 +359,7 @@ def scrub_text(text: str, secrets: Sequence[str], policy: SecretPolicy = SECRETS
         text = text.replace(quoted, repr(policy.placeholder))
         if len(secret) >= policy.min_scrub_length and secret != policy.placeholder:
             text = text.replace(secret, policy.placeholder)
-            # As repr() writes it in a text it quotes (``value: 'x a\\b'``), in either quotes.
-            forms = {quoted[1:-1], repr(secret + "'\"")[1:-4]} - {secret}
+            forms = set(_escaped(secret)) - {secret}
             for form in sorted(forms, key=len, reverse=True):
                 text = text.replace(form, policy.placeholder)
     return text
